@@ -1,0 +1,81 @@
+/** `close` and `recover-run`: apply a run's pending proposals and end it. */
+import { closeRun, requireActiveRun, resolveCloseTarget } from "../engine/memory/runs.ts";
+import { withStore } from "../engine/store/store.ts";
+import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
+import { memoryCounts, summaryJson } from "./render.ts";
+
+function closeText(run: string, counts: string, notices: string[]): string {
+  const lines = [...notices, `BIMRI: run ${run} closed.${counts ? ` Memory: ${counts}.` : ""}`];
+  return lines.join("\n") + "\n";
+}
+
+/** The close verb. */
+export const closeCommand: Command = {
+  name: "close",
+  summary: "apply the run's pending proposals, record its outcome and end it",
+  help:
+    `usage: bimri close [--run RUN | --actor ACTOR --session SESSION] [--outcome OUTCOME] [--summary TEXT]
+
+  --run RUN          the run to close (required when several runs are active)
+  --actor, --session close the run mapped to this harness session
+  --outcome OUTCOME  success, partial, overflow or fail (default partial)
+  --summary TEXT     one line, at most 1000 characters`,
+  flags: {
+    run: { type: "string" },
+    actor: { type: "string" },
+    session: { type: "string" },
+    outcome: { type: "string" },
+    summary: { type: "string" },
+  },
+  run(ctx, flags) {
+    return withStore(ctx.root, (store) => {
+      const run = resolveCloseTarget(store.state, {
+        run: stringFlag(flags, "run"),
+        actor: stringFlag(flags, "actor"),
+        session: stringFlag(flags, "session"),
+      });
+      const result = closeRun(
+        store,
+        run,
+        stringFlag(flags, "outcome") ?? "partial",
+        stringFlag(flags, "summary"),
+      );
+      return ok(
+        closeText(run, memoryCounts(result.memory), result.memory.notices),
+        { run, closed: true, outcome: result.outcome, memory: summaryJson(result.memory) },
+        [...result.notices, ...result.warnings],
+      );
+    });
+  },
+};
+
+/** The recover-run verb. */
+export const recoverRunCommand: Command = {
+  name: "recover-run",
+  summary: "close an orphaned run after the owner confirmed it should end",
+  help: `usage: bimri recover-run --run RUN --summary TEXT [--outcome OUTCOME]
+
+  --run RUN          the orphaned run to close
+  --summary TEXT     why it is being closed (one line)
+  --outcome OUTCOME  success, partial, overflow or fail (default partial)`,
+  flags: { run: { type: "string" }, summary: { type: "string" }, outcome: { type: "string" } },
+  run(ctx, flags) {
+    const runInput = requiredFlag(flags, "recover-run", "run");
+    const summary = requiredFlag(flags, "recover-run", "summary");
+    return withStore(ctx.root, (store) => {
+      const run = requireActiveRun(store.state, runInput);
+      const result = closeRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary);
+      return ok(
+        closeText(run, memoryCounts(result.memory), result.memory.notices),
+        {
+          run,
+          closed: true,
+          recovered: true,
+          outcome: result.outcome,
+          memory: summaryJson(result.memory),
+        },
+        [...result.notices, ...result.warnings],
+      );
+    });
+  },
+};

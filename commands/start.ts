@@ -1,0 +1,38 @@
+/** `start --actor A [--session S]`: open (or resume) a run and print the brief. */
+import { startRun } from "../engine/memory/runs.ts";
+import { withStore } from "../engine/store/store.ts";
+import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
+import { renderBrief } from "./render.ts";
+import { authorityBriefLines } from "../engine/integrity/authority.ts";
+
+/** The start verb. */
+export const startCommand: Command = {
+  name: "start",
+  summary: "open a run handle (or resume a harness session's run) and print the brief",
+  help: `usage: bimri start --actor ACTOR [--session SESSION]
+
+  --actor ACTOR      lowercase slug naming the agent (codex, claude, ...)
+  --session SESSION  harness session identity; the same actor and session resume their run`,
+  flags: { actor: { type: "string" }, session: { type: "string" } },
+  run(ctx, flags) {
+    const actor = requiredFlag(flags, "start", "actor");
+    const session = stringFlag(flags, "session");
+    return withStore(ctx.root, (store) => {
+      const result = startRun(store, actor, session);
+      const recovery = authorityBriefLines(store);
+      return ok(renderBrief(result, recovery.lines), {
+        run: result.run,
+        resumed: result.resumed,
+        actor: result.actor,
+        date: result.date,
+        revision: result.head.revision,
+        tokens: result.head.tokens,
+        tiers: result.head.tiers,
+        soft_targets: result.head.softTargets,
+        orphan_candidates: result.orphans,
+        authority_recovery_needed: recovery.issues,
+        brief: renderBrief(result, recovery.lines),
+      }, [...result.notices, ...result.warnings]);
+    });
+  },
+};

@@ -1,0 +1,42 @@
+/**
+ * The one error type of the engine. Every refusal carries a stable code for
+ * `--json` consumers and a message that tells the user what to do next.
+ */
+
+/** Stable machine-readable error codes (part of the `--json` contract). */
+export type ErrorCode =
+  | "usage"
+  | "invalid-input"
+  | "unknown-run"
+  | "unknown-record"
+  | "refused"
+  | "stale-base"
+  | "store-unsafe"
+  | "store-corrupt"
+  | "authority-recovery-needed"
+  | "io";
+
+/** An error the CLI reports as `BIMRI ERROR: <message>` with exit code 2. */
+export class BimriError extends Error {
+  /** Stable code for agents. */
+  readonly code: ErrorCode;
+  /** Process exit code (always 2 for refusals and failures). */
+  readonly exitCode: number;
+
+  constructor(code: ErrorCode, message: string, exitCode = 2) {
+    super(message);
+    this.name = "BimriError";
+    this.code = code;
+    this.exitCode = exitCode;
+  }
+}
+
+/** Shorthand for an invalid-input refusal. */
+export function invalid(message: string): BimriError {
+  return new BimriError("invalid-input", message);
+}
+
+/** Shorthand for a usage (flag/argument) refusal. */
+export function usage(message: string): BimriError {
+  return new BimriError("usage", message);
+}

@@ -1,0 +1,293 @@
+/**
+ * The run lifecycle: start (or resume a harness session), journal, close and
+ * recover-run. Each reads only the state, the head and the run's own log.
+ */
+import { BimriError } from "../errors.ts";
+import { requireActor, requireRunId, runId } from "../model/ids.ts";
+import { tierCounts } from "../model/hot.ts";
+import type { State } from "../model/state.ts";
+import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
+import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
+import { pathExists } from "../store/files.ts";
+import { saveState, type Store } from "../store/store.ts";
+import { applyPendingProposals, type ApplySummary } from "./commit.ts";
+import {
+  appendClosure,
+  appendJournalLine,
+  createRunLog,
+  nextEntryId,
+  readRunLog,
+  runLogHeader,
+  scanRunLog,
+} from "./run_log.ts";
+import { syncView } from "./view_sync.ts";
+
+/** Close outcomes. */
+export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
+/** Default close summary. */
+export const DEFAULT_SUMMARY = "session ended without a detailed outcome";
+/** Inactivity after which an active run is an orphan candidate. */
+const ORPHAN_MS = 24 * 60 * 60 * 1000;
+
+/** The brief's numbers for the accepted head. */
+export type HeadSummary = {
+  revision: number;
+  tokens: number;
+  tiers: [number, number, number];
+  softTargets: [number, number, number];
+};
+
+/** Result of `start`. */
+export type StartResult = {
+  run: string;
+  actor: string;
+  resumed: boolean;
+  date: string;
+  head: HeadSummary;
+  orphans: string[];
+  notices: string[];
+  warnings: string[];
+};
+
+/** Numbers describing the head for briefs and status. */
+export function headSummary(store: Store): HeadSummary {
+  return {
+    revision: store.head.revision,
+    tokens: Math.floor(codePointLength(store.head.text) / 4),
+    tiers: tierCounts(store.head.view),
+    softTargets: [store.state.tier1_max, store.state.tier2_max, store.state.tier3_max],
+  };
+}
+
+/** `<actor>:<first 20 hex of sha256(trimmed session)>`. */
+export function sessionKey(actor: string, session: string): string {
+  return `${actor}:${sha256Hex(pyStrip(session)).slice(0, 20)}`;
+}
+
+/** Active runs idle for more than 24 hours, oldest number first. */
+export function orphanCandidates(state: State, at: Date = now()): string[] {
+  const limit = at.getTime() - ORPHAN_MS;
+  return Object.entries(state.active_runs)
+    .filter(([, run]) => {
+      const last = parseTimestamp(run.last_activity_at || run.started_at);
+      return Number.isFinite(last) && last < limit;
+    })
+    .map(([id]) => id)
+    .sort();
+}
+
+function validateSession(session: string): string {
+  const trimmed = pyStrip(session);
+  if (trimmed === "" || hasLineBreakOrControl(trimmed) || codePointLength(trimmed) > 1000) {
+    throw new BimriError(
+      "invalid-input",
+      "session must be one non-empty line of at most 1000 characters.",
+    );
+  }
+  return trimmed;
+}
+
+/** Starts a run for `actor`, or resumes the run mapped to the same actor and session. */
+export function startRun(
+  store: Store,
+  actorInput: string,
+  sessionInput: string | undefined,
+): StartResult {
+  const actor = requireActor(actorInput);
+  const session = sessionInput === undefined ? undefined : validateSession(sessionInput);
+  const sync = syncView(store);
+  const state = store.state;
+  const base = {
+    actor,
+    date: localDate(),
+    notices: sync.notices,
+    warnings: sync.warnings,
+  };
+  const key = session === undefined ? null : sessionKey(actor, session);
+  if (key !== null) {
+    const mapped = state.session_runs[key];
+    if (mapped && state.active_runs[mapped]) {
+      return {
+        ...base,
+        run: mapped,
+        resumed: true,
+        head: headSummary(store),
+        orphans: orphanCandidates(state),
+      };
+    }
+  }
+  let n = state.run_count + 1;
+  while (n <= 999999 && pathExists(store.paths.log(runId(n)))) n++;
+  if (n > 999999) throw new BimriError("refused", "the store has used every run number (999999).");
+  const run = runId(n);
+  const startedAt = utcTimestamp();
+  if (!createRunLog(store.paths, run, runLogHeader(run, startedAt, actor, state.head_revision))) {
+    throw new BimriError("io", `the log of ${run} appeared while starting; retry start.`);
+  }
+  state.run_count = n;
+  state.run_dates[run] = base.date;
+  state.active_runs[run] = {
+    actor,
+    base_revision: state.head_revision,
+    started_at: startedAt,
+    last_activity_at: startedAt,
+    session_key: key,
+  };
+  if (key !== null) state.session_runs[key] = run;
+  state.last_started_at = startedAt;
+  saveState(store.paths, state);
+  return {
+    ...base,
+    run,
+    resumed: false,
+    head: headSummary(store),
+    orphans: orphanCandidates(state),
+  };
+}
+
+/** Refuses unless `run` is a well-formed handle of an active run. */
+export function requireActiveRun(state: State, runInput: string): string {
+  const run = requireRunId(runInput);
+  if (!state.active_runs[run]) throw new BimriError("unknown-run", `${run} is not an active run.`);
+  return run;
+}
+
+/** Validates an importance value 1-5 (strings from the CLI accepted). */
+export function parseImportance(value: string | number | undefined, fallback = 3): number {
+  if (value === undefined) return fallback;
+  const n = typeof value === "number" ? value : Number(value);
+  if (
+    !Number.isInteger(n) || n < 1 || n > 5 ||
+    (typeof value === "string" && !/^[0-9]+$/.test(value.trim()))
+  ) {
+    throw new BimriError("invalid-input", "importance must be 1 through 5.");
+  }
+  return n;
+}
+
+/** Validates one-line authored text; returns it trimmed. */
+export function requireOneLine(
+  text: string,
+  label: string,
+  max: number,
+  allowEmpty = false,
+): string {
+  if (hasLineBreakOrControl(text)) {
+    throw new BimriError("invalid-input", `${label} must be one line without tabs.`);
+  }
+  const trimmed = pyStrip(text);
+  if (!allowEmpty && trimmed === "") {
+    throw new BimriError("invalid-input", `${label} cannot be empty.`);
+  }
+  if (codePointLength(trimmed) > max) {
+    throw new BimriError("invalid-input", `${label} exceeds ${max} characters.`);
+  }
+  return trimmed;
+}
+
+/** Result of `journal`. */
+export type JournalResult = { run: string; entry_id: string };
+
+/** Appends a journal entry to the run's log and returns its entry ID. */
+export function journal(
+  store: Store,
+  runInput: string,
+  textInput: string,
+  importanceInput?: string,
+): JournalResult {
+  const run = requireActiveRun(store.state, runInput);
+  const text = requireOneLine(textInput, "journal text", 8000);
+  const importance = parseImportance(importanceInput);
+  const facts = scanRunLog(run, readRunLog(store.paths, run));
+  const id = nextEntryId(run, facts);
+  appendJournalLine(store.paths, run, id, importance, text);
+  store.state.active_runs[run].last_activity_at = utcTimestamp();
+  saveState(store.paths, store.state);
+  return { run, entry_id: id };
+}
+
+/** How `close` chooses its run. */
+export type CloseTarget = { run?: string; actor?: string; session?: string };
+
+/** Finds the run a close addresses: --run, an actor+session mapping, or the only active run. */
+export function resolveCloseTarget(state: State, target: CloseTarget): string {
+  if (target.run !== undefined) return requireActiveRun(state, target.run);
+  if (target.actor !== undefined || target.session !== undefined) {
+    if (target.actor === undefined || target.session === undefined) {
+      throw new BimriError(
+        "invalid-input",
+        "--actor and --session must be provided together, or use --run.",
+      );
+    }
+    const key = sessionKey(requireActor(target.actor), validateSession(target.session));
+    const mapped = state.session_runs[key];
+    if (!mapped || !state.active_runs[mapped]) {
+      throw new BimriError(
+        "unknown-run",
+        "no active BIMRI run is mapped to that actor and session.",
+      );
+    }
+    return mapped;
+  }
+  const active = Object.keys(state.active_runs).sort();
+  if (active.length === 0) {
+    throw new BimriError("unknown-run", "there are no active runs to close.");
+  }
+  if (active.length > 1) {
+    throw new BimriError(
+      "refused",
+      `multiple runs are active; close explicitly with --run. Active: ${active.join(", ")}`,
+    );
+  }
+  return active[0];
+}
+
+/** Result of `close` and `recover-run`. */
+export type CloseResult = {
+  run: string;
+  outcome: string;
+  memory: ApplySummary;
+  notices: string[];
+  warnings: string[];
+};
+
+/** Validates a close outcome. */
+export function requireOutcome(value: string): string {
+  if (!(OUTCOMES as readonly string[]).includes(value)) {
+    throw new BimriError("invalid-input", `outcome must be one of ${OUTCOMES.join(", ")}.`);
+  }
+  return value;
+}
+
+/** Closes `run`: applies its pending proposals, writes OUTCOME and CLOSED once, frees the handle. */
+export function closeRun(
+  store: Store,
+  run: string,
+  outcomeInput: string,
+  summaryInput: string | undefined,
+): CloseResult {
+  const outcome = requireOutcome(outcomeInput);
+  const summary = summaryInput === undefined
+    ? DEFAULT_SUMMARY
+    : requireOneLine(summaryInput, "close summary", 1000);
+  const sync = syncView(store);
+  const memory = applyPendingProposals(store, run);
+  const facts = scanRunLog(run, readRunLog(store.paths, run));
+  const closedAt = utcTimestamp();
+  if (!facts.closed) appendClosure(store.paths, run, outcome, summary, closedAt);
+  const state = store.state;
+  const entry = state.active_runs[run];
+  if (entry?.session_key && state.session_runs[entry.session_key] === run) {
+    delete state.session_runs[entry.session_key];
+  }
+  delete state.active_runs[run];
+  state.last_closed_at = closedAt;
+  saveState(store.paths, state);
+  return {
+    run,
+    outcome,
+    memory,
+    notices: [...sync.notices],
+    warnings: [...sync.warnings, ...memory.warnings],
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Keeps bimri.md equal to the accepted head: regenerate a missing view,
+ * silently heal a view equal to a referenced revision, and hand any other
+ * difference to manual-edit recovery.
+ */
+import { atomicReplace, readBytesOrNull } from "../store/files.ts";
+import type { Store } from "../store/store.ts";
+import { sha256Hex } from "../model/text.ts";
+import { preserveManualEdit } from "../integrity/manual_edit.ts";
+
+/** Result of synchronizing the view. */
+export type ViewSyncResult = {
+  /** stderr notices (manual edit preserved). */
+  notices: string[];
+  /** Warnings (a failed refresh is retried by the next command). */
+  warnings: string[];
+};
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Writes bimri.md from the head; on failure returns a warning instead of failing the command. */
+export function refreshView(store: Store): string | null {
+  try {
+    atomicReplace(store.paths.view, store.head.text);
+    return null;
+  } catch (error) {
+    return `BIMRI WARNING: bimri.md could not be refreshed (${
+      (error as Error).message
+    }); the next command retries.`;
+  }
+}
+
+/** Synchronizes bimri.md with the accepted head (must run under the engine lock). */
+export function syncView(store: Store): ViewSyncResult {
+  const result: ViewSyncResult = { notices: [], warnings: [] };
+  const current = readBytesOrNull(store.paths.view);
+  const headBytes = new TextEncoder().encode(store.head.text);
+  if (current !== null && equalBytes(current, headBytes)) return result;
+  if (current === null || isReferencedRevision(store, sha256Hex(current))) {
+    const warning = refreshView(store);
+    if (warning) result.warnings.push(warning);
+    return result;
+  }
+  result.notices.push(...preserveManualEdit(store, current));
+  const warning = refreshView(store);
+  if (warning) result.warnings.push(warning);
+  return result;
+}
+
+/**
+ * True when `hash` is the hash of a revision the store references: V000000,
+ * the head, an accepted decision's revision, or a resolved resolution's revision_after.
+ */
+function isReferencedRevision(store: Store, hash: string): boolean {
+  if (hash === store.head.hash) return true;
+  const genesis = readBytesOrNull(store.paths.revision(0));
+  if (genesis !== null && sha256Hex(genesis) === hash) return true;
+  // Walking back from the head finds the accepted revisions without reading every decision.
+  for (let n = store.head.revision - 1; n > 0; n--) {
+    const bytes = readBytesOrNull(store.paths.revision(n));
+    if (bytes !== null && sha256Hex(bytes) === hash) return true;
+  }
+  return false;
+}

@@ -1,0 +1,102 @@
+/** ID grammars and formatting for runs, entries, proposals, conflicts, patterns, revisions. */
+import { BimriError } from "../errors.ts";
+
+/** Run handle, e.g. R000042. */
+export const RUN_ID = /^R[0-9]{6}$/;
+/** Journal entry written now, e.g. R000042-E003. */
+export const ENTRY_ID = /^R[0-9]{6}-E[0-9]{3}$/;
+/** Entry IDs accepted in memory lines (migrated forms included). */
+export const ANY_ENTRY_ID = /^R[0-9]+-E[0-9]+$/;
+/** Proposal ID, e.g. R000042-Q002. */
+export const PROPOSAL_ID = /^R[0-9]{6}-Q[0-9]{3}$/;
+/** Conflict ID, e.g. C000007. */
+export const CONFLICT_ID = /^C[0-9]{6}$/;
+/** Pattern ID, e.g. P0001. */
+export const PATTERN_ID = /^P[0-9]+$/;
+/** Stable memory key. */
+export const KEY = /^[a-z0-9]+([.-][a-z0-9]+)*$/;
+/** Actor slug. */
+export const ACTOR = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** Tag slug. */
+export const TAG = /^[a-z0-9][a-z0-9._-]{0,39}$/;
+/** Maximum key length. */
+export const KEY_MAX = 80;
+
+/** Formats a run number as R######. */
+export function runId(n: number): string {
+  return `R${String(n).padStart(6, "0")}`;
+}
+
+/** Formats a revision number as V######. */
+export function revisionName(n: number): string {
+  return `V${String(n).padStart(6, "0")}`;
+}
+
+/** Formats a conflict number as C######. */
+export function conflictId(n: number): string {
+  return `C${String(n).padStart(6, "0")}`;
+}
+
+/** Formats a pattern number as P####. */
+export function patternId(n: number): string {
+  return `P${String(n).padStart(4, "0")}`;
+}
+
+/** Entry ID for `run` and per-run number. */
+export function entryId(run: string, n: number): string {
+  return `${run}-E${String(n).padStart(3, "0")}`;
+}
+
+/** Proposal ID for `run` and per-run number. */
+export function proposalId(run: string, n: number): string {
+  return `${run}-Q${String(n).padStart(3, "0")}`;
+}
+
+/** Number part of an ID such as R000042 or C000007. */
+export function idNumber(id: string): number {
+  return Number.parseInt(id.slice(1), 10);
+}
+
+/** Validates a run handle given on the command line. */
+export function requireRunId(value: string): string {
+  if (!RUN_ID.test(value)) throw new BimriError("invalid-input", `invalid run ID: ${value}`);
+  return value;
+}
+
+/** Validates and returns a stable key. */
+export function requireKey(value: string): string {
+  const key = value.trim();
+  if (key.length > KEY_MAX) {
+    throw new BimriError("invalid-input", `key exceeds ${KEY_MAX} characters.`);
+  }
+  if (!KEY.test(key)) {
+    throw new BimriError(
+      "invalid-input",
+      "key must use lowercase dotted or hyphenated words, for example launch.price.",
+    );
+  }
+  return key;
+}
+
+/** Validates and returns an actor slug. */
+export function requireActor(value: string): string {
+  const actor = value.trim();
+  if (!ACTOR.test(actor)) throw new BimriError("invalid-input", "actor must be a lowercase slug.");
+  return actor;
+}
+
+/** Validates a proposal ID. */
+export function requireProposalId(value: string): string {
+  if (!PROPOSAL_ID.test(value)) {
+    throw new BimriError("invalid-input", `invalid proposal ID: ${value}`);
+  }
+  return value;
+}
+
+/** Validates a conflict ID. */
+export function requireConflictId(value: string): string {
+  if (!CONFLICT_ID.test(value)) {
+    throw new BimriError("invalid-input", `invalid conflict ID: ${value}`);
+  }
+  return value;
+}

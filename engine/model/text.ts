@@ -1,0 +1,105 @@
+/**
+ * Text rules shared by every format: Python-compatible trimming and line
+ * splitting, code-point lengths, single-line validation and hashing.
+ */
+import { createHash } from "node:crypto";
+
+// Python's str.strip() removes these (whitespace per str.isspace), not U+FEFF.
+const STRIP_CHARS =
+  "\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000";
+const STRIP_SET = new Set(STRIP_CHARS);
+
+/** Trims exactly the characters Python's `str.strip()` removes. */
+export function pyStrip(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && STRIP_SET.has(text[start])) start++;
+  while (end > start && STRIP_SET.has(text[end - 1])) end--;
+  return text.slice(start, end);
+}
+
+/** Trims the right side the way Python's `str.rstrip()` does. */
+export function pyRstrip(text: string): string {
+  let end = text.length;
+  while (end > 0 && STRIP_SET.has(text[end - 1])) end--;
+  return text.slice(0, end);
+}
+
+/** True when `ch` is whitespace for Python's `str.isspace()`. */
+export function isPySpace(ch: string): boolean {
+  return STRIP_SET.has(ch);
+}
+
+// Line boundaries of Python's str.splitlines().
+// deno-lint-ignore no-control-regex -- these are exactly the breaks Python splitlines() honours
+const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+
+/** Splits like Python's `str.splitlines()` (no trailing empty element). */
+export function splitLines(text: string): string[] {
+  if (text === "") return [];
+  const parts = text.split(LINE_BREAK);
+  // A trailing empty part exists exactly when the text ends with a break.
+  if (parts[parts.length - 1] === "") parts.pop();
+  return parts;
+}
+
+/** Number of Unicode code points in `text`. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** The first `count` code points of `text`. */
+export function sliceCodePoints(text: string, count: number): string {
+  if (text.length <= count) return text;
+  let out = "";
+  let n = 0;
+  for (const ch of text) {
+    if (n >= count) break;
+    out += ch;
+    n++;
+  }
+  return out;
+}
+
+/** True when `text` has a control character or any line break Python recognizes. */
+export function hasLineBreakOrControl(text: string): boolean {
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 0x20 || cp === 0x85 || cp === 0x2028 || cp === 0x2029) return true;
+  }
+  return false;
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of `text`. */
+export function utf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** UTF-8 byte length of `text`. */
+export function utf8Length(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/** Lowercase hex SHA-256 of bytes or of the UTF-8 of a string. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(typeof data === "string" ? encoder.encode(data) : data)
+    .digest("hex");
+}
+
+/** Line hash: SHA-256 of the trimmed line, or `absent` when there is no line. */
+export function lineHash(line: string | null): string {
+  return line === null ? "absent" : sha256Hex(pyStrip(line));
+}
+
+/** Decodes strict UTF-8; returns null when the bytes are not valid UTF-8. */
+export function decodeUtf8Strict(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}

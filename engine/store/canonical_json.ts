@@ -1,0 +1,94 @@
+/**
+ * Canonical JSON: the byte-exact style of every JSON file in a store
+ * (Python `json.dumps(value, indent=2, sort_keys=True)` plus one newline).
+ */
+
+/** Any JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | {
+  [key: string]: JsonValue;
+};
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+function escapeString(text: string): string {
+  let out = '"';
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const ch = text[i];
+    if (ch === '"') out += '\\"';
+    else if (ch === "\\") out += "\\\\";
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (ch === "\b") out += "\\b";
+    else if (ch === "\f") out += "\\f";
+    else if (c < 0x20 || c > 0x7e) out += "\\u" + c.toString(16).padStart(4, "0");
+    else out += ch;
+  }
+  return out + '"';
+}
+
+function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new Error("non-finite number in JSON");
+  if (Number.isInteger(value) && !Object.is(value, -0)) return String(value);
+  return String(value);
+}
+
+function compareCodePoints(a: string, b: string): number {
+  // Sorting by UTF-16 units differs from code points only for astral vs BMP-high chars.
+  const ai = [...a];
+  const bi = [...b];
+  const n = Math.min(ai.length, bi.length);
+  for (let i = 0; i < n; i++) {
+    const d = ai[i].codePointAt(0)! - bi[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return ai.length - bi.length;
+}
+
+function write(value: JsonValue, indent: string, out: string[]): void {
+  if (value === null) out.push("null");
+  else if (typeof value === "boolean") out.push(value ? "true" : "false");
+  else if (typeof value === "number") out.push(formatNumber(value));
+  else if (typeof value === "string") out.push(escapeString(value));
+  else if (Array.isArray(value)) {
+    if (value.length === 0) {
+      out.push("[]");
+      return;
+    }
+    const inner = indent + "  ";
+    out.push("[\n");
+    value.forEach((item, i) => {
+      out.push(inner);
+      write(item, inner, out);
+      out.push(i < value.length - 1 ? ",\n" : "\n");
+    });
+    out.push(indent + "]");
+  } else {
+    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort(compareCodePoints);
+    if (keys.length === 0) {
+      out.push("{}");
+      return;
+    }
+    const inner = indent + "  ";
+    out.push("{\n");
+    keys.forEach((key, i) => {
+      out.push(inner + escapeString(key) + ": ");
+      write(value[key], inner, out);
+      out.push(i < keys.length - 1 ? ",\n" : "\n");
+    });
+    out.push(indent + "}");
+  }
+}
+
+/** Serializes `value` in the store's canonical JSON style, ending with one LF. */
+export function canonicalJson(value: JsonValue): string {
+  const out: string[] = [];
+  write(value, "", out);
+  return out.join("") + "\n";
+}
+
+/** True when `value` is a plain JSON object (not null, not an array). */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,152 @@
+/**
+ * Durable file primitives: atomic replace, exclusive create and append, each
+ * with the fsync discipline of an atomic commit (data, then the folder).
+ */
+import { dirname, join } from "node:path";
+import { BimriError } from "../errors.ts";
+import { utf8 } from "../model/text.ts";
+
+const IS_WINDOWS = Deno.build.os === "windows";
+
+function randomSuffix(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function toBytes(data: Uint8Array | string): Uint8Array {
+  return typeof data === "string" ? utf8(data) : data;
+}
+
+/** Flushes a folder's entry table so a rename or link survives power loss (POSIX only). */
+export function syncDir(path: string): void {
+  if (IS_WINDOWS) return;
+  let dir: Deno.FsFile | undefined;
+  try {
+    dir = Deno.openSync(path, { read: true });
+    dir.syncSync();
+  } catch {
+    // Some filesystems refuse fsync on folders; the rename itself is still atomic.
+  } finally {
+    dir?.close();
+  }
+}
+
+function writeTemp(folder: string, prefix: string, bytes: Uint8Array): string {
+  const temp = join(folder, `${prefix}${randomSuffix()}`);
+  const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
+  try {
+    let offset = 0;
+    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+    file.syncSync();
+  } finally {
+    file.close();
+  }
+  return temp;
+}
+
+/** Replaces `path` atomically: temp file in the same folder, fsync, rename, fsync folder. */
+export function atomicReplace(path: string, data: Uint8Array | string): void {
+  const folder = dirname(path);
+  const temp = writeTemp(folder, ".bimri-tmp-", toBytes(data));
+  try {
+    Deno.renameSync(temp, path);
+  } catch (error) {
+    try {
+      Deno.removeSync(temp);
+    } catch { /* already gone */ }
+    throw error;
+  }
+  syncDir(folder);
+}
+
+/**
+ * Creates `path` with `data` only if it does not exist yet (immutable records).
+ * Returns false when the path already exists; nothing is overwritten.
+ */
+export function createExclusive(path: string, data: Uint8Array | string): boolean {
+  const folder = dirname(path);
+  const temp = writeTemp(folder, ".bimri-new-", toBytes(data));
+  try {
+    Deno.linkSync(temp, path);
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) return false;
+    throw error;
+  } finally {
+    try {
+      Deno.removeSync(temp);
+    } catch { /* already gone */ }
+  }
+  syncDir(folder);
+  return true;
+}
+
+/** Appends one line (a trailing LF is added) and fsyncs the file. */
+export function appendLine(path: string, line: string): void {
+  const file = Deno.openSync(path, { append: true, create: true });
+  try {
+    const bytes = utf8(line + "\n");
+    let offset = 0;
+    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+    file.syncSync();
+  } finally {
+    file.close();
+  }
+}
+
+/** Reads a file's bytes, or null when it does not exist. */
+export function readBytesOrNull(path: string): Uint8Array | null {
+  try {
+    return Deno.readFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** Reads a UTF-8 file, or null when it does not exist. */
+export function readTextOrNull(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** lstat that returns null for a missing path. */
+export function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** True when `path` exists (without following a final symlink). */
+export function pathExists(path: string): boolean {
+  return lstatOrNull(path) !== null;
+}
+
+/** Refuses a path that is a symlink, so shared BIMRI files never escape the store. */
+export function refuseSymlink(path: string, label: string): void {
+  const info = lstatOrNull(path);
+  if (info?.isSymlink) {
+    throw new BimriError(
+      "store-unsafe",
+      `${label} is a symbolic link; BIMRI refuses to follow links in shared memory paths. Replace it with a regular file or folder.`,
+    );
+  }
+}
+
+/** Names of the entries of a folder (empty when it does not exist), sorted. */
+export function listNames(folder: string): string[] {
+  const names: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync(folder)) names.push(entry.name);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  return names.sort();
+}

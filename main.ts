@@ -1,0 +1,185 @@
+/**
+ * bimri: one durable memory shared by every local coding agent in a project.
+ * Entry point: global flags, root resolution, dispatch, and the mapping of
+ * errors to `BIMRI ERROR:` lines and exit codes.
+ */
+import { dirname, join, resolve } from "node:path";
+import { BimriError } from "./engine/errors.ts";
+import {
+  AUTHORITY_FORMAT,
+  BIMRI_RELEASE,
+  ENGINE_COMPAT_RELEASE,
+  HOT_GRAMMAR,
+} from "./engine/versions.ts";
+import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
+import { COMMANDS, findCommand } from "./commands/mod.ts";
+import { lstatOrNull } from "./engine/store/files.ts";
+
+const encoder = new TextEncoder();
+
+function write(stream: { writeSync(p: Uint8Array): number }, text: string): void {
+  const bytes = encoder.encode(text);
+  let offset = 0;
+  while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+}
+
+/** The `--version` text. */
+export function versionText(): string {
+  return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n`;
+}
+
+function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const verbs = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
+  return `usage: bimri [--root DIR] [--json] COMMAND [flags]
+
+One durable memory that every local coding agent in a project shares.
+
+Commands:
+${verbs}
+
+Global flags:
+  --root DIR   the project folder (default: BIMRI_ROOT, else the nearest
+               ancestor holding .bimri/, else the working directory)
+  --json       print the result as one JSON document
+  --version    print bimri's release and the formats it reads and writes
+  --help       this help; \`bimri COMMAND --help\` for a command's flags
+`;
+}
+
+/** Default root: BIMRI_ROOT, else nearest ancestor with `.bimri/`, else the working directory. */
+export function defaultRoot(cwd: string, env: string | undefined): string {
+  if (env) return resolve(cwd, env);
+  let dir = resolve(cwd);
+  while (true) {
+    const info = lstatOrNull(join(dir, ".bimri"));
+    if (info?.isDirectory) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return resolve(cwd);
+    dir = parent;
+  }
+}
+
+function readAllStdin(): string {
+  const chunks: Uint8Array[] = [];
+  const buffer = new Uint8Array(65536);
+  while (true) {
+    let n: number | null;
+    try {
+      n = Deno.stdin.readSync(buffer);
+    } catch {
+      break;
+    }
+    if (n === null || n === 0) break;
+    chunks.push(buffer.slice(0, n));
+  }
+  const total = chunks.reduce((s, c) => s + c.length, 0);
+  const all = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    all.set(c, offset);
+    offset += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+type GlobalOptions = {
+  root?: string;
+  json: boolean;
+  rest: string[];
+  version: boolean;
+  help: boolean;
+};
+
+function takeGlobals(argv: string[]): GlobalOptions {
+  const out: GlobalOptions = { json: false, rest: [], version: false, help: false };
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--json") out.json = true;
+    else if (arg === "--version" || arg === "-V") out.version = true;
+    else if (arg === "--help" || arg === "-h") out.help = true;
+    else if (arg === "--root") {
+      if (i + 1 >= argv.length) throw new BimriError("usage", "--root needs a folder path.");
+      out.root = argv[++i];
+    } else if (arg.startsWith("--root=")) out.root = arg.slice("--root=".length);
+    else break;
+  }
+  out.rest = argv.slice(i);
+  return out;
+}
+
+function errorResult(error: BimriError, json: boolean): CommandResult {
+  return {
+    exitCode: error.exitCode,
+    text: json ? "" : "",
+    stderr: [`BIMRI ERROR: ${error.message}`],
+    data: { ok: false, error: { code: error.code, message: error.message } },
+  };
+}
+
+function emit(result: CommandResult, json: boolean): number {
+  if (json) {
+    const data = "ok" in result.data ? result.data : { ok: result.exitCode === 0, ...result.data };
+    write(Deno.stdout, JSON.stringify(data, null, 2) + "\n");
+  } else if (result.text) {
+    write(Deno.stdout, result.text);
+  }
+  for (const line of result.stderr ?? []) {
+    write(Deno.stderr, line.endsWith("\n") ? line : line + "\n");
+  }
+  return result.exitCode;
+}
+
+/** Runs the CLI with `argv` and returns the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  let json = argv.includes("--json");
+  try {
+    const globals = takeGlobals(argv);
+    json = globals.json || json;
+    if (globals.version && globals.rest.length === 0) {
+      write(Deno.stdout, versionText());
+      return 0;
+    }
+    if (globals.rest.length === 0) {
+      write(Deno.stdout, mainHelp());
+      return globals.help ? 0 : 2;
+    }
+    const [name, ...args] = globals.rest;
+    const command = findCommand(name);
+    if (!command) {
+      throw new BimriError(
+        "usage",
+        `unknown command ${JSON.stringify(name)}. Run \`bimri --help\` for the list.`,
+      );
+    }
+    if (globals.help || args.includes("--help") || args.includes("-h")) {
+      write(Deno.stdout, command.help + "\n");
+      return 0;
+    }
+    const { flags, positionals } = parseCommandArgs(command, args);
+    json = json || flags.json === true;
+    const rootFlag = typeof flags.root === "string" ? flags.root : globals.root;
+    const cwd = Deno.cwd();
+    const root = rootFlag !== undefined
+      ? resolve(cwd, rootFlag)
+      : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
+    const ctx: CommandContext = { root, json, readStdin: readAllStdin };
+    const result = await command.run(ctx, flags, positionals);
+    return emit(result, json);
+  } catch (error) {
+    if (error instanceof BimriError) return emit(errorResult(error, json), json);
+    const message = error instanceof Error ? error.message : String(error);
+    return emit(
+      errorResult(
+        new BimriError("io", `${message}. Nothing further was written; run doctor.`),
+        json,
+      ),
+      json,
+    );
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await runCli(Deno.args));
+}

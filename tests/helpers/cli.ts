@@ -1,0 +1,103 @@
+/**
+ * Black-box test helpers: run the real CLI as a separate process in a fresh
+ * temporary store. BIMRI_CMD may name another command prefix (a compiled
+ * binary, a bundle) for the whole suite.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
+
+/** Absolute path of the repository's main.ts. */
+export const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
+
+/** The permission flags the compiled binary gets (keep in sync with deno.json compile tasks). */
+export const RUN_PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env"];
+
+/** The command prefix under test. */
+export function commandPrefix(): string[] {
+  const custom = Deno.env.get("BIMRI_CMD");
+  if (custom) return custom.split(" ").filter((s) => s !== "");
+  return [Deno.execPath(), "run", "--quiet", ...RUN_PERMISSIONS, MAIN_TS];
+}
+
+/** Result of one CLI invocation. */
+export type CliResult = { code: number; stdout: string; stderr: string };
+
+/** Options for one invocation. */
+export type CliOptions = {
+  stdin?: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  noRoot?: boolean;
+};
+
+/** Runs `bimri --root <root> ...args` and captures everything. */
+export async function bimri(
+  root: string,
+  args: string[],
+  options: CliOptions = {},
+): Promise<CliResult> {
+  const [cmd, ...prefix] = commandPrefix();
+  const full = options.noRoot ? [...prefix, ...args] : [...prefix, "--root", root, ...args];
+  const child = new Deno.Command(cmd, {
+    args: full,
+    cwd: options.cwd ?? root,
+    env: { TZ: "UTC", ...(options.env ?? {}) },
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** Creates a fresh temporary project folder. */
+export async function tempStore(prefix = "bimri-test-"): Promise<string> {
+  return await Deno.makeTempDir({ prefix });
+}
+
+/** Runs start and returns the run handle. */
+export async function startRun(
+  root: string,
+  actor = "codex",
+  extra: string[] = [],
+): Promise<string> {
+  const result = await bimri(root, ["start", "--actor", actor, ...extra]);
+  const match = /^=== BIMRI BRIEF (R\d{6}) \|/m.exec(result.stdout);
+  if (result.code !== 0 || !match) {
+    throw new Error(`start failed: ${result.stderr}${result.stdout}`);
+  }
+  return match[1];
+}
+
+/** SHA-256 of every file under `root` (path -> hash), symlinks as their target text. */
+export function hashTree(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (dir: string, rel: string) => {
+    const entries = [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1);
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      const key = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isSymlink) out.set(key, `link:${Deno.readLinkSync(path)}`);
+      else if (entry.isDirectory) {
+        out.set(key + "/", "dir");
+        walk(path, key);
+      } else out.set(key, createHash("sha256").update(Deno.readFileSync(path)).digest("hex"));
+    }
+  };
+  walk(root, "");
+  return out;
+}
+
+/** Asserts two tree hashes are identical, naming the first difference. */
+export function diffTrees(before: Map<string, string>, after: Map<string, string>): string | null {
+  for (const [k, v] of before) if (after.get(k) !== v) return `changed or removed: ${k}`;
+  for (const k of after.keys()) if (!before.has(k)) return `added: ${k}`;
+  return null;
+}
