@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 export const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
 /** The permission flags the compiled binary gets (keep in sync with deno.json compile tasks). */
-export const RUN_PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env"];
+export const RUN_PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run"];
 
 /** The command prefix under test. */
 export function commandPrefix(): string[] {
