@@ -4,7 +4,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { requireActor, requireRunId, runId } from "../model/ids.ts";
-import { tierCounts } from "../model/hot.ts";
+import { parseAnyEntry, tierCounts } from "../model/hot.ts";
 import type { State } from "../model/state.ts";
 import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
@@ -135,6 +135,7 @@ export function startRun(
   };
   if (key !== null) state.session_runs[key] = run;
   state.last_started_at = startedAt;
+  trimRunDates(store);
   saveState(store.paths, state);
   return {
     ...base,
@@ -143,6 +144,39 @@ export function startRun(
     head: headSummary(store),
     orphans: orphanCandidates(state),
   };
+}
+
+/** How many run dates state keeps beyond the ones current memory still needs. */
+export const RUN_DATES_KEPT = 500;
+
+/**
+ * Keeps run_dates bounded once it exceeds 500 entries: the 500 newest runs plus
+ * every run that is active, session-mapped, or named in F:/L: of a current Tier 2 line.
+ */
+export function trimRunDates(store: Store): void {
+  const dates = store.state.run_dates;
+  const runs = Object.keys(dates);
+  if (runs.length <= RUN_DATES_KEPT) return;
+  const keep = new Set<string>(
+    runs.sort((a, b) => Number(b.slice(1)) - Number(a.slice(1))).slice(0, RUN_DATES_KEPT),
+  );
+  for (const run of Object.keys(store.state.active_runs)) keep.add(run);
+  for (const run of Object.values(store.state.session_runs)) keep.add(run);
+  for (const { entry } of store.head.view.entries) {
+    if (entry.tier === 2) {
+      keep.add(entry.first_run);
+      keep.add(entry.last_run);
+    }
+  }
+  for (const cold of Object.values(store.state.cold_current)) {
+    const entry = parseAnyEntry(cold.raw_line);
+    if (entry === null) return; // References cannot be computed: trim nothing.
+    if (entry.tier === 2) {
+      keep.add(entry.first_run);
+      keep.add(entry.last_run);
+    }
+  }
+  for (const run of runs) if (!keep.has(run)) delete dates[run];
 }
 
 /** Refuses unless `run` is a well-formed handle of an active run. */
