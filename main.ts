@@ -17,11 +17,22 @@ import { lstatOrNull } from "./engine/store/files.ts";
 
 const encoder = new TextEncoder();
 
-function write(stream: { writeSync(p: Uint8Array): number }, text: string): void {
-  const bytes = encoder.encode(text);
-  let offset = 0;
-  while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+/** Where the CLI writes its output (the process streams by default; benchmarks capture it). */
+export type CliIo = { stdout: (text: string) => void; stderr: (text: string) => void };
+
+function streamWriter(stream: { writeSync(p: Uint8Array): number }): (text: string) => void {
+  return (text: string) => {
+    const bytes = encoder.encode(text);
+    let offset = 0;
+    while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+  };
 }
+
+/** The process's own stdout and stderr. */
+export const PROCESS_IO: CliIo = {
+  stdout: streamWriter(Deno.stdout),
+  stderr: streamWriter(Deno.stderr),
+};
 
 /** The `--version` text. */
 export function versionText(): string {
@@ -109,40 +120,38 @@ function takeGlobals(argv: string[]): GlobalOptions {
   return out;
 }
 
-function errorResult(error: BimriError, json: boolean): CommandResult {
+function errorResult(error: BimriError): CommandResult {
   return {
     exitCode: error.exitCode,
-    text: json ? "" : "",
+    text: "",
     stderr: [`BIMRI ERROR: ${error.message}`],
     data: { ok: false, error: { code: error.code, message: error.message } },
   };
 }
 
-function emit(result: CommandResult, json: boolean): number {
+function emit(result: CommandResult, json: boolean, io: CliIo): number {
   if (json) {
     const data = "ok" in result.data ? result.data : { ok: result.exitCode === 0, ...result.data };
-    write(Deno.stdout, JSON.stringify(data, null, 2) + "\n");
+    io.stdout(JSON.stringify(data, null, 2) + "\n");
   } else if (result.text) {
-    write(Deno.stdout, result.text);
+    io.stdout(result.text);
   }
-  for (const line of result.stderr ?? []) {
-    write(Deno.stderr, line.endsWith("\n") ? line : line + "\n");
-  }
+  for (const line of result.stderr ?? []) io.stderr(line.endsWith("\n") ? line : line + "\n");
   return result.exitCode;
 }
 
 /** Runs the CLI with `argv` and returns the exit code. */
-export async function runCli(argv: string[]): Promise<number> {
+export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {
   let json = argv.includes("--json");
   try {
     const globals = takeGlobals(argv);
     json = globals.json || json;
     if (globals.version && globals.rest.length === 0) {
-      write(Deno.stdout, versionText());
+      io.stdout(versionText());
       return 0;
     }
     if (globals.rest.length === 0) {
-      write(Deno.stdout, mainHelp());
+      io.stdout(mainHelp());
       return globals.help ? 0 : 2;
     }
     const [name, ...args] = globals.rest;
@@ -154,7 +163,7 @@ export async function runCli(argv: string[]): Promise<number> {
       );
     }
     if (globals.help || args.includes("--help") || args.includes("-h")) {
-      write(Deno.stdout, command.help + "\n");
+      io.stdout(command.help + "\n");
       return 0;
     }
     const { flags, positionals } = parseCommandArgs(command, args);
@@ -166,17 +175,12 @@ export async function runCli(argv: string[]): Promise<number> {
       : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const result = await command.run(ctx, flags, positionals);
-    return emit(result, json);
+    return emit(result, json, io);
   } catch (error) {
-    if (error instanceof BimriError) return emit(errorResult(error, json), json);
+    if (error instanceof BimriError) return emit(errorResult(error), json, io);
     const message = error instanceof Error ? error.message : String(error);
-    return emit(
-      errorResult(
-        new BimriError("io", `${message}. Nothing further was written; run doctor.`),
-        json,
-      ),
-      json,
-    );
+    const failure = new BimriError("io", `${message}. Nothing further was written; run doctor.`);
+    return emit(errorResult(failure), json, io);
   }
 }
 
