@@ -1,0 +1,257 @@
+/**
+ * Benchmark: grows real stores to 100, 1,000 and 10,000 runs (in-process,
+ * through the same CLI code path), then measures each everyday command as a
+ * separate `deno run` process: p50/p95 wall time and peak RSS.
+ *
+ *   deno task bench [--sizes 100,1000,10000] [--samples 15] [--keep]
+ *
+ * Prints a table per size and one JSON line with every figure.
+ */
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { runCli } from "../main.ts";
+
+const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+const PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run"];
+const SILENT = { stdout: () => {}, stderr: () => {} };
+
+type Sample = { ms: number; rssKb: number | null; code: number };
+type Figures = { p50: number; p95: number; maxRssMb: number | null; failures: number };
+
+async function cli(root: string, args: string[]): Promise<string> {
+  let out = "";
+  const code = await runCli(["--root", root, ...args], {
+    stdout: (t) => (out += t),
+    stderr: () => {},
+  });
+  if (code !== 0 && code !== 1) throw new Error(`growth step failed (${code}): ${args.join(" ")}`);
+  return out;
+}
+
+function lorem(i: number): string {
+  return `Subject ${i}: keep the retry path idempotent, record the incident owner and verify the nightly backup ${
+    "x".repeat(i % 40)
+  }.`;
+}
+
+/** Grows `root` from `from` to `to` runs with new subjects, updates, touches, closes and cooling. */
+async function grow(root: string, from: number, to: number, live: number[]): Promise<void> {
+  for (let i = from + 1; i <= to; i++) {
+    const brief = await cli(root, ["start", "--actor", `agent-${i % 7}`]);
+    const run = /BIMRI RUN HANDLE: (R\d{6})/.exec(brief)![1];
+    await cli(root, ["journal", "--run", run, "--text", `Run ${i} worked on the checkout flow.`]);
+    const phase = i % 4;
+    if (phase === 0 || live.length < 8 || (phase === 3 && live.length < 150)) {
+      await cli(root, [
+        "propose",
+        "--run",
+        run,
+        "--tier",
+        "2",
+        "--new-subject",
+        "--key",
+        `bench.subject-${i}`,
+        "--importance",
+        String(1 + (i % 5)),
+        "--tags",
+        `bench,t${i % 9}`,
+        "--text",
+        lorem(i),
+      ]);
+      live.push(i);
+    } else if (phase === 1) {
+      const k = live[(i * 7919) % live.length];
+      await cli(root, [
+        "propose",
+        "--run",
+        run,
+        "--key",
+        `bench.subject-${k}`,
+        "--text",
+        `${lorem(k)} Updated in run ${i}.`,
+      ]);
+    } else if (phase === 2) {
+      const k = live[(i * 104729) % live.length];
+      await cli(root, [
+        "propose",
+        "--run",
+        run,
+        "--operation",
+        "touch",
+        "--key",
+        `bench.subject-${k}`,
+      ]);
+    } else {
+      const k = live.shift()!;
+      await cli(root, [
+        "propose",
+        "--run",
+        run,
+        "--operation",
+        "close",
+        "--key",
+        `bench.subject-${k}`,
+      ]);
+    }
+    await cli(root, ["close", "--run", run, "--outcome", "success", "--summary", `Run ${i} done.`]);
+    if (i % 500 === 0) console.error(`  grown to ${i} runs`);
+  }
+}
+
+const TIME = (() => {
+  try {
+    return Deno.statSync("/usr/bin/time").isFile ? "/usr/bin/time" : null;
+  } catch {
+    return null;
+  }
+})();
+
+async function measure(root: string, args: string[]): Promise<Sample> {
+  const base = [Deno.execPath(), "run", "--quiet", ...PERMISSIONS, MAIN, "--root", root, ...args];
+  const cmd = TIME ? [TIME, "-f", "BIMRI_RSS_KB=%M", ...base] : base;
+  const started = performance.now();
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const ms = performance.now() - started;
+  const stderr = new TextDecoder().decode(out.stderr);
+  const rss = /BIMRI_RSS_KB=(\d+)/.exec(stderr);
+  return { ms, rssKb: rss ? Number(rss[1]) : null, code: out.code };
+}
+
+function figures(samples: Sample[]): Figures {
+  const times = samples.map((s) => s.ms).sort((a, b) => a - b);
+  const pick = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+  const rss = samples.map((s) => s.rssKb).filter((v): v is number => v !== null);
+  return {
+    p50: Math.round(pick(0.5)),
+    p95: Math.round(pick(0.95)),
+    maxRssMb: rss.length ? Math.round(Math.max(...rss) / 1024) : null,
+    failures: samples.filter((s) => s.code !== 0 && s.code !== 1).length,
+  };
+}
+
+/** Measures every command `samples` times against the store at `root`. */
+async function measureAll(
+  root: string,
+  samples: number,
+  live: number[],
+): Promise<Record<string, Figures>> {
+  const collected: Record<string, Sample[]> = {};
+  const add = (name: string, s: Sample) => (collected[name] ??= []).push(s);
+  const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+  const coldKeys = Object.keys(state.cold_current ?? {});
+  const hotKey = `bench.subject-${live[live.length - 1]}`;
+  for (let i = 0; i < samples; i++) {
+    const started = await measure(root, ["start", "--actor", "bench"]);
+    add("start", started);
+    const run = `R${
+      String(JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`)).run_count).padStart(
+        6,
+        "0",
+      )
+    }`;
+    add(
+      "journal",
+      await measure(root, ["journal", "--run", run, "--text", "Measured journal entry."]),
+    );
+    add(
+      "propose",
+      await measure(root, [
+        "propose",
+        "--run",
+        run,
+        "--tier",
+        "2",
+        "--new-subject",
+        "--key",
+        `measure.s${run.toLowerCase()}`,
+        "--text",
+        "Measured subject.",
+      ]),
+    );
+    add("sync", await measure(root, ["sync", "--run", run]));
+    await cli(root, [
+      "propose",
+      "--run",
+      run,
+      "--operation",
+      "close",
+      "--key",
+      `measure.s${run.toLowerCase()}`,
+    ]);
+    add(
+      "close",
+      await measure(root, [
+        "close",
+        "--run",
+        run,
+        "--outcome",
+        "success",
+        "--summary",
+        "Measured.",
+      ]),
+    );
+    add("get --key (hot)", await measure(root, ["get", "--key", hotKey]));
+    if (coldKeys.length) {
+      add("get --key (cold)", await measure(root, ["get", "--key", coldKeys[i % coldKeys.length]]));
+    }
+    add("recall --query", await measure(root, ["recall", "--query", "retry idempotent backup"]));
+    add("status", await measure(root, ["status"]));
+    add("review", await measure(root, ["review"]));
+    add("index", await measure(root, ["index"]));
+    if (i < 3) {
+      add("doctor", await measure(root, ["doctor"]));
+      add("doctor --read-only", await measure(root, ["doctor", "--read-only"]));
+    }
+  }
+  const out: Record<string, Figures> = {};
+  for (const [name, list] of Object.entries(collected)) out[name] = figures(list);
+  return out;
+}
+
+function table(size: number, results: Record<string, Figures>): string {
+  const rows = Object.entries(results).map(([name, f]) =>
+    `| ${name.padEnd(20)} | ${String(f.p50).padStart(7)} | ${String(f.p95).padStart(7)} | ${
+      String(f.maxRssMb ?? "n/a").padStart(8)
+    } | ${String(f.failures).padStart(8)} |`
+  );
+  return [
+    `\n${size} runs`,
+    `| command              | p50 ms  | p95 ms  | peak MB  | failures |`,
+    `|----------------------|---------|---------|----------|----------|`,
+    ...rows,
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { sizes: { type: "string" }, samples: { type: "string" }, keep: { type: "boolean" } },
+  });
+  const sizes = (values.sizes ?? "100,1000,10000").split(",").map(Number).sort((a, b) => a - b);
+  const samples = Number(values.samples ?? "15");
+  const root = await Deno.makeTempDir({ prefix: "bimri-bench-" });
+  const live: number[] = [];
+  const report: Record<string, Record<string, Figures>> = {};
+  let grown = 0;
+  console.error(
+    `bench store: ${root}; ${Deno.build.os}/${Deno.build.arch}, ${navigator.hardwareConcurrency} cores`,
+  );
+  for (const size of sizes) {
+    const t0 = performance.now();
+    await grow(root, grown, size, live);
+    grown = size;
+    console.error(`grew to ${size} runs in ${Math.round((performance.now() - t0) / 1000)} s`);
+    report[size] = await measureAll(root, samples, live);
+    grown += samples;
+    console.log(table(size, report[size]));
+  }
+  console.log(
+    JSON.stringify({ bimri_bench: report, samples, os: Deno.build.os, arch: Deno.build.arch }),
+  );
+  if (!values.keep) await Deno.remove(root, { recursive: true });
+}
