@@ -1,0 +1,59 @@
+import { assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
+import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+
+const PAST = { BIMRI_NOW: "2026-11-01T08:00:00Z" };
+
+Deno.test("start lists runs idle over 24 hours as orphan candidates, bounded to the five newest", async () => {
+  const root = await tempStore();
+  for (let i = 0; i < 2; i++) await bimri(root, ["start", "--actor", "old"], { env: PAST });
+  const fresh = await bimri(root, ["start", "--actor", "codex"]);
+  assertMatch(fresh.stdout, /^ORPHAN CANDIDATES \(never auto-closed\): R000001, R000002$/m);
+  for (let i = 0; i < 5; i++) await bimri(root, ["start", "--actor", "old"], { env: PAST });
+  const many = await bimri(root, ["start", "--actor", "codex"]);
+  assertMatch(
+    many.stdout,
+    /^ORPHAN CANDIDATES \(never auto-closed\): 7 runs inactive over 24h; newest R000008, R000007, R000006, R000005, R000004; full list: status$/m,
+  );
+  // Orphans are never closed automatically.
+  const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+  assertEquals(Object.keys(state.active_runs).length, 9);
+});
+
+Deno.test("journal activity keeps a run out of the orphan list; recover-run closes it as partial", async () => {
+  const root = await tempStore();
+  const old = (await bimri(root, ["start", "--actor", "old"], { env: PAST })).stdout;
+  assertMatch(old, /BIMRI RUN HANDLE: R000001/);
+  await bimri(root, ["journal", "--run", "R000001", "--text", "still working"]);
+  const brief = await bimri(root, ["start", "--actor", "codex"]);
+  assertNotMatch(brief.stdout, /ORPHAN CANDIDATES/);
+  const missing = await bimri(root, ["recover-run", "--run", "R000001"]);
+  assertEquals(missing.code, 2);
+  const recovered = await bimri(root, [
+    "recover-run",
+    "--run",
+    "R000001",
+    "--summary",
+    "Owner confirmed.",
+  ]);
+  assertEquals(recovered.code, 0, recovered.stderr);
+  const log = Deno.readTextFileSync(`${root}/.bimri/log/R000001.md`);
+  assertMatch(log, /^\[OUTCOME:partial\] Owner confirmed\.$/m);
+  assertMatch(log, /^\[CLOSED:R000001 /m);
+});
+
+Deno.test("run_dates stays bounded while keeping active runs", async () => {
+  const root = await tempStore();
+  const first = await startRun(root, "keeper");
+  const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+  // Simulate a long history of closed runs without spending minutes on real starts.
+  state.run_count = 600;
+  for (let n = 2; n <= 600; n++) state.run_dates[`R${String(n).padStart(6, "0")}`] = "2026-01-01";
+  Deno.writeTextFileSync(`${root}/.bimri/state.json`, JSON.stringify(state, null, 2) + "\n");
+  await startRun(root, "codex");
+  const after = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+  const runs = Object.keys(after.run_dates);
+  assertEquals(runs.includes(first), true);
+  assertEquals(runs.includes("R000601"), true);
+  assertEquals(runs.includes("R000050"), false);
+  assertEquals(runs.length, 501);
+});
