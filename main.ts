@@ -3,7 +3,6 @@
  * Entry point: global flags, root resolution, dispatch, and the mapping of
  * errors to `BIMRI ERROR:` lines and exit codes.
  */
-import { dirname, join, resolve } from "node:path";
 import { BimriError } from "./engine/errors.ts";
 import {
   AUTHORITY_FORMAT,
@@ -13,7 +12,7 @@ import {
 } from "./engine/versions.ts";
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import { COMMANDS, findCommand } from "./commands/mod.ts";
-import { lstatOrNull } from "./engine/store/files.ts";
+import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 
 const encoder = new TextEncoder();
 
@@ -40,8 +39,9 @@ export function versionText(): string {
 }
 
 function mainHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
-  const verbs = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
+  const listed = COMMANDS.filter((c) => !c.name.startsWith("__")); // internal verbs stay hidden
+  const width = Math.max(...listed.map((c) => c.name.length));
+  const verbs = listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
   return `usage: bimri [--root DIR] [--json] COMMAND [flags]
 
 One durable memory that every local coding agent in a project shares.
@@ -60,15 +60,7 @@ Global flags:
 
 /** Default root: BIMRI_ROOT, else nearest ancestor with `.bimri/`, else the working directory. */
 export function defaultRoot(cwd: string, env: string | undefined): string {
-  if (env) return resolve(cwd, env);
-  let dir = resolve(cwd);
-  while (true) {
-    const info = lstatOrNull(join(dir, ".bimri"));
-    if (info?.isDirectory) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return resolve(cwd);
-    dir = parent;
-  }
+  return resolveRoot({ cwd, envRoot: env });
 }
 
 function readAllStdin(): string {
@@ -130,7 +122,9 @@ function errorResult(error: BimriError): CommandResult {
 }
 
 function emit(result: CommandResult, json: boolean, io: CliIo): number {
-  if (json) {
+  if (json && result.jsonText !== undefined) {
+    io.stdout(result.jsonText);
+  } else if (json) {
     const data = "ok" in result.data ? result.data : { ok: result.exitCode === 0, ...result.data };
     io.stdout(JSON.stringify(data, null, 2) + "\n");
   } else if (result.text) {
@@ -171,7 +165,7 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     const rootFlag = typeof flags.root === "string" ? flags.root : globals.root;
     const cwd = Deno.cwd();
     const root = rootFlag !== undefined
-      ? resolve(cwd, rootFlag)
+      ? resolveFolder(cwd, rootFlag)
       : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const result = await command.run(ctx, flags, positionals);

@@ -31,6 +31,8 @@ export type CommandResult = {
   stderr?: string[];
   /** The JSON document for `--json`. */
   data: Record<string, unknown>;
+  /** Exact `--json` output, printed instead of `data` (retrieval keeps the reference's document, without `ok`). */
+  jsonText?: string;
 };
 
 /** A CLI verb. */

@@ -3,6 +3,8 @@ import { auditStore } from "../engine/integrity/doctor.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { withStore } from "../engine/store/store.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
+import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
+import { BimriError } from "../engine/errors.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
 function render(readOnly: boolean, passed: boolean, errors: string[], warnings: string[]): string {
@@ -18,27 +20,50 @@ export const doctorCommand: Command = {
   summary: "audit the store's integrity (exit 1 on any error)",
   help: `usage: bimri doctor [--read-only]
 
+Audits state, revisions and the head hash, memory grammar and bounds, every
+proposal, decision, conflict and resolution, the authority graph, recovery
+evidence and restore receipts, run logs, pointers and the index. Prints PASSED
+(with any warnings) or FAILED with one line per error; exits 1 on any error.
+Without --read-only it first heals bimri.md (preserving a manual edit) and,
+when the audit finds no error, rebuilds the index.
+
   --read-only  audit with zero writes (no layout, view healing, index or recovery records)`,
   flags: { "read-only": { type: "boolean" } },
   run(ctx, flags): CommandResult {
     const readOnly = boolFlag(flags, "read-only");
-    let notices: string[] = [];
+    const stderr: string[] = [];
+    const paths = new StorePaths(ctx.root);
     if (!readOnly) {
-      notices = withStore(ctx.root, (store) => {
-        const sync = syncView(store);
-        return [...sync.notices, ...sync.warnings];
-      });
+      try {
+        withStore(ctx.root, (store) => {
+          const sync = syncView(store);
+          stderr.push(...sync.notices, ...sync.warnings);
+        });
+      } catch (error) {
+        // A store too damaged to open is still audited; the audit names the damage.
+        if (!(error instanceof BimriError)) throw error;
+      }
     }
-    const report = auditStore(new StorePaths(ctx.root));
+    const report = auditStore(paths);
+    let indexRows: number | null = null;
+    if (!readOnly && report.passed) {
+      try {
+        indexRows = withStore(ctx.root, (store) => rebuildIndex(store));
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        stderr.push(`BIMRI WARNING: index rebuild failed (${message}); run index to retry.`);
+      }
+    }
     return {
       exitCode: report.passed ? 0 : 1,
       text: render(readOnly, report.passed, report.errors, report.warnings),
-      stderr: notices,
+      stderr,
       data: {
         passed: report.passed,
         read_only: readOnly,
         errors: report.errors,
         warnings: report.warnings,
+        index_rows: indexRows,
       },
     };
   },

@@ -1,14 +1,422 @@
 /**
- * Damaged-authority detection for the degraded mode (protocol 9.4): start
- * still works and prints AUTHORITY RECOVERY NEEDED. Implemented by the
- * integrity work.
+ * Damaged-authority detection and the degraded mode of protocol 9.5.
+ *
+ * A malformed, unsafe or dangling proposal, decision, conflict or resolution
+ * pauses every canonical write (sync, close, resolve, maintain, index), while
+ * `start` still opens runs and prints AUTHORITY RECOVERY NEEDED and journaling
+ * and proposal staging continue.
+ *
+ * Why a cache, and why this one. Detecting damage anywhere in the store means
+ * looking at every authority record, and reading and parsing every record on
+ * each `start`/`sync`/`close` would make the everyday path grow with history.
+ * So the health check works on two layers:
+ *
+ * 1. Per-file facts (intrinsic validity plus the few fields the graph needs:
+ *    proposal hash and base, decision outcome and conflict, conflict
+ *    candidates, resolution status; run-log proposal markers and closure) are
+ *    kept in a derived cache, `.bimri/audit-integrity-cache.json`, keyed by
+ *    each file's lstat fingerprint (inode, size, mtime, ctime). A file whose
+ *    fingerprint is unchanged is not read again; any other change, including
+ *    an out-of-band truncation or a link swapped in, changes the fingerprint
+ *    and the file is re-read and re-validated. Entries for vanished files are
+ *    dropped. The cache is never authority: it holds no verdict on the store,
+ *    only memoized per-file facts, so deleting it (or it being unreadable or
+ *    of another schema) just means every file is read once more and the
+ *    answers are identical. It lives in the `audit-*` namespace with the other
+ *    derived audit caches and is ignored by everything else.
+ * 2. The graph checks (deletion anchors from run logs and the conflict
+ *    counter, candidate hashes, decision/conflict/resolution links, failed
+ *    resolutions, quarantine stubs) are recomputed in memory from those facts
+ *    on every call; they cost a few map look-ups per record.
+ *
+ * The everyday cost is therefore one directory listing and one lstat per
+ * record (no reads), plus reading only what changed since the last call.
+ * `doctor` and `status` do not use the cache: they re-read everything.
+ * Semantic effect checks (revision bindings of decisions, base snapshots)
+ * belong to the full audit in doctor.ts.
  */
+import { BimriError } from "../errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
+import type { State } from "../model/state.ts";
+import { conflictId, RUN_ID } from "../model/ids.ts";
+import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
+import { scanRunLog } from "../memory/run_log.ts";
+import {
+  AUTHORITY_KINDS,
+  type AuthorityKind,
+  idGrammar,
+  isStub,
+  KIND_FOLDER,
+  recordProblems,
+  recordRelPath,
+  stubProblems,
+} from "./schemas.ts";
 
 /** One damaged authority record. */
 export type AuthorityIssue = { kind: string; id: string; path: string; problem: string };
 
+/** The facts of one authority file that the graph checks need. */
+export type RecordFacts = {
+  /** lstat fingerprint the facts were computed for. */
+  fp: string;
+  /** Why the file is unusable (unsafe, unreadable, invalid), or null. */
+  problem: string | null;
+  /** True for a quarantine stub (valid or not). */
+  stub: boolean;
+  /** SHA-256 of the file bytes (proposals: conflict candidate hashes). */
+  sha?: string;
+  /** Proposal: its base revision. */
+  baseRevision?: number;
+  /** Decision: outcome and conflict. */
+  outcome?: string;
+  conflictId?: string | null;
+  /** Conflict: candidates and their hashes. */
+  proposalIds?: string[];
+  proposalHashes?: Record<string, string>;
+  /** Resolution: status and choice. */
+  status?: string;
+};
+
+/** Facts of one run log. */
+type LogFacts = { fp: string; markers: string[]; closed: boolean };
+
+type CacheDoc = {
+  schema: number;
+  records: Record<string, RecordFacts>;
+  logs: Record<string, LogFacts>;
+};
+
+const CACHE_SCHEMA = 1;
+const CACHE_NAME = "audit-integrity-cache.json";
+
+function fingerprint(info: Deno.FileInfo): string {
+  const ctime = (info as { ctime?: Date | null }).ctime;
+  return [
+    info.isSymlink ? "l" : info.isFile ? "f" : "o",
+    info.ino ?? 0,
+    info.size,
+    info.mtime?.getTime() ?? 0,
+    ctime?.getTime() ?? 0,
+  ].join(":");
+}
+
+function cachePath(paths: StorePaths): string {
+  return paths.folder(CACHE_NAME);
+}
+
+function loadCache(paths: StorePaths): CacheDoc {
+  const empty: CacheDoc = { schema: CACHE_SCHEMA, records: {}, logs: {} };
+  const info = lstatOrNull(cachePath(paths));
+  if (!info || !info.isFile) return empty;
+  try {
+    const doc = JSON.parse(Deno.readTextFileSync(cachePath(paths))) as CacheDoc;
+    if (doc?.schema !== CACHE_SCHEMA || !isJsonObject(doc.records as unknown as JsonValue)) {
+      return empty;
+    }
+    return { schema: CACHE_SCHEMA, records: doc.records, logs: doc.logs ?? {} };
+  } catch {
+    return empty;
+  }
+}
+
+/** Reads one authority path and derives its facts (never follows a link). */
+export function readRecordFacts(
+  path: string,
+  kind: AuthorityKind,
+  id: string,
+  info: Deno.FileInfo,
+): RecordFacts {
+  const fp = fingerprint(info);
+  if (info.isSymlink) {
+    return { fp, problem: "is a symbolic link; BIMRI never follows links in authority paths", stub: false };
+  }
+  if (!info.isFile) return { fp, problem: "is not a regular file", stub: false };
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return { fp, problem: "disappeared while being read", stub: false };
+  return factsFromBytes(bytes, kind, id, fp);
+}
+
+/** Facts of a record's bytes as if they stood at the record path of `kind`/`id`. */
+export function factsFromBytes(
+  bytes: Uint8Array,
+  kind: AuthorityKind,
+  id: string,
+  fp = "",
+): RecordFacts {
+  const sha = sha256Hex(bytes);
+  const text = decodeUtf8Strict(bytes);
+  let value: JsonValue;
+  try {
+    if (text === null) throw new Error("not UTF-8");
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    return { fp, problem: "is not valid JSON", stub: false, sha };
+  }
+  if (!isJsonObject(value)) return { fp, problem: "is not a JSON object", stub: false, sha };
+  if (isStub(value)) {
+    const problems = stubProblems(value, kind, id);
+    return {
+      fp,
+      problem: problems.length > 0
+        ? `is an invalid quarantine stub (${problems[0]})`
+        : "is quarantined; restore a validated replacement with restore-authority",
+      stub: true,
+      sha,
+    };
+  }
+  const problems = recordProblems(kind, value, id);
+  const facts: RecordFacts = {
+    fp,
+    problem: problems.length > 0 ? `${kind} record is invalid: ${problems.join("; ")}` : null,
+    stub: false,
+    sha,
+  };
+  return { ...facts, ...summarize(kind, value) };
+}
+
+function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts> {
+  switch (kind) {
+    case "proposal":
+      return { baseRevision: typeof value.base_revision === "number" ? value.base_revision : 0 };
+    case "decision":
+      return {
+        outcome: String(value.outcome),
+        conflictId: typeof value.conflict_id === "string" ? value.conflict_id : null,
+      };
+    case "conflict":
+      return {
+        proposalIds: Array.isArray(value.proposal_ids) ? value.proposal_ids as string[] : [],
+        proposalHashes: isJsonObject(value.proposal_hashes)
+          ? value.proposal_hashes as Record<string, string>
+          : {},
+      };
+    case "resolution":
+      return {
+        status: String(value.status),
+        proposalIds: Array.isArray(value.proposal_ids) ? value.proposal_ids as string[] : [],
+      };
+  }
+}
+
+/** Everything the graph checks need, per kind: ID -> facts. */
+export type AuthorityFacts = {
+  records: Record<AuthorityKind, Map<string, RecordFacts>>;
+  /** Run -> proposal IDs referenced by `[PROPOSE:]` markers, and closure. */
+  logs: Map<string, { markers: string[]; closed: boolean }>;
+};
+
+/**
+ * Collects the facts of every authority record and run log. With `cache`,
+ * files whose fingerprint is unchanged are not read again and the cache is
+ * updated in place; without it every file is read.
+ */
+export function collectFacts(paths: StorePaths, cache: CacheDoc | null): AuthorityFacts {
+  const records = {
+    proposal: new Map(),
+    decision: new Map(),
+    conflict: new Map(),
+    resolution: new Map(),
+  } as Record<AuthorityKind, Map<string, RecordFacts>>;
+  const nextRecords: Record<string, RecordFacts> = {};
+  for (const kind of AUTHORITY_KINDS) {
+    const folder = paths.folder(KIND_FOLDER[kind]);
+    const grammar = idGrammar(kind);
+    for (const name of listNames(folder)) {
+      if (!name.endsWith(".json")) continue;
+      const id = name.slice(0, -5);
+      if (!grammar.test(id)) continue;
+      const path = `${folder}/${name}`;
+      const info = lstatOrNull(path);
+      if (!info) continue;
+      const cacheKey = `${kind}/${id}`;
+      const cached = cache?.records[cacheKey];
+      const facts = cached && cached.fp === fingerprint(info)
+        ? cached
+        : readRecordFacts(path, kind, id, info);
+      records[kind].set(id, facts);
+      nextRecords[cacheKey] = facts;
+    }
+  }
+  const logs = new Map<string, { markers: string[]; closed: boolean }>();
+  const nextLogs: Record<string, LogFacts> = {};
+  const logFolder = paths.folder("log");
+  for (const name of listNames(logFolder)) {
+    const run = name.endsWith(".md") ? name.slice(0, -3) : "";
+    if (!RUN_ID.test(run)) continue;
+    const path = `${logFolder}/${name}`;
+    const info = lstatOrNull(path);
+    if (!info || !info.isFile) continue;
+    const fp = fingerprint(info);
+    let facts = cache?.logs[run];
+    if (!facts || facts.fp !== fp) {
+      const bytes = readBytesOrNull(path);
+      const text = bytes === null ? "" : (decodeUtf8Strict(bytes) ?? "");
+      const scanned = scanRunLog(run, text);
+      facts = { fp, markers: scanned.proposalMarkers, closed: scanned.closed };
+    }
+    logs.set(run, { markers: facts.markers, closed: facts.closed });
+    nextLogs[run] = facts;
+  }
+  if (cache) {
+    cache.records = nextRecords;
+    cache.logs = nextLogs;
+  }
+  return { records, logs };
+}
+
+function issue(kind: AuthorityKind, id: string, problem: string): AuthorityIssue {
+  return { kind, id, path: recordRelPath(kind, id), problem };
+}
+
+/** The graph checks over collected facts: every reason canonical writes must pause. */
+export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityIssue[] {
+  const out: AuthorityIssue[] = [];
+  const { proposal, decision, conflict, resolution } = facts.records;
+  for (const kind of AUTHORITY_KINDS) {
+    for (const [id, f] of facts.records[kind]) if (f.problem) out.push(issue(kind, id, f.problem));
+  }
+  const usable = (f: RecordFacts | undefined) => f !== undefined && !f.problem && !f.stub;
+  // Deletion anchors: run-log proposal markers and the conflict counter.
+  for (const [run, log] of facts.logs) {
+    const active = state.active_runs[run];
+    for (const id of log.markers) {
+      if (!id.startsWith(`${run}-Q`)) {
+        out.push(issue("proposal", id, `is referenced by the log of ${run}, which may only name its own proposals`));
+        continue;
+      }
+      const p = proposal.get(id);
+      if (!p) {
+        out.push(issue("proposal", id, `is referenced by the log of ${run} but the record is missing`));
+        continue;
+      }
+      const decided = log.closed ||
+        (active !== undefined && usable(p) && active.base_revision > (p.baseRevision ?? 0));
+      if (decided && !decision.has(id)) {
+        out.push(issue("decision", id, "is required (its run synced or closed) but the record is missing"));
+      }
+    }
+  }
+  for (let n = 1; n <= state.conflict_count; n++) {
+    const id = conflictId(n);
+    if (!conflict.has(id)) {
+      out.push(issue("conflict", id, `is missing although conflict_count is ${state.conflict_count}`));
+    }
+  }
+  for (const [id, d] of decision) {
+    if (!usable(d)) continue;
+    if (!proposal.has(id)) out.push(issue("decision", id, "has no proposal record"));
+    if (d.conflictId) {
+      const c = conflict.get(d.conflictId);
+      if (!c) out.push(issue("decision", id, `names conflict ${d.conflictId}, which is missing`));
+      else if (usable(c) && !(c.proposalIds ?? []).includes(id)) {
+        out.push(issue("decision", id, `is not a candidate of conflict ${d.conflictId}`));
+      }
+    }
+  }
+  for (const [id, c] of conflict) {
+    if (!usable(c)) continue;
+    for (const candidate of c.proposalIds ?? []) {
+      const p = proposal.get(candidate);
+      if (!p) out.push(issue("conflict", id, `candidate ${candidate} is missing`));
+      else if (usable(p) && p.sha !== c.proposalHashes?.[candidate]) {
+        out.push(issue("conflict", id, `candidate ${candidate} no longer matches its recorded hash`));
+      }
+    }
+  }
+  for (const [id, r] of resolution) {
+    if (!usable(r)) continue;
+    const c = conflict.get(id);
+    if (!c) out.push(issue("resolution", id, "answers a conflict that is missing"));
+    else if (usable(c) && (c.proposalIds ?? []).join(",") !== (r.proposalIds ?? []).join(",")) {
+      out.push(issue("resolution", id, "candidate list differs from its conflict"));
+    }
+    if (r.status === "failed") {
+      out.push(issue("resolution", id, "resolution status is failed; explicit retry is required."));
+    }
+  }
+  return out;
+}
+
+/** Full check (no cache): reads every record. Used by doctor and status. */
+export function fullAuthorityIssues(paths: StorePaths, state: State): AuthorityIssue[] {
+  return authorityIssues(state, collectFacts(paths, null));
+}
+
+/**
+ * Everyday check: the cached per-file facts plus the graph checks. Persists
+ * the refreshed cache when it changed (callers hold the engine lock).
+ */
+export function cachedAuthorityIssues(store: Store): AuthorityIssue[] {
+  const cache = loadCache(store.paths);
+  const before = canonicalJson(cache as unknown as JsonValue);
+  const facts = collectFacts(store.paths, cache);
+  const after = canonicalJson(cache as unknown as JsonValue);
+  if (after !== before) {
+    try {
+      atomicReplace(cachePath(store.paths), after);
+    } catch {
+      // A cache that cannot be written only costs re-reading next time.
+    }
+  }
+  return authorityIssues(store.state, facts);
+}
+
+/** Text of one issue as the brief and status list it. */
+export function issueLine(i: AuthorityIssue): string {
+  const problem = /[.!?]$/.test(i.problem) ? i.problem : `${i.problem}.`;
+  return `${i.kind} ${i.id} (${i.path}): ${problem}`;
+}
+
+const BRIEF_LIMIT = 5;
+
+/** The AUTHORITY RECOVERY NEEDED block for a list of issues (empty when none). */
+export function recoveryBlock(issues: AuthorityIssue[], limit = BRIEF_LIMIT): string[] {
+  if (issues.length === 0) return [];
+  const lines = ["AUTHORITY RECOVERY NEEDED — shared-memory writes are paused:"];
+  for (const i of issues.slice(0, limit)) lines.push(`  - ${issueLine(i)}`);
+  if (issues.length > limit) lines.push(`  - … and ${issues.length - limit} more (see doctor).`);
+  lines.push(
+    "  Run `doctor` for the full audit. With the owner's explicit approval, use `quarantine-authority` to preserve a damaged record before restoring a validated replacement.",
+  );
+  return lines;
+}
+
 /** The brief lines and issues for damaged authority (empty when healthy). */
-export function authorityBriefLines(_store: Store): { lines: string[]; issues: AuthorityIssue[] } {
-  return { lines: [], issues: [] };
+export function authorityBriefLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
+  const issues = cachedAuthorityIssues(store);
+  return { lines: recoveryBlock(issues), issues };
+}
+
+/** The full status report block (every issue, no cache). */
+export function authorityStatusLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
+  const issues = fullAuthorityIssues(store.paths, store.state);
+  return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
+}
+
+/** Options of `requireHealthyAuthority`. */
+export type HealthOptions = {
+  /** A resolve retrying this conflict may proceed past its own failed resolution. */
+  retryConflict?: string;
+};
+
+/**
+ * Refuses a canonical write while any authority record is damaged
+ * (protocol 9.5). Call first in every canonical write path, before any write.
+ */
+export function requireHealthyAuthority(store: Store, options: HealthOptions = {}): void {
+  const issues = cachedAuthorityIssues(store).filter((i) =>
+    !(options.retryConflict && i.kind === "resolution" && i.id === options.retryConflict &&
+      i.problem.startsWith("resolution status is failed"))
+  );
+  if (issues.length === 0) return;
+  const first = issueLine(issues[0]);
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  throw new BimriError(
+    "authority-recovery-needed",
+    `AUTHORITY RECOVERY NEEDED: ${first}${more} Shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
+  );
 }

@@ -1,14 +1,34 @@
 /**
- * `doctor`: the integrity audit of protocol section 12. `readOnly` audits
- * with zero writes of any kind.
+ * `doctor`: the full integrity audit of protocol section 12. It never writes:
+ * the command decides whether to heal the view and rebuild the index around
+ * it. Checks, in order: layout and unsafe nodes, strict state, every revision's
+ * grammar, the head and its hash, hot/cold overlap and bounds, pointer
+ * containment, cold-current archive bindings, archive grammar, run logs,
+ * every authority record (schema, version-aware) and the authority graph
+ * (deletion anchors, candidate hashes, links), decision and resolution
+ * revision effects, proposal base-snapshot bindings, quarantine evidence,
+ * restore receipts, manual-edit evidence, and the index shape.
  */
+import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
-import { parseView } from "../model/hot.ts";
-import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
-import { listNames, lstatOrNull, readBytesOrNull, readTextOrNull } from "../store/files.ts";
+import { type MemoryEntry, parseAnyEntry, parseEntryForTier, parseView, type ParsedView } from "../model/hot.ts";
+import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";
 import type { State } from "../model/state.ts";
+import { revisionName } from "../model/ids.ts";
+import { authorityIssues, collectFacts, issueLine } from "./authority.ts";
+import {
+  AUTHORITY_KINDS,
+  type AuthorityKind,
+  HOLD_REASONS,
+  isStub,
+  isV51,
+  KIND_FOLDER,
+  receiptProblems,
+} from "./schemas.ts";
 
 /** The audit's findings. */
 export type DoctorReport = {
@@ -17,72 +37,480 @@ export type DoctorReport = {
   warnings: string[];
 };
 
+/** Folders that may contain only regular files. */
+const FLAT_FOLDERS = [
+  "proposals",
+  "decisions",
+  "conflicts",
+  "resolutions",
+  "revisions",
+  "archive",
+  "recovery",
+];
+
+const ARCHIVE_ROW = /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[(replaced|closed|cooled)\] (.+)$/;
+
+type ArchiveRow = { date: string; by: string; reason: string; raw: string };
+
+function isTemporary(name: string): boolean {
+  return name.startsWith(".bimri-tmp-") || name.startsWith(".bimri-new-");
+}
+
+function readJsonObject(path: string): JsonObject | null {
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return null;
+  const text = decodeUtf8Strict(bytes);
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as JsonValue;
+    return isJsonObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when a line's pointer stays inside the project root. */
+function pointerContained(pointer: string | null): boolean {
+  if (pointer === null) return true;
+  if (isAbsolute(pointer) || /^[A-Za-z]:/.test(pointer) || pointer.includes("\\")) return false;
+  const normalized = normalize(pointer);
+  return normalized !== ".." && !normalized.startsWith("../");
+}
+
+function entryPointer(entry: MemoryEntry): string | null {
+  return entry.tier === 3 ? null : entry.pointer;
+}
+
 /** Audits the store at `paths` without writing anything. */
 export function auditStore(paths: StorePaths): DoctorReport {
-  const errors: string[] = [];
-  const warnings: string[] = [];
-  const dirInfo = lstatOrNull(paths.dir);
-  if (!dirInfo || !dirInfo.isDirectory || dirInfo.isSymlink) {
-    return { passed: false, errors: ["existing .bimri directory is missing or unsafe."], warnings };
-  }
-  for (const folder of STORE_FOLDERS) {
-    const info = lstatOrNull(paths.folder(folder));
-    if (!info || !info.isDirectory || info.isSymlink) {
-      errors.push(`.bimri/${folder} is missing or unsafe.`);
+  const audit = new Audit(paths);
+  audit.run();
+  return { passed: audit.errors.length === 0, errors: audit.errors, warnings: audit.warnings };
+}
+
+class Audit {
+  readonly errors: string[] = [];
+  readonly warnings: string[] = [];
+  private state!: State;
+  private revisions = new Map<number, { bytes: Uint8Array; view: ParsedView | null }>();
+  private archiveRows: ArchiveRow[] = [];
+
+  constructor(private readonly paths: StorePaths) {}
+
+  run(): void {
+    const dirInfo = lstatOrNull(this.paths.dir);
+    if (!dirInfo || !dirInfo.isDirectory || dirInfo.isSymlink) {
+      this.errors.push("existing .bimri directory is missing or unsafe.");
+      return;
     }
-  }
-  let state: State;
-  try {
-    state = loadState(paths);
-  } catch (error) {
-    if (error instanceof BimriError) {
-      return { passed: false, errors: [...errors, error.message], warnings };
+    this.checkLayout();
+    try {
+      this.state = loadState(this.paths);
+    } catch (error) {
+      if (error instanceof BimriError) {
+        this.errors.push(error.message);
+        return;
+      }
+      throw error;
     }
-    throw error;
+    this.readRevisions();
+    this.checkHead();
+    this.readArchive();
+    this.checkCold();
+    this.checkLogs();
+    this.checkAuthority();
+    this.checkRecovery();
+    this.checkIndex();
   }
-  const headBytes = readBytesOrNull(paths.revision(state.head_revision));
-  if (headBytes === null) {
-    errors.push(
-      `accepted head revision V${String(state.head_revision).padStart(6, "0")} is missing.`,
-    );
-  } else {
-    if (sha256Hex(headBytes) !== state.head_hash) {
-      errors.push("accepted head revision does not match state.head_hash.");
+
+  private checkLayout(): void {
+    for (const folder of STORE_FOLDERS) {
+      const info = lstatOrNull(this.paths.folder(folder));
+      if (!info || !info.isDirectory || info.isSymlink) {
+        this.errors.push(`.bimri/${folder} is missing or unsafe.`);
+      }
     }
-    const text = decodeUtf8Strict(headBytes);
-    if (text === null) errors.push("accepted head revision is not valid UTF-8.");
-    else {
-      const view = parseView(text, state.entry_max_chars);
-      for (const problem of view.errors) errors.push(`head revision: ${problem}`);
-      for (const { entry } of view.entries) {
-        if (state.cold_current[entry.key]) {
-          errors.push(`key ${entry.key} is current both hot and cold.`);
+    for (const [path, label] of [
+      [this.paths.view, "bimri.md"],
+      [this.paths.state, ".bimri/state.json"],
+      [this.paths.index, ".bimri/index.tsv"],
+      [this.paths.lock, ".bimri/engine.lock"],
+    ]) {
+      const info = lstatOrNull(path);
+      if (info && (info.isSymlink || !info.isFile)) {
+        this.errors.push(`${label} is a symbolic link or not a regular file.`);
+      }
+    }
+    for (const folder of FLAT_FOLDERS) {
+      for (const name of listNames(this.paths.folder(folder))) {
+        const info = lstatOrNull(`${this.paths.folder(folder)}/${name}`);
+        if (!info) continue;
+        if (info.isSymlink || !info.isFile) {
+          // Authority folders are reported with their record by the authority checks.
+          if (!["proposals", "decisions", "conflicts", "resolutions"].includes(folder) || !name.endsWith(".json")) {
+            this.errors.push(`.bimri/${folder}/${name} is not a regular file (symbolic link or folder).`);
+          }
+        } else if (isTemporary(name)) {
+          this.warnings.push(`abandoned temporary file .bimri/${folder}/${name}.`);
         }
       }
     }
-    const viewBytes = readBytesOrNull(paths.view);
-    if (viewBytes === null) warnings.push("bimri.md is missing; the next command regenerates it.");
-    else if (sha256Hex(viewBytes) !== sha256Hex(headBytes)) {
-      errors.push(
+    const logFolder = this.paths.folder("log");
+    for (const name of listNames(logFolder)) {
+      const info = lstatOrNull(`${logFolder}/${name}`);
+      if (info && (info.isSymlink || !info.isFile)) {
+        this.errors.push(`.bimri/log/${name} is not a regular file.`);
+      }
+    }
+  }
+
+  private readRevisions(): void {
+    const folder = this.paths.folder("revisions");
+    for (const name of listNames(folder)) {
+      const match = /^V([0-9]{6})\.md$/.exec(name);
+      if (!match) {
+        if (!isTemporary(name)) this.warnings.push(`unexpected file .bimri/revisions/${name}.`);
+        continue;
+      }
+      const info = lstatOrNull(`${folder}/${name}`);
+      if (!info?.isFile || info.isSymlink) continue;
+      const n = Number(match[1]);
+      const bytes = readBytesOrNull(`${folder}/${name}`);
+      if (bytes === null) continue;
+      const text = decodeUtf8Strict(bytes);
+      let view: ParsedView | null = null;
+      if (text === null) this.errors.push(`revision ${name} is not valid UTF-8.`);
+      else {
+        view = parseView(text, this.state.entry_max_chars);
+        for (const problem of view.errors) this.errors.push(`revision ${revisionName(n)}: ${problem}.`);
+      }
+      this.revisions.set(n, { bytes, view });
+      if (n > this.state.head_revision) {
+        this.warnings.push(
+          `revision ${revisionName(n)} is above the accepted head and unreferenced (orphan of an interrupted commit).`,
+        );
+      }
+    }
+  }
+
+  private checkHead(): void {
+    const head = this.revisions.get(this.state.head_revision);
+    const headName = revisionName(this.state.head_revision);
+    if (!head) {
+      this.errors.push(`accepted head revision ${headName} is missing.`);
+      return;
+    }
+    if (sha256Hex(head.bytes) !== this.state.head_hash) {
+      this.errors.push("accepted head revision does not match state.head_hash.");
+    }
+    if (head.bytes.length > this.state.hot_max_bytes) {
+      this.warnings.push(
+        `accepted head is ${head.bytes.length} bytes, above hot_max_bytes ${this.state.hot_max_bytes}.`,
+      );
+    }
+    if (head.view) {
+      const ids = new Set<string>();
+      for (const { entry } of head.view.entries) {
+        ids.add(entry.id);
+        if (this.state.cold_current[entry.key]) {
+          this.errors.push(`key ${entry.key} is current both hot and cold.`);
+        }
+        if (!pointerContained(entryPointer(entry))) {
+          this.errors.push(`entry ${entry.id} has a pointer outside the project root.`);
+        }
+      }
+      for (const cold of Object.values(this.state.cold_current)) {
+        if (ids.has(cold.entry_id)) {
+          this.errors.push(`entry ID ${cold.entry_id} is current both hot and cold.`);
+        }
+        ids.add(cold.entry_id);
+      }
+    }
+    const viewBytes = readBytesOrNull(this.paths.view);
+    if (viewBytes === null) {
+      this.warnings.push("bimri.md is missing; the next command regenerates it.");
+    } else if (sha256Hex(viewBytes) !== sha256Hex(head.bytes)) {
+      this.errors.push(
         "generated bimri.md differs from the accepted head; recovery is needed and read-only doctor left the file unchanged.",
       );
     }
   }
-  for (const run of Object.keys(state.active_runs)) {
-    if (readTextOrNull(paths.log(run)) === null) errors.push(`active run ${run} has no log.`);
-  }
-  for (const name of listNames(paths.folder("revisions"))) {
-    if (name.startsWith(".bimri-tmp-") || name.startsWith(".bimri-new-")) {
-      warnings.push(`abandoned temporary file .bimri/revisions/${name}.`);
+
+  private readArchive(): void {
+    const folder = this.paths.folder("archive");
+    for (const name of listNames(folder)) {
+      if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) {
+        if (!isTemporary(name)) this.warnings.push(`unexpected file .bimri/archive/${name}.`);
+        continue;
+      }
+      const bytes = readBytesOrNull(`${folder}/${name}`);
+      const text = bytes === null ? null : decodeUtf8Strict(bytes);
+      if (text === null) {
+        this.errors.push(`archive .bimri/archive/${name} is not valid UTF-8.`);
+        continue;
+      }
+      text.split("\n").forEach((line, index) => {
+        if (!line.startsWith("[ARCHIVED:")) return;
+        const match = ARCHIVE_ROW.exec(line.replace(/\r$/, ""));
+        if (!match || !parseAnyEntry(match[4]) || !name.startsWith(match[1].slice(0, 7))) {
+          this.errors.push(`archive .bimri/archive/${name} line ${index + 1} is malformed.`);
+          return;
+        }
+        this.archiveRows.push({ date: match[1], by: match[2], reason: match[3], raw: match[4] });
+      });
     }
   }
-  const index = readTextOrNull(paths.index);
-  if (index === null) warnings.push("index is missing; run index to rebuild it.");
-  else {
-    const rows = index.split("\n").filter((l) => l !== "");
-    if (rows.some((row) => row.split("\t").length !== 8)) {
-      errors.push("index.tsv has rows without 8 columns; run index to rebuild it.");
+
+  private checkCold(): void {
+    for (const [key, cold] of Object.entries(this.state.cold_current)) {
+      const entry = parseEntryForTier(cold.raw_line, 2);
+      if (!entry || entry.key !== key || entry.id !== cold.entry_id) {
+        this.errors.push(`cold_current.${key} raw_line is not a Tier 2 line of that key and entry.`);
+        continue;
+      }
+      if (lineHash(cold.raw_line) !== cold.line_hash) {
+        this.errors.push(`cold_current.${key} line_hash does not match raw_line.`);
+      }
+      if (!pointerContained(entry.tier === 3 ? null : entry.pointer)) {
+        this.errors.push(`cold_current.${key} has a pointer outside the project root.`);
+      }
+      const bound = this.archiveRows.filter((r) =>
+        r.date === cold.archived_on && r.by === cold.archived_by && r.reason === "cooled" &&
+        r.raw === cold.raw_line
+      );
+      if (bound.length !== 1) {
+        this.errors.push(
+          `cold_current.${key} must bind exactly one cooled archive row (found ${bound.length}).`,
+        );
+      }
     }
   }
-  return { passed: errors.length === 0, errors, warnings };
+
+  private checkLogs(): void {
+    for (const run of Object.keys(this.state.active_runs)) {
+      const bytes = readBytesOrNull(this.paths.log(run));
+      if (bytes === null) {
+        this.errors.push(`active run ${run} has no log.`);
+        continue;
+      }
+      const text = decodeUtf8Strict(bytes);
+      if (text === null || !text.startsWith(`# Run ${run} |`)) {
+        this.errors.push(`log of active run ${run} does not start with its header.`);
+      }
+    }
+  }
+
+  private keyLine(revision: number, key: string): { line: string; entry: MemoryEntry } | null | undefined {
+    const rev = this.revisions.get(revision);
+    if (!rev || !rev.view) return undefined;
+    const found = rev.view.entries.find((e) => e.entry.key === key);
+    return found ? { line: found.raw, entry: found.entry } : null;
+  }
+
+  private checkAuthority(): void {
+    const facts = collectFacts(this.paths, null);
+    for (const issue of authorityIssues(this.state, facts)) this.errors.push(`${issueLine(issue)}`);
+    const load = (kind: AuthorityKind, id: string): JsonObject | null => {
+      const f = facts.records[kind].get(id);
+      if (!f || f.problem || f.stub) return null;
+      return readJsonObject(`${this.paths.folder(KIND_FOLDER[kind])}/${id}.json`);
+    };
+    const head = this.state.head_revision;
+    const proposals = new Map<string, JsonObject>();
+    for (const id of facts.records.proposal.keys()) {
+      const p = load("proposal", id);
+      if (p) proposals.set(id, p);
+    }
+    for (const [id, p] of proposals) this.checkProposalBase(id, p);
+    for (const id of facts.records.decision.keys()) {
+      const d = load("decision", id);
+      if (!d) continue;
+      const p = proposals.get(id);
+      if (d.outcome === "applying") {
+        this.warnings.push(`decision ${id} is applying (interrupted commit); the next sync finishes it.`);
+        continue;
+      }
+      const revision = d.revision as number;
+      if (revision > head) this.errors.push(`decision ${id} names revision ${revision}, beyond the head.`);
+      if (p && typeof p.base_revision === "number" && revision < p.base_revision) {
+        this.errors.push(`decision ${id} names revision ${revision}, before its proposal's base.`);
+      }
+      if (d.outcome === "accepted" && p && revision <= head) this.checkAcceptedEffect(id, p, revision);
+      if (d.outcome === "held" && p && isV51(p)) {
+        const hold = p.hold_reason;
+        const lateOnly = HOLD_REASONS.slice(3);
+        if (hold !== null ? d.reason !== hold : !lateOnly.includes(d.reason as string)) {
+          this.errors.push(`decision ${id} is held for a reason its proposal does not carry.`);
+        }
+      }
+    }
+    for (const id of facts.records.conflict.keys()) {
+      const c = load("conflict", id);
+      if (!c) continue;
+      const extra = c.extra;
+      if (c.type === "manual-edit" && isJsonObject(extra) && Array.isArray(extra.recovery_files)) {
+        for (const file of extra.recovery_files as string[]) this.checkEvidenceFile(file, `conflict ${id}`);
+      }
+      if (isJsonObject(extra) && extra.current_storage === "cold") {
+        const bound = this.archiveRows.some((r) =>
+          r.by === extra.current_archive_proposal_id && r.date === extra.current_archive_date &&
+          r.reason === "cooled" && r.raw === c.current_line
+        );
+        if (!bound) this.errors.push(`conflict ${id}: its cold snapshot binds no cooled archive row.`);
+      }
+    }
+    for (const id of facts.records.resolution.keys()) {
+      const r = load("resolution", id);
+      if (!r) continue;
+      for (const field of ["revision_before", "revision_after", "intended_revision_after"]) {
+        const value = r[field];
+        if (r.status === "resolved" && field === "intended_revision_after") continue;
+        if (typeof value === "number" && value > head + (field === "intended_revision_after" ? 1 : 0)) {
+          this.errors.push(`resolution ${id} ${field} ${value} is beyond the head.`);
+        }
+      }
+      if (r.status === "applying") {
+        this.warnings.push(`resolution ${id} is applying (interrupted); repeat the same resolve to finish it.`);
+      }
+      const choice = r.choice as string;
+      if (r.status === "resolved" && choice !== "current" && choice !== "dismiss") {
+        const d = load("decision", choice);
+        if (d && (d.outcome !== "accepted" || d.resolution_id !== id)) {
+          this.errors.push(`resolution ${id} chose ${choice}, but that decision is not accepted by it.`);
+        }
+      }
+    }
+  }
+
+  private checkProposalBase(id: string, p: JsonObject): void {
+    const base = p.base_revision as number;
+    if (base > this.state.head_revision) {
+      this.errors.push(`proposal ${id} has base_revision ${base}, beyond the head.`);
+      return;
+    }
+    const rev = this.revisions.get(base);
+    if (!rev) return; // History before an upgrade may lack revision files.
+    const receipt = p.preflight_receipt;
+    if (isJsonObject(receipt) && receipt.observed_head_hash !== sha256Hex(rev.bytes)) {
+      this.errors.push(`proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`);
+    }
+    const storage = p.base_storage as string | undefined;
+    if (storage === "cold") {
+      const bound = this.archiveRows.some((r) =>
+        r.by === p.base_archive_proposal_id && r.reason === "cooled" && lineHash(r.raw) === p.base_hash
+      );
+      if (!bound) this.errors.push(`proposal ${id}: its cold base binds no cooled archive row.`);
+      return;
+    }
+    const found = this.keyLine(base, p.key as string);
+    if (found === undefined) return;
+    if (storage === "hot" || (storage === undefined && p.base_hash !== "absent" && found)) {
+      if (!found || lineHash(found.line) !== p.base_hash) {
+        this.errors.push(`proposal ${id}: base_hash does not match ${p.key} at revision ${revisionName(base)}.`);
+      }
+    } else if (p.base_hash === "absent" && found) {
+      this.errors.push(`proposal ${id}: ${p.key} was not absent at revision ${revisionName(base)}.`);
+    }
+  }
+
+  private checkAcceptedEffect(id: string, p: JsonObject, revision: number): void {
+    const found = this.keyLine(revision, p.key as string);
+    if (found === undefined) return;
+    const cooledNow = this.archiveRows.some((r) => r.by === id && r.reason === "cooled" && pyStrip(r.raw).includes(`[K:${p.key}]`));
+    const op = p.operation;
+    let ok: boolean;
+    if (op === "close") ok = found === null;
+    else if (op === "touch") ok = found !== null || cooledNow;
+    else if (p.tier === 3) ok = found !== null && found.entry.tier === 3;
+    else ok = (found !== null && found.entry.id === p.entry_id) || cooledNow;
+    if (!ok) {
+      this.errors.push(`decision ${id} names revision ${revisionName(revision)}, which does not contain its effect.`);
+    }
+  }
+
+  private checkEvidenceFile(relative: string, owner: string): void {
+    const match = /^\.bimri\/recovery\/([A-Za-z0-9._-]+)$/.exec(relative);
+    if (!match) {
+      this.errors.push(`${owner} names recovery evidence outside .bimri/recovery: ${relative}.`);
+      return;
+    }
+    const path = this.paths.folder("recovery") + "/" + match[1];
+    const info = lstatOrNull(path);
+    const bytes = info?.isFile && !info.isSymlink ? readBytesOrNull(path) : null;
+    if (bytes === null) {
+      this.errors.push(`${owner} names missing recovery evidence ${relative}.`);
+      return;
+    }
+    const hash = /-([0-9a-f]{64})\.(md|bin|json)$/.exec(match[1]);
+    if (hash && sha256Hex(bytes) !== hash[1]) {
+      this.errors.push(`recovery evidence ${relative} was altered (its hash no longer matches its name).`);
+    }
+  }
+
+  private checkRecovery(): void {
+    const folder = this.paths.folder("recovery");
+    for (const name of listNames(folder)) {
+      const info = lstatOrNull(`${folder}/${name}`);
+      if (!info?.isFile || info.isSymlink || isTemporary(name)) continue;
+      const relative = `.bimri/recovery/${name}`;
+      const manual = /^manual-hot-([0-9a-f]{64})\.(md|bin)$/.exec(name);
+      const evidence = /^authority-(proposal|decision|conflict|resolution)-([A-Z0-9-]+)-([0-9a-f]{64})\.json$/
+        .exec(name);
+      const receipt =
+        /^authority-restore-(proposal|decision|conflict|resolution)-([A-Z0-9-]+)-([0-9a-f]{64})-([0-9a-f]{64})\.json$/
+          .exec(name);
+      const bytes = readBytesOrNull(`${folder}/${name}`) ?? new Uint8Array();
+      if (receipt) {
+        const value = readJsonObject(`${folder}/${name}`);
+        const [, kind, id, original, replacement] = receipt;
+        if (!value) {
+          this.errors.push(`restore receipt ${relative} is not valid JSON.`);
+          continue;
+        }
+        const problems = receiptProblems(value, kind as AuthorityKind, id, original, replacement);
+        if (problems.length > 0) {
+          this.errors.push(`restore receipt ${relative} is invalid: ${problems.join("; ")}.`);
+        }
+        this.checkEvidenceFile(`.bimri/recovery/authority-${kind}-${id}-${original}.json`, `restore receipt ${relative}`);
+      } else if (manual) {
+        if (sha256Hex(bytes) !== manual[1]) {
+          this.errors.push(`recovery evidence ${relative} was altered (its hash no longer matches its name).`);
+        }
+        if ((decodeUtf8Strict(bytes) === null) !== (manual[2] === "bin")) {
+          this.errors.push(`recovery evidence ${relative} has the wrong extension for its bytes.`);
+        }
+      } else if (evidence) {
+        if (sha256Hex(bytes) !== evidence[3]) {
+          this.errors.push(`recovery evidence ${relative} was altered (its hash no longer matches its name).`);
+        }
+      } else {
+        this.warnings.push(`unexpected file ${relative}.`);
+      }
+    }
+    for (const kind of AUTHORITY_KINDS) {
+      const kindFolder = this.paths.folder(KIND_FOLDER[kind]);
+      for (const name of listNames(kindFolder)) {
+        if (!name.endsWith(".json")) continue;
+        const info = lstatOrNull(`${kindFolder}/${name}`);
+        if (!info?.isFile || info.isSymlink) continue;
+        const value = readJsonObject(`${kindFolder}/${name}`);
+        if (value && isStub(value) && typeof value.recovery_file === "string") {
+          this.checkEvidenceFile(value.recovery_file, `quarantine stub ${kind} ${name.slice(0, -5)}`);
+        }
+      }
+    }
+  }
+
+  private checkIndex(): void {
+    const bytes = readBytesOrNull(this.paths.index);
+    if (bytes === null) {
+      this.warnings.push("index is missing; run index to rebuild it.");
+      return;
+    }
+    const text = decodeUtf8Strict(bytes);
+    const rows = text === null ? [""] : text.split("\n").filter((l) => l !== "");
+    if (text === null || rows.some((row) => row.split("\t").length !== 8)) {
+      this.errors.push("index.tsv has rows without 8 columns; run index to rebuild it.");
+    }
+  }
 }

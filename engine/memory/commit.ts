@@ -1,8 +1,86 @@
 /**
- * The commit protocol (protocol section 8): applies a run's pending proposals
- * in order through durable steps. Implemented by the proposals work.
+ * The commit protocol (protocol section 8): applies a run's pending
+ * proposals in file-name order, each through the same numbered durable steps.
+ *
+ * Exported for other modules:
+ *
+ * - `applyPendingProposals(store, run)`: used by `sync` and `close`. Decides
+ *   every undecided proposal of `run` (held, noop, contested or accepted),
+ *   updates `store.state` and `store.head` in place and returns the summary
+ *   counts plus the stdout notices (conflict blocks, then held notices).
+ *
+ * - `commitProposalEffect(store, proposal, options)`: the resolution path
+ *   (H-resolve). Commits one chosen proposal's effect against the current
+ *   head without writing any decision: archive rows, cooling, a new revision,
+ *   state (`last_revision_reason: accepted <proposal-id>`) and the view. With
+ *   `humanConfirmed: true` a Tier 1/2 claim is rendered `T:confirmed` while
+ *   its `SRC:` stays. Returns the new revision number. Throws a BimriError
+ *   (nothing after the failing step is written) when the effect cannot be
+ *   committed, e.g. no eligible resident can cool. Signature is stable.
+ *
+ * - `plannedRevisionNumber(store)`: the revision number the next commit will
+ *   take (a resolution records it as `intended_revision_after` first).
+ *
+ * Durable steps of one commit, in order (each is on disk before the next;
+ * `BIMRI_FAULT=<point>` exits at the named point between them):
+ *
+ *   1. decision `applying` (exclusive create)      -> after-applying-decision
+ *   2. archive rows: replaced/closed, then cooled  -> after-archive
+ *   3. new immutable revision V######.md           -> after-revision
+ *   4. state.json (head, hash, reason, residency)  -> after-state
+ *   5. bimri.md regenerated (failure only warns)   -> after-view
+ *   6. decision `accepted` (replaces applying)
+ *
+ * Recovery: an `applying` decision whose effect the head already carries is
+ * finalized as accepted with `recovered_from_intent`; otherwise the steps are
+ * simply repeated (archive appends are idempotent, an orphan revision number
+ * is skipped), so every effect lands exactly once.
  */
-import type { Store } from "../store/store.ts";
+import { BimriError } from "../errors.ts";
+import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
+import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
+import { cloneState, type State } from "../model/state.ts";
+import { lineHash, sha256Hex } from "../model/text.ts";
+import { localDate, utcTimestamp } from "../model/time.ts";
+import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
+import { faultPoint } from "../store/fault.ts";
+import { createExclusive, listNames, lstatOrNull } from "../store/files.ts";
+import { readRecord } from "../store/records.ts";
+import {
+  type Head,
+  invalidateAuditWitness,
+  readRevision,
+  saveState,
+  type Store,
+} from "../store/store.ts";
+import { appendArchive, previousMonth, readArchiveMonth, recentMonths } from "./archive.ts";
+import { raiseStaleBaseConflict } from "./conflicts.ts";
+import {
+  baseEvidence,
+  type Decision,
+  effectEvidence,
+  HOLD_MESSAGES,
+  readDecision,
+  writeDecision,
+} from "./decision_record.ts";
+import {
+  effectContent,
+  humanConfirmed,
+  proposalEquivalent,
+  sameTier2Authority,
+} from "./effect.ts";
+import {
+  type LoadedProposal,
+  type Proposal,
+  readProposal,
+  requireProposal,
+  runProposalIds,
+} from "./proposal_record.ts";
+import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
+import { renderNewConflictNotices } from "./review.ts";
+import { requireHealthyAuthority } from "../integrity/authority.ts";
+import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
+import { refreshView, syncView } from "./view_sync.ts";
 
 /** What applying a run's pending proposals did. */
 export type ApplySummary = {
@@ -22,7 +100,540 @@ export function emptySummary(): ApplySummary {
   return { applied: 0, held: 0, noop: 0, conflicts: 0, failures: 0, notices: [], warnings: [] };
 }
 
+/** How one proposal was decided by this command. */
+type ApplyResult =
+  | { kind: "replayed" }
+  | { kind: "applied"; revision: number; warning: string | null }
+  | { kind: "held"; reason: string }
+  | { kind: "noop" }
+  | { kind: "contested"; conflictId: string; newCandidate: boolean };
+
 /** Applies every undecided proposal of `run`; updates `store.state` and `store.head` in place. */
-export function applyPendingProposals(_store: Store, _run: string): ApplySummary {
-  return emptySummary();
+export function applyPendingProposals(store: Store, run: string): ApplySummary {
+  const summary = emptySummary();
+  const logFacts = scanRunLog(run, readRunLog(store.paths, run));
+  const ids = runProposalIds(store.paths, run, logFacts.proposalMarkers);
+  const pending = ids.filter((id) => {
+    const decision = readDecision(store.paths, id);
+    return decision === null || decision.outcome === "applying";
+  });
+  if (pending.length === 0) return summary;
+  // The reference's audit checkpoint must re-prove the store after authority writes.
+  invalidateAuditWitness(store.paths);
+  const markers = new Set(logFacts.proposalMarkers);
+  const newConflicts: { conflictId: string; proposalId: string }[] = [];
+  const heldNotices: string[] = [];
+  for (const id of pending) {
+    const loaded = requireProposal(store.paths, id);
+    const p = loaded.proposal;
+    if (p.run_id !== run) {
+      throw new BimriError("store-corrupt", `proposal ${id} names another run; run doctor.`);
+    }
+    if (!markers.has(id)) {
+      // A crash between the proposal file and its marker: restore the deletion anchor first.
+      appendProposeMarker(store.paths, run, id, p.operation, p.key, p.base_hash, p.text);
+      markers.add(id);
+    }
+    const result = applyProposal(store, loaded);
+    switch (result.kind) {
+      case "applied":
+        summary.applied++;
+        if (result.warning) summary.warnings.push(result.warning);
+        break;
+      case "held":
+        summary.held++;
+        heldNotices.push(`BIMRI HELD: ${HOLD_MESSAGES[result.reason]}`);
+        break;
+      case "noop":
+        summary.noop++;
+        break;
+      case "contested":
+        if (result.newCandidate) {
+          summary.conflicts++;
+          newConflicts.push({ conflictId: result.conflictId, proposalId: id });
+        }
+        break;
+      case "replayed":
+        break;
+    }
+  }
+  summary.notices.push(...renderNewConflictNotices(store, newConflicts), ...heldNotices);
+  return summary;
+}
+
+/** Decides one proposal (the body of the commit loop). */
+function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
+  const proposal = loaded.proposal;
+  const id = proposal.proposal_id;
+  const existing = readDecision(store.paths, id);
+  if (existing !== null && existing.outcome !== "applying") return { kind: "replayed" };
+  const head = store.head;
+  const live = findLive(head.view, store.state, proposal.key);
+
+  const holdReason = proposal.hold_reason ??
+    (ownerResolutionInProgress(store, proposal.key) ? "owner-resolution-in-progress" : null);
+  if (holdReason !== null) {
+    writeDecision(store.paths, id, "held", {
+      reason: holdReason,
+      revision: head.revision,
+    }, true);
+    return { kind: "held", reason: holdReason };
+  }
+
+  const reflected = effectReflectedAtHead(store, proposal, live);
+  if (existing !== null && reflected) {
+    // Interrupted after the state step: the head already carries this effect.
+    if (proposal.operation === "close") {
+      const base = proposalBaseEntry(store, proposal);
+      if (base) appendArchive(store.paths, id, base.raw, "closed");
+    }
+    writeDecision(store.paths, id, "accepted", {
+      revision: head.revision,
+      recovered_from_intent: true,
+    }, true);
+    return { kind: "applied", revision: head.revision, warning: null };
+  }
+  if (reflected) {
+    writeDecision(store.paths, id, "noop", {
+      reason: proposal.operation === "close" ? "memory already absent" : "current memory already matches",
+      revision: head.revision,
+      ...effectEvidence(generationOf(live)),
+    }, true);
+    return { kind: "noop" };
+  }
+
+  const liveHash = lineHash(live?.raw ?? null);
+  if (proposal.base_hash !== liveHash) {
+    return raiseConflict(store, loaded, live);
+  }
+
+  const plan = planEffect(store, proposal, live);
+  if (plan === null) {
+    writeDecision(store.paths, id, "held", {
+      reason: "capacity-residency-required",
+      revision: head.revision,
+    }, true);
+    return { kind: "held", reason: "capacity-residency-required" };
+  }
+  if (plan.text === head.text && live?.storage !== "cold" && plan.cooled.length === 0) {
+    writeDecision(store.paths, id, "noop", {
+      reason: "proposal produced no memory change",
+      revision: head.revision,
+      ...effectEvidence(generationOf(live)),
+    }, true);
+    return { kind: "noop" };
+  }
+  const { revision, warning } = commitSteps(store, proposal, live, plan, true);
+  return { kind: "applied", revision, warning };
+}
+
+/** The view edit plus cooling for one proposal against the current head. */
+type EffectPlan = {
+  text: string;
+  archivedRaw: string | null;
+  cooled: { raw: string; entry: MemoryEntry }[];
+};
+
+function planEffect(
+  store: Store,
+  proposal: Proposal,
+  live: LiveGeneration | null,
+): EffectPlan | null {
+  const effect = effectContent(store.head.text, proposal, live);
+  const cooling = planCooling(effect.text, store.state, proposal.key);
+  if (cooling === null) return null;
+  const parsed = parseView(cooling.text, store.state.entry_max_chars);
+  if (parsed.errors.length > 0) {
+    throw new BimriError(
+      "refused",
+      `proposal ${proposal.proposal_id} cannot be applied safely: ${parsed.errors.join("; ")}`,
+    );
+  }
+  return {
+    text: cooling.text,
+    archivedRaw: effect.archivedRaw,
+    cooled: cooling.cooled.map((c) => ({ raw: c.raw, entry: c.entry })),
+  };
+}
+
+/**
+ * The numbered durable steps of one commit. Decisions are written only when
+ * `writeDecisions` (the resolution path owns its own records).
+ */
+function commitSteps(
+  store: Store,
+  proposal: Proposal,
+  live: LiveGeneration | null,
+  plan: EffectPlan,
+  writeDecisions: boolean,
+): { revision: number; warning: string | null } {
+  const { paths } = store;
+  const id = proposal.proposal_id;
+  const before = store.head;
+
+  // Step 1: durable intent, with the frozen base generation.
+  if (writeDecisions) {
+    writeDecision(paths, id, "applying", {
+      base_hash: proposal.base_hash,
+      revision_before: before.revision,
+      ...baseEvidence(generationOf(live)),
+    }, false);
+  }
+  faultPoint("after-applying-decision");
+
+  // Step 2: displaced generations are archived before state can point past them.
+  if (plan.archivedRaw !== null) {
+    appendArchive(paths, id, plan.archivedRaw, proposal.operation === "close" ? "closed" : "replaced");
+  } else if (proposal.operation === "set" && live !== null) {
+    appendArchive(paths, id, live.raw, "replaced");
+  }
+  const cooledDates = plan.cooled.map((c) => appendArchive(paths, id, c.raw, "cooled"));
+  faultPoint("after-archive");
+
+  // Step 3: the new immutable revision (a number left by a crashed attempt is skipped).
+  const next = cloneState(store.state);
+  if (live?.storage === "cold") delete next.cold_current[proposal.key];
+  plan.cooled.forEach((c, i) => {
+    next.cold_current[c.entry.key] = {
+      entry_id: c.entry.id,
+      key: c.entry.key,
+      tier: 2,
+      raw_line: c.raw,
+      line_hash: lineHash(c.raw),
+      archived_by: id,
+      archived_on: cooledDates[i],
+    };
+  });
+  if (proposal.tier === 3 && proposal.operation === "set" && proposal.pattern_id) {
+    next.pattern_count = Math.max(next.pattern_count, idNumber(proposal.pattern_id));
+  }
+  const revision = plannedRevisionNumber(store);
+  if (!createExclusive(paths.revision(revision), plan.text)) {
+    throw new BimriError("io", `revision ${revisionName(revision)} appeared during commit; retry.`);
+  }
+  faultPoint("after-revision");
+
+  // Step 4: the atomic head switch.
+  const hash = sha256Hex(plan.text);
+  next.head_revision = revision;
+  next.head_hash = hash;
+  next.last_revision_reason = `accepted ${id}`;
+  saveState(paths, next);
+  store.state = next;
+  store.head = headFor(revision, plan.text, hash, next);
+  faultPoint("after-state");
+
+  // Step 5: the generated view (a failure warns; the next command retries).
+  const warning = refreshView(store);
+  faultPoint("after-view");
+
+  // Step 6: the final decision.
+  if (writeDecisions) writeDecision(paths, id, "accepted", { revision }, true);
+  return { revision, warning };
+}
+
+function headFor(revision: number, text: string, hash: string, state: State): Head {
+  return { revision, text, hash, view: parseView(text, state.entry_max_chars) };
+}
+
+/** The revision number the next commit will take (head + 1, skipping orphan files). */
+export function plannedRevisionNumber(store: Store): number {
+  let n = store.state.head_revision + 1;
+  while (n <= 999999 && lstatOrNull(store.paths.revision(n)) !== null) n++;
+  if (n > 999999) throw new BimriError("refused", "the store has used every revision number.");
+  return n;
+}
+
+/** Options of `commitProposalEffect`. */
+export type CommitEffectOptions = {
+  /** Render a Tier 1/2 claim as `T:confirmed` (its source stays): a human chose it. */
+  humanConfirmed: boolean;
+};
+
+/** Result of `commitProposalEffect`. */
+export type CommitEffectResult = {
+  /** The revision that holds the effect. */
+  revision: number;
+  /** A view-refresh warning for stderr, if any. */
+  warning: string | null;
+};
+
+/**
+ * Commits one proposal's effect against the current head without writing any
+ * decision (the resolution path). See the module comment.
+ */
+export function commitProposalEffect(
+  store: Store,
+  proposal: Proposal,
+  options: CommitEffectOptions,
+): CommitEffectResult {
+  const effective = options.humanConfirmed ? humanConfirmed(proposal) : proposal;
+  const live = findLive(store.head.view, store.state, effective.key);
+  if (effective.operation !== "set" && live === null) {
+    throw new BimriError(
+      "refused",
+      `${effective.key} is absent from current memory, so ${effective.operation} ${effective.proposal_id} has nothing to act on.`,
+    );
+  }
+  const plan = planEffect(store, effective, live);
+  if (plan === null) {
+    throw new BimriError(
+      "refused",
+      "hot memory exceeds its byte ceiling and no eligible Tier 2 resident can cool; close or shorten a current subject first.",
+    );
+  }
+  invalidateAuditWitness(store.paths);
+  return commitSteps(store, effective, live, plan, false);
+}
+
+function generationOf(live: LiveGeneration | null) {
+  if (live === null) return { raw: null, storage: "absent" as const };
+  return {
+    raw: live.raw,
+    storage: live.storage,
+    archiveProposalId: live.archiveProposalId,
+    archiveDate: live.archiveDate,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Evidence about earlier commits (read only when a proposal's base moved)
+
+/** The generation a proposal observed at its base (hot line of its base revision, or cold record). */
+function proposalBaseEntry(store: Store, proposal: Proposal): { raw: string; entry: MemoryEntry } | null {
+  if (proposal.base_hash === "absent") return null;
+  if (proposal.base_storage === "cold") {
+    const cold = store.state.cold_current[proposal.key];
+    if (
+      cold && cold.archived_by === proposal.base_archive_proposal_id &&
+      lineHash(cold.raw_line) === proposal.base_hash
+    ) {
+      const entry = parseAnyEntry(cold.raw_line);
+      return entry ? { raw: cold.raw_line, entry } : null;
+    }
+    for (const month of monthsSince(proposal.created_at)) {
+      for (const row of readArchiveMonth(store.paths, month)) {
+        if (
+          row.reason === "cooled" && row.proposalId === proposal.base_archive_proposal_id &&
+          lineHash(row.rawLine) === proposal.base_hash
+        ) {
+          const entry = parseAnyEntry(row.rawLine);
+          if (entry) return { raw: row.rawLine, entry };
+        }
+      }
+    }
+    return null;
+  }
+  const text = proposal.base_revision === store.head.revision
+    ? store.head.text
+    : readRevision(store.paths, proposal.base_revision);
+  if (text === null) return null;
+  const found = parseView(text, store.state.entry_max_chars).entries.find((e) =>
+    e.entry.key === proposal.key
+  );
+  return found && lineHash(found.raw) === proposal.base_hash
+    ? { raw: found.raw, entry: found.entry }
+    : null;
+}
+
+/** Archive months from the one before `createdAt` (local) up to this month. */
+function monthsSince(createdAt: string): string[] {
+  const start = previousMonth(localDate(new Date(Date.parse(createdAt))).slice(0, 7));
+  const months = recentMonths();
+  const out: string[] = [];
+  let month = months[0];
+  while (month >= start && out.length < 240) {
+    out.push(month);
+    month = previousMonth(month);
+  }
+  return out;
+}
+
+/** True when the head already holds exactly this proposal's effect. */
+function effectReflectedAtHead(
+  store: Store,
+  proposal: Proposal,
+  live: LiveGeneration | null,
+): boolean {
+  if (proposal.operation === "set") return proposalEquivalent(proposal, live?.entry ?? null);
+  const base = proposalBaseEntry(store, proposal);
+  if (proposal.operation === "close") {
+    if (live !== null || base === null) return false;
+    return closedByAcceptedProposal(store, proposal, base.raw);
+  }
+  if (!sameTier2Authority(base?.entry ?? null, live?.entry ?? null)) return false;
+  if (live!.entry.tier === 2 && live!.entry.last_run === proposal.run_id) return true;
+  // Only another run's touch can have moved L: while every authority field stayed.
+  if (lineHash(live!.raw) === proposal.base_hash) return false;
+  return acceptedKeyWriterAfter(store, proposal, "touch") !== null;
+}
+
+/** True when an accepted close (this proposal's own, or another run's) archived `raw`. */
+function closedByAcceptedProposal(store: Store, proposal: Proposal, raw: string): boolean {
+  for (const month of monthsSince(proposal.created_at)) {
+    for (const row of readArchiveMonth(store.paths, month)) {
+      if (row.reason !== "closed" || row.rawLine !== raw) continue;
+      if (row.proposalId === proposal.proposal_id) return true;
+      const decision = readDecision(store.paths, row.proposalId);
+      if (
+        decision?.outcome === "accepted" &&
+        typeof decision.revision === "number" && decision.revision <= store.head.revision
+      ) {
+        const closer = readProposal(store.paths, row.proposalId)?.proposal;
+        if (closer?.operation === "close" && closer.key === proposal.key) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * The latest accepted proposal of another or the same run that changed
+ * `proposal.key` after its base, from the same observed generation. Scans
+ * decisions: this runs only when a proposal's base has moved.
+ */
+function acceptedKeyWriterAfter(
+  store: Store,
+  proposal: Proposal,
+  operation: string | null,
+): { writer: Proposal; revision: number } | null {
+  let best: { writer: Proposal; revision: number } | null = null;
+  for (const name of listNames(store.paths.folder("decisions"))) {
+    const id = name.replace(/\.json$/, "");
+    if (!PROPOSAL_ID.test(id) || id === proposal.proposal_id) continue;
+    let decision: Decision | null;
+    try {
+      decision = readDecision(store.paths, id);
+    } catch {
+      continue;
+    }
+    if (decision?.outcome !== "accepted" || typeof decision.revision !== "number") continue;
+    const revision = decision.revision;
+    if (!(proposal.base_revision < revision && revision <= store.head.revision)) continue;
+    const writer = readProposal(store.paths, id)?.proposal;
+    if (!writer || writer.key !== proposal.key) continue;
+    if (operation !== null && writer.operation !== operation) continue;
+    if (writer.base_hash !== proposal.base_hash) continue;
+    if (
+      best === null || revision > best.revision ||
+      (revision === best.revision && id > best.writer.proposal_id)
+    ) {
+      best = { writer, revision };
+    }
+  }
+  return best;
+}
+
+/**
+ * The five conflict conditions: the candidate's receipt binds its base, an
+ * accepted writer from another run committed a later change of the key from
+ * the same observed generation, the effect is not already current (checked
+ * before), and the post-states differ (the live hash moved). Then the
+ * candidate is contested in a stale-base conflict.
+ */
+function raiseConflict(
+  store: Store,
+  loaded: LoadedProposal,
+  live: LiveGeneration | null,
+): ApplyResult {
+  const proposal = loaded.proposal;
+  if (proposal.operation === "close" && live === null) {
+    throw new BimriError(
+      "authority-recovery-needed",
+      `the close target of ${proposal.proposal_id} is absent without exact archive provenance; authority recovery is required (run doctor).`,
+    );
+  }
+  if (proposal.preflight_receipt === null) {
+    throw new BimriError(
+      "refused",
+      `legacy proposal ${proposal.proposal_id} has no validated versioned preflight receipt; sync and restage it instead of creating an owner conflict.`,
+    );
+  }
+  const writer = acceptedKeyWriterAfter(store, proposal, null);
+  if (writer === null) {
+    throw new BimriError(
+      "authority-recovery-needed",
+      `the later writer of ${proposal.key} cannot be proven from accepted decisions and revisions; no owner conflict was created. Run doctor.`,
+    );
+  }
+  if (writer.writer.run_id === proposal.run_id) {
+    throw new BimriError(
+      "refused",
+      `${proposal.key} was changed by the same run; sync ${proposal.run_id} before submitting another intent.`,
+    );
+  }
+  const raised = raiseStaleBaseConflict(store, proposal.proposal_id, loaded.bytes, proposal.key, {
+    line: live?.raw ?? null,
+    storage: live?.storage ?? "absent",
+    archiveProposalId: live?.archiveProposalId,
+    archiveDate: live?.archiveDate,
+  });
+  writeDecision(store.paths, proposal.proposal_id, "contested", {
+    conflict_id: raised.conflictId,
+    revision: store.head.revision,
+  }, true);
+  return { kind: "contested", conflictId: raised.conflictId, newCandidate: true };
+}
+
+/**
+ * True when an owner resolution on `key` is `applying` and its chosen effect
+ * is not committed yet (later same-key intents are held meanwhile). Reads the
+ * resolutions folder, which holds one small file per answered conflict.
+ */
+export function ownerResolutionInProgress(store: Store, key: string): boolean {
+  for (const name of listNames(store.paths.folder("resolutions"))) {
+    const m = /^(C[0-9]{6})\.json$/.exec(name);
+    if (!m) continue;
+    const record = readRecord(store.paths.resolution(m[1]), `resolution ${m[1]}`);
+    const r = record?.value;
+    if (!r || r.status !== "applying" || typeof r.choice !== "string") continue;
+    const candidates = Array.isArray(r.proposal_ids) ? r.proposal_ids : [];
+    if (!candidates.includes(r.choice) || typeof r.intended_revision_after !== "number") continue;
+    const conflict = readRecord(store.paths.conflict(m[1]), `conflict ${m[1]}`)?.value;
+    if (!conflict || !isJsonObject(conflict) || conflict.key !== key) continue;
+    if (!chosenEffectCommitted(store, r, key)) return true;
+  }
+  return false;
+}
+
+function chosenEffectCommitted(store: Store, resolution: JsonObject, key: string): boolean {
+  const intended = resolution.intended_revision_after as number;
+  if (intended > store.head.revision) return false;
+  const chosen = readProposal(store.paths, resolution.choice as string)?.proposal;
+  if (!chosen) return false;
+  const text = intended === store.head.revision
+    ? store.head.text
+    : readRevision(store.paths, intended);
+  if (text === null) return false;
+  const view = parseView(text, store.state.entry_max_chars);
+  const entry = view.entries.find((e) => e.entry.key === key)?.entry ?? null;
+  const cold = store.state.cold_current[key];
+  const current = entry ?? (cold ? parseAnyEntry(cold.raw_line) : null);
+  if (chosen.operation === "close") return current === null;
+  if (chosen.operation === "touch") {
+    return current?.tier === 2 && current.last_run === chosen.run_id;
+  }
+  return proposalEquivalent(humanConfirmed(chosen), current);
+}
+
+/** Result of `sync`. */
+export type SyncResult = { run: string; memory: ApplySummary; notices: string[] };
+
+/**
+ * `sync`: apply the run's pending proposals now, then move the run's base to
+ * the accepted head (must run under the engine lock).
+ */
+export function syncRun(store: Store, runInput: string): SyncResult {
+  const sync = syncView(store);
+  const run = requireRunId(runInput);
+  if (!store.state.active_runs[run]) {
+    throw new BimriError("unknown-run", `${run} is not an active run.`);
+  }
+  requireHealthyAuthority(store);
+  const memory = applyPendingProposals(store, run);
+  const entry = store.state.active_runs[run];
+  entry.base_revision = store.head.revision;
+  entry.last_activity_at = utcTimestamp();
+  saveState(store.paths, store.state);
+  return { run, memory, notices: [...sync.notices, ...sync.warnings] };
 }

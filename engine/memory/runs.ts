@@ -21,6 +21,7 @@ import {
   scanRunLog,
 } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
+import { requireHealthyAuthority } from "../integrity/authority.ts";
 
 /** Close outcomes. */
 export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
@@ -305,6 +306,7 @@ export function closeRun(
     ? DEFAULT_SUMMARY
     : requireOneLine(summaryInput, "close summary", 1000);
   const sync = syncView(store);
+  requireHealthyAuthority(store);
   const memory = applyPendingProposals(store, run);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const closedAt = utcTimestamp();

@@ -1,9 +1,19 @@
-/** `status`: the store's numbers (engine and format versions, runs, residency, reviews, outcomes). */
-import { isJsonObject, type JsonValue } from "../store/canonical_json.ts";
-import { listNames, readTextOrNull } from "../store/files.ts";
+/**
+ * `status`: the store's numbers (engine and format versions, revision, runs,
+ * residency against the byte ceiling and soft targets, held candidates,
+ * conflicts and review groups, run outcomes) and the orphan candidates in
+ * full. It reads decisions, conflicts and logs: not an everyday-path command.
+ */
+import { decodeUtf8Strict, utf8Length } from "../model/text.ts";
+import { listNames, readBytesOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
-import { utf8Length } from "../model/text.ts";
 import { type HeadSummary, headSummary, orphanCandidates } from "./runs.ts";
+import { HOLD_MESSAGES } from "./decision_record.ts";
+import { classifyReviews, listConflictIds, readResolution, reviewCounts } from "./review.ts";
+import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
+
+/** One held candidate as status lists it. */
+export type HeldCandidate = { proposal_id: string; key: string; reason: string };
 
 /** Everything `status` reports. */
 export type StatusReport = {
@@ -14,7 +24,7 @@ export type StatusReport = {
   hotBytes: number;
   hotMaxBytes: number;
   coldCurrent: number;
-  heldCandidates: number;
+  held: HeldCandidate[];
   openConflicts: number;
   proposals: number;
   revisions: number;
@@ -26,56 +36,87 @@ export type StatusReport = {
   orphans: string[];
 };
 
-function readJson(path: string): JsonValue | null {
-  const text = readTextOrNull(path);
-  if (text === null) return null;
+/** Held candidates printed under the count (the rest are counted only). */
+export const HELD_LINES_SHOWN = 5;
+
+/** Fallback text for a hold reason the engine does not know. */
+const UNKNOWN_HOLD = "Candidate preserved; current unchanged.";
+
+/** The `  held <id> [<key>] <what it means>` line of one held candidate. */
+export function heldLine(held: HeldCandidate): string {
+  return `  held ${held.proposal_id} [${held.key}] ${HOLD_MESSAGES[held.reason] ?? UNKNOWN_HOLD}`;
+}
+
+const OUTCOME_LINE = /^\[OUTCOME:(success|partial|overflow|fail)\]/;
+
+/**
+ * Outcome counts over run logs: each log counts once, by its first
+ * `[OUTCOME:…]` line (a log closed twice still is one run).
+ */
+export function countOutcomes(store: Store): Record<string, number> {
+  const outcomes: Record<string, number> = {};
+  for (const name of listNames(store.paths.folder("log"))) {
+    if (!/^R[0-9]+\.md$/.test(name)) continue;
+    const bytes = readBytesOrNull(`${store.paths.folder("log")}/${name}`);
+    const text = bytes === null ? null : decodeUtf8Strict(bytes);
+    if (text === null) continue;
+    // Line starts as Python's re.MULTILINE sees them: after "\n" only.
+    for (const line of text.split("\n")) {
+      const match = OUTCOME_LINE.exec(line);
+      if (!match) continue;
+      outcomes[match[1]] = (outcomes[match[1]] ?? 0) + 1;
+      break;
+    }
+  }
+  return outcomes;
+}
+
+/** Held decisions whose proposal is not already current, in decision-file order. */
+export function heldCandidates(store: Store): HeldCandidate[] {
+  return heldRecords(store, currentEntriesByKey(store)).map((record) => ({
+    proposal_id: record.id,
+    key: record.key,
+    reason: record.reason,
+  }));
+}
+
+/** Conflicts without a `resolved` resolution. */
+function openConflictCount(store: Store): number {
+  let open = 0;
+  for (const id of listConflictIds(store)) {
+    const resolution = readResolution(store, id);
+    if (resolution === null || resolution.status !== "resolved") open++;
+  }
+  return open;
+}
+
+/** `compute()`, or `fallback` when it fails and damaged authority is already being reported. */
+function tolerate<T>(tolerant: boolean, compute: () => T, fallback: T): T {
+  if (!tolerant) return compute();
   try {
-    return JSON.parse(text) as JsonValue;
+    return compute();
   } catch {
-    return null;
+    return fallback;
   }
 }
 
-/** Builds the status report (reads decisions, conflicts and logs: not an everyday-path command). */
-export function statusReport(store: Store): StatusReport {
+/**
+ * Builds the status report. With `damagedAuthority`, counts that need a
+ * damaged record fall back to what can be read (the recovery block says why).
+ */
+export function statusReport(store: Store, damagedAuthority = false): StatusReport {
   const { paths, state } = store;
-  const proposals = listNames(paths.folder("proposals")).filter((n) => n.endsWith(".json"));
+  const proposals = listNames(paths.folder("proposals")).filter((n) =>
+    /^R[0-9]{6}-Q[0-9]{3}\.json$/.test(n)
+  );
   const revisions = listNames(paths.folder("revisions")).filter((n) => /^V[0-9]{6}\.md$/.test(n));
-  let held = 0;
-  for (const name of listNames(paths.folder("decisions"))) {
-    if (!name.endsWith(".json")) continue;
-    const decision = readJson(`${paths.folder("decisions")}/${name}`);
-    if (isJsonObject(decision) && decision.outcome === "held") held++;
-  }
-  let open = 0;
-  let actionable = 0;
-  let legacy = 0;
-  let recovery = 0;
-  const resolutions = new Set(listNames(paths.folder("resolutions")));
-  for (const name of listNames(paths.folder("conflicts"))) {
-    if (!/^C[0-9]{6}\.json$/.test(name)) continue;
-    const resolution = resolutions.has(name)
-      ? readJson(`${paths.folder("resolutions")}/${name}`)
-      : null;
-    if (isJsonObject(resolution) && resolution.status === "resolved") continue;
-    const conflict = readJson(`${paths.folder("conflicts")}/${name}`);
-    open++;
-    const type = isJsonObject(conflict) ? conflict.type : null;
-    if (type === "stale-base") actionable++;
-    else if (type === "manual-edit") recovery++;
-    else legacy++;
-  }
-  const outcomes: Record<string, number> = {};
-  for (const name of listNames(paths.folder("log"))) {
-    const match = /^(R[0-9]{6})\.md$/.exec(name);
-    if (!match) continue;
-    const text = readTextOrNull(`${paths.folder("log")}/${name}`);
-    if (text === null) continue;
-    for (const line of text.split("\n")) {
-      const outcome = /^\[OUTCOME:(success|partial|overflow|fail)\]/.exec(line);
-      if (outcome) outcomes[outcome[1]] = (outcomes[outcome[1]] ?? 0) + 1;
-    }
-  }
+  const held = tolerate(damagedAuthority, () => heldCandidates(store), []);
+  const counts = tolerate(damagedAuthority, () => reviewCounts(classifyReviews(store)), {
+    concurrent: 0,
+    legacy: 0,
+    recovery: 0,
+    satisfied: 0,
+  });
   return {
     revision: state.head_revision,
     runs: state.run_count,
@@ -87,15 +128,15 @@ export function statusReport(store: Store): StatusReport {
     hotBytes: utf8Length(store.head.text),
     hotMaxBytes: state.hot_max_bytes,
     coldCurrent: Object.keys(state.cold_current).length,
-    heldCandidates: held,
-    openConflicts: open,
+    held,
+    openConflicts: tolerate(damagedAuthority, () => openConflictCount(store), 0),
     proposals: proposals.length,
     revisions: revisions.length,
-    actionableConflicts: actionable,
-    legacyReviews: legacy,
-    recoveryReviews: recovery,
-    satisfiedCandidates: 0,
-    outcomes,
+    actionableConflicts: counts.concurrent,
+    legacyReviews: counts.legacy,
+    recoveryReviews: counts.recovery,
+    satisfiedCandidates: counts.satisfied,
+    outcomes: countOutcomes(store),
     orphans: orphanCandidates(state),
   };
 }

@@ -5,6 +5,7 @@
 import { dirname, join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { utf8 } from "../model/text.ts";
+import { renameOver } from "./rename.ts";
 
 const IS_WINDOWS = Deno.build.os === "windows";
 
@@ -49,7 +50,7 @@ export function atomicReplace(path: string, data: Uint8Array | string): void {
   const folder = dirname(path);
   const temp = writeTemp(folder, ".bimri-tmp-", toBytes(data));
   try {
-    Deno.renameSync(temp, path);
+    renameOver(temp, path);
   } catch (error) {
     try {
       Deno.removeSync(temp);

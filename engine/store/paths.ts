@@ -2,7 +2,7 @@
  * Every path of a store, built only from validated IDs so that no path
  * derived from an ID can leave its folder.
  */
-import { join } from "node:path";
+import * as nativePath from "node:path";
 import { BimriError } from "../errors.ts";
 import { CONFLICT_ID, PROPOSAL_ID, revisionName, RUN_ID } from "../model/ids.ts";
 
@@ -27,6 +27,9 @@ function checked(id: string, grammar: RegExp, what: string): string {
   return id;
 }
 
+/** The part of node:path that StorePaths uses (`path.win32` or `path.posix`). */
+export type PathJoiner = { join(...segments: string[]): string };
+
 /** Paths of one store rooted at `root`. */
 export class StorePaths {
   /** Absolute project root. */
@@ -34,74 +37,79 @@ export class StorePaths {
   /** `<root>/.bimri`. */
   readonly dir: string;
 
-  constructor(root: string) {
+  /** Joins with the separator of the OS the store lives on. */
+  readonly #join: (...segments: string[]) => string;
+
+  /** `flavor` defaults to the running OS (unit tests pass node:path's win32 or posix). */
+  constructor(root: string, flavor: PathJoiner = nativePath) {
     this.root = root;
-    this.dir = join(root, ".bimri");
+    this.#join = (...segments) => flavor.join(...segments);
+    this.dir = this.#join(root, ".bimri");
   }
 
   /** `<root>/bimri.md`, the generated view. */
   get view(): string {
-    return join(this.root, "bimri.md");
+    return this.#join(this.root, "bimri.md");
   }
   /** `.bimri/state.json`. */
   get state(): string {
-    return join(this.dir, "state.json");
+    return this.#join(this.dir, "state.json");
   }
   /** `.bimri/engine.lock`. */
   get lock(): string {
-    return join(this.dir, "engine.lock");
+    return this.#join(this.dir, "engine.lock");
   }
   /** `.bimri/index.tsv`. */
   get index(): string {
-    return join(this.dir, "index.tsv");
+    return this.#join(this.dir, "index.tsv");
   }
   /** `.bimri/audit-witness.json` (reference-only cache). */
   get auditWitness(): string {
-    return join(this.dir, "audit-witness.json");
+    return this.#join(this.dir, "audit-witness.json");
   }
   /** A folder under `.bimri/`. */
   folder(name: string): string {
-    return join(this.dir, name);
+    return this.#join(this.dir, name);
   }
   /** Run log path. */
   log(run: string): string {
-    return join(this.dir, "log", `${checked(run, RUN_ID, "run")}.md`);
+    return this.#join(this.dir, "log", `${checked(run, RUN_ID, "run")}.md`);
   }
   /** Revision path for a revision number. */
   revision(n: number): string {
     if (!Number.isInteger(n) || n < 0 || n > 999999) {
       throw new BimriError("invalid-input", `invalid revision number: ${n}`);
     }
-    return join(this.dir, "revisions", `${revisionName(n)}.md`);
+    return this.#join(this.dir, "revisions", `${revisionName(n)}.md`);
   }
   /** Proposal path. */
   proposal(id: string): string {
-    return join(this.dir, "proposals", `${checked(id, PROPOSAL_ID, "proposal")}.json`);
+    return this.#join(this.dir, "proposals", `${checked(id, PROPOSAL_ID, "proposal")}.json`);
   }
   /** Decision path. */
   decision(id: string): string {
-    return join(this.dir, "decisions", `${checked(id, PROPOSAL_ID, "proposal")}.json`);
+    return this.#join(this.dir, "decisions", `${checked(id, PROPOSAL_ID, "proposal")}.json`);
   }
   /** Conflict path. */
   conflict(id: string): string {
-    return join(this.dir, "conflicts", `${checked(id, CONFLICT_ID, "conflict")}.json`);
+    return this.#join(this.dir, "conflicts", `${checked(id, CONFLICT_ID, "conflict")}.json`);
   }
   /** Resolution path. */
   resolution(id: string): string {
-    return join(this.dir, "resolutions", `${checked(id, CONFLICT_ID, "conflict")}.json`);
+    return this.#join(this.dir, "resolutions", `${checked(id, CONFLICT_ID, "conflict")}.json`);
   }
   /** Archive month file for `YYYY-MM`. */
   archiveMonth(month: string): string {
     if (!/^[0-9]{4}-[0-9]{2}$/.test(month)) {
       throw new BimriError("invalid-input", `invalid archive month: ${month}`);
     }
-    return join(this.dir, "archive", `${month}.md`);
+    return this.#join(this.dir, "archive", `${month}.md`);
   }
   /** A file in `.bimri/recovery/` (name must be a plain file name). */
   recovery(name: string): string {
     if (!/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith(".")) {
       throw new BimriError("invalid-input", `invalid recovery file name: ${name}`);
     }
-    return join(this.dir, "recovery", name);
+    return this.#join(this.dir, "recovery", name);
   }
 }

@@ -1,0 +1,102 @@
+/**
+ * `hook-start` and `hook-close`: the Claude Code SessionStart/SessionEnd
+ * adapters. The payload arrives on stdin; the session identity maps one
+ * Claude session to one run with actor `claude-code`.
+ */
+import { BimriError } from "../engine/errors.ts";
+import {
+  hookCloseSummary,
+  hookSessionIdentity,
+  parseHookPayload,
+} from "../engine/install/hook_payload.ts";
+import { closeRun, sessionKey, startRun } from "../engine/memory/runs.ts";
+import { authorityBriefLines } from "../engine/integrity/authority.ts";
+import { StorePaths } from "../engine/store/paths.ts";
+import { storeExists, withStore } from "../engine/store/store.ts";
+import { type Command, ok } from "./command.ts";
+import { memoryCounts, renderBrief, summaryJson } from "./render.ts";
+
+/** The actor every Claude Code hook run uses. */
+export const HOOK_ACTOR = "claude-code";
+
+/** The hook-start verb. */
+export const hookStartCommand: Command = {
+  name: "hook-start",
+  summary: "Claude Code SessionStart hook: open or resume the session's run (payload on stdin)",
+  help: `usage: bimri hook-start < payload.json
+
+Reads Claude Code's SessionStart payload from stdin and opens a run for its
+session_id (else transcript_path) with actor claude-code, or resumes the run
+already mapped to that session, then prints the brief. A payload without
+either identity is refused with exit 2 and [hook-identity-missing]; nothing is
+created.`,
+  flags: {},
+  run(ctx) {
+    const { payload, diagnosis } = parseHookPayload(ctx.readStdin());
+    const session = hookSessionIdentity(payload);
+    if (session === null) {
+      // A run without a stable identity could never be closed by the matching
+      // SessionEnd hook, so refuse before touching the folder at all.
+      throw new BimriError(
+        "invalid-input",
+        `hook-start opened no run: ${
+          diagnosis ?? "the payload carries no session_id or transcript_path"
+        }. [hook-identity-missing]`,
+      );
+    }
+    return withStore(ctx.root, (store) => {
+      const result = startRun(store, HOOK_ACTOR, session);
+      const recovery = authorityBriefLines(store);
+      const brief = renderBrief(result, recovery.lines);
+      return ok(brief, {
+        run: result.run,
+        resumed: result.resumed,
+        actor: result.actor,
+        date: result.date,
+        revision: result.head.revision,
+        authority_recovery_needed: recovery.issues,
+        brief,
+      }, [...result.notices, ...result.warnings]);
+    });
+  },
+};
+
+/** The hook-close verb. */
+export const hookCloseCommand: Command = {
+  name: "hook-close",
+  summary: "Claude Code SessionEnd hook: close the session's own run (payload on stdin)",
+  help: `usage: bimri hook-close < payload.json
+
+Reads Claude Code's SessionEnd payload from stdin and closes only the run
+mapped to its session_id (else transcript_path), outcome partial, with the end
+reason flattened to one bounded line. An unknown session is a silent no-op
+(exit 0); the explicit close command stays strict.`,
+  flags: {},
+  run(ctx) {
+    const { payload } = parseHookPayload(ctx.readStdin());
+    const session = hookSessionIdentity(payload);
+    const noop = ok("", { closed: false, run: null });
+    if (session === null || !storeExists(new StorePaths(ctx.root))) return noop;
+    return withStore(ctx.root, (store) => {
+      const mapped = store.state.session_runs[sessionKey(HOOK_ACTOR, session)];
+      if (!mapped || !store.state.active_runs[mapped]) return noop;
+      const reason = "reason" in payload ? payload.reason : "ended";
+      const result = closeRun(store, mapped, "partial", hookCloseSummary(reason));
+      const counts = memoryCounts(result.memory);
+      const text = [
+        ...result.memory.notices,
+        `BIMRI: run ${mapped} closed.${counts ? ` Memory: ${counts}.` : ""}`,
+      ].join("\n") + "\n";
+      return ok(
+        text,
+        {
+          closed: true,
+          run: mapped,
+          outcome: result.outcome,
+          memory: summaryJson(result.memory),
+        },
+        [...result.notices, ...result.warnings],
+      );
+    });
+  },
+};

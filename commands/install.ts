@@ -1,0 +1,47 @@
+/**
+ * `install --target DIR [--quiescent]`: put BIMRI memory into a project, and
+ * the hidden `__bimri-sentinel` verb the installer uses to prove its runtime.
+ */
+import { BimriError } from "../engine/errors.ts";
+import { installProject } from "../engine/install/install.ts";
+import { SENTINEL_VERB, sentinelAnswer } from "../engine/install/runtime.ts";
+import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
+
+/** The install verb. */
+export const installCommand: Command = {
+  name: "install",
+  summary: "install BIMRI memory into a project (adapters, store, runtime binding, hooks)",
+  help: `usage: bimri install --target DIR [--quiescent]
+
+  --target DIR   the project folder (absolute path recommended)
+  --quiescent    required for a folder that already has a v5 store: you attest
+                 that no process running an older engine can still write there
+
+Copies the portable BIMRI files, merges the marked BIMRI block into AGENTS.md
+and CLAUDE.md, initializes or migrates memory, proves and records the command
+that runs bimri (.bimri/runtime.local.json), renders the Claude Code hooks
+(.bimri/hooks.claude.local.json) and runs a self-check. An existing v5 store
+gets a code-only update that leaves bimri.md and every record byte-identical.`,
+  flags: { target: { type: "string" }, quiescent: { type: "boolean" } },
+  async run(_ctx, flags) {
+    const target = requiredFlag(flags, "install", "target");
+    const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
+    return ok(report.lines.join("\n") + "\n", { installed: true, ...report });
+  },
+};
+
+/** The hidden runtime sentinel: answers the installer's private check value. */
+export const sentinelCommand: Command = {
+  name: SENTINEL_VERB,
+  summary: "internal: proves to the installer that this argv prefix runs this bimri",
+  help: `usage: bimri ${SENTINEL_VERB} NONCE (internal; used by install)`,
+  flags: {},
+  positionals: 1,
+  run(_ctx, _flags, positionals) {
+    const nonce = positionals[0] ?? "";
+    if (!/^[0-9a-f]{32}$/.test(nonce)) {
+      throw new BimriError("usage", `${SENTINEL_VERB} needs a 32-character lowercase hex value.`);
+    }
+    return ok(sentinelAnswer(nonce), { sentinel: nonce });
+  },
+};

@@ -1,0 +1,69 @@
+/**
+ * `recall --key K [--history]` or `recall --query Q`: exact lookup of a
+ * subject or ranked task-language search; read-only. Also the shared runner
+ * of `get` and `search`.
+ */
+import { parseLimit, recall, type RecallRequest } from "../engine/retrieval/recall.ts";
+import { compactSortedJson, renderTsv, resultJson } from "../engine/retrieval/output.ts";
+import {
+  boolFlag,
+  type Command,
+  type CommandContext,
+  type CommandResult,
+  stringFlag,
+} from "./command.ts";
+import type { FlagValues } from "./command.ts";
+
+/** Runs a retrieval request and renders TSV or the reference's JSON document (exit 1 on no match). */
+export function runRetrieval(ctx: CommandContext, request: RecallRequest): CommandResult {
+  const result = recall(ctx.root, request);
+  const data = resultJson(result);
+  return {
+    exitCode: result.total > 0 ? 0 : 1,
+    text: renderTsv(result),
+    data,
+    jsonText: compactSortedJson(data) + "\n",
+  };
+}
+
+/** `--limit` and `--json` help lines shared by the three verbs. */
+export const OUTPUT_FLAGS_HELP = `  --limit N      print at most N matches (default 20, at most 500)
+  --json         print {"matches": [...], "total": N, "omitted": N}; each match has
+                 the seven columns as fields plus tier-specific fields and a score
+
+Output: one tab-separated row per match: location (HOT, COLD, HELD, HISTORY),
+key, id, reason, trust, source, text. Exit 0 with a match, 1 with none,
+2 on error. Retrieval never changes the store.`;
+
+function requestFrom(flags: FlagValues, history: boolean): RecallRequest {
+  return {
+    key: stringFlag(flags, "key"),
+    query: stringFlag(flags, "query"),
+    history,
+    limit: parseLimit(stringFlag(flags, "limit")),
+  };
+}
+
+/** The recall verb. */
+export const recallCommand: Command = {
+  name: "recall",
+  summary: "look up a subject by key, or search memory in task language",
+  help: `usage: bimri recall (--key KEY [--history] | --query TEXT) [--limit N] [--json]
+
+  --key KEY      the subject's current generation (hot or cold)
+  --history      with --key: also held candidates and replaced/closed generations
+  --query TEXT   words that must all occur (case-insensitive, any language or emoji);
+                 searches current and historical memory, current first, by relevance
+${OUTPUT_FLAGS_HELP}`,
+  flags: {
+    key: { type: "string" },
+    query: { type: "string" },
+    history: { type: "boolean" },
+    limit: { type: "string" },
+  },
+  run(ctx, flags) {
+    const query = stringFlag(flags, "query");
+    // A query always spans history, as in the reference.
+    return runRetrieval(ctx, requestFrom(flags, query !== undefined || boolFlag(flags, "history")));
+  },
+};

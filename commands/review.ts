@@ -1,0 +1,83 @@
+/** `review [C######] [--all] [--offset N] [--limit N]`: read-only pull review of owner questions. */
+import { BimriError } from "../engine/errors.ts";
+import { fullAuthorityIssues, recoveryBlock } from "../engine/integrity/authority.ts";
+import { requireConflictId } from "../engine/model/ids.ts";
+import { checkReviewPaging, reviewReport } from "../engine/memory/review.ts";
+import { withEngineLock } from "../engine/store/lock.ts";
+import { StorePaths } from "../engine/store/paths.ts";
+import { openExisting, storeExists } from "../engine/store/store.ts";
+import { boolFlag, type Command, type CommandResult, ok, stringFlag } from "./command.ts";
+
+function integerFlag(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^-?[0-9]+$/.test(value.trim())) {
+    throw new BimriError("usage", `review: --${name} must be a whole number.`);
+  }
+  return Number.parseInt(value, 10);
+}
+
+/** The review verb. */
+export const reviewCommand: Command = {
+  name: "review",
+  summary: "show owner questions: concurrent conflicts (default), or every review group",
+  help: `usage: bimri review [C000001] [--all] [--offset N] [--limit N]
+
+Read-only. Lists actionable concurrent conflicts with the live value, the
+snapshot taken when each was raised, every proposed post-state and what each
+choice does. Nothing is written.
+
+  C000001      show only this conflict (open, recovery or satisfied)
+  --all        also show legacy, recovery and satisfied-history groups
+  --offset N   skip the first N records (default 0)
+  --limit N    show at most N records, 1-100 (default 20)
+
+The header states the total, the displayed range and how many remain.
+Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --human-approved`,
+  flags: {
+    all: { type: "boolean" },
+    offset: { type: "string" },
+    limit: { type: "string" },
+  },
+  positionals: 1,
+  run(ctx, flags, positionals): CommandResult {
+    const offset = integerFlag(stringFlag(flags, "offset"), "offset", 0);
+    const limit = integerFlag(stringFlag(flags, "limit"), "limit", 20);
+    checkReviewPaging(offset, limit);
+    const conflictId = positionals[0] === undefined ? undefined : requireConflictId(positionals[0]);
+    const paths = new StorePaths(ctx.root);
+    if (!storeExists(paths)) {
+      throw new BimriError(
+        "store-unsafe",
+        "there is no BIMRI store here (.bimri/state.json is missing); run start first or pass --root.",
+      );
+    }
+    return withEngineLock(paths, () => {
+      const store = openExisting(paths);
+      // Read-only: the full check, which writes no cache.
+      const issues = fullAuthorityIssues(store.paths, store.state);
+      if (issues.length > 0) {
+        return {
+          exitCode: 1,
+          text: recoveryBlock(issues).join("\n") + "\n",
+          data: { ok: false, authority_issues: issues },
+        };
+      }
+      const report = reviewReport(store, {
+        conflictId,
+        all: boolFlag(flags, "all"),
+        offset,
+        limit,
+      });
+      return ok(report.text, {
+        counts: report.counts,
+        total: report.total,
+        offset,
+        limit,
+        displayed_first: report.first,
+        displayed_last: report.last,
+        remaining: report.remaining,
+        records: report.records,
+      });
+    });
+  },
+};

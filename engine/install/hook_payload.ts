@@ -1,0 +1,71 @@
+/**
+ * Pure helpers for the Claude Code hooks: reading the hook payload, the
+ * session identity it carries, and the bounded one-line end reason.
+ */
+import { isPySpace } from "../model/text.ts";
+
+/** A parsed hook payload, or why it could not be used. */
+export type HookPayload = {
+  /** The JSON object Claude sent (empty when unusable). */
+  payload: Record<string, unknown>;
+  /** Why the payload is unusable, or null. */
+  diagnosis: string | null;
+};
+
+/** Parses the hook's stdin; an unusable payload yields `{}` and a diagnosis. */
+export function parseHookPayload(raw: string): HookPayload {
+  if (raw.trim() === "") return { payload: {}, diagnosis: "stdin was empty" };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { payload: {}, diagnosis: "stdin was not valid JSON" };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { payload: {}, diagnosis: "stdin JSON was not an object" };
+  }
+  return { payload: value as Record<string, unknown>, diagnosis: null };
+}
+
+/**
+ * The stable session identity Claude sent: `session_id`, else
+ * `transcript_path` (integers count as text, booleans and blanks do not).
+ */
+export function hookSessionIdentity(payload: Record<string, unknown>): string | null {
+  for (const field of ["session_id", "transcript_path"]) {
+    let value = payload[field];
+    if (typeof value === "number" && Number.isInteger(value)) value = String(value);
+    if (typeof value === "string" && value.trim() !== "") return value;
+  }
+  return null;
+}
+
+/** Longest end reason kept, in code points. */
+export const REASON_MAX = 200;
+
+/**
+ * `Claude Code SessionEnd: <reason>` with control characters turned into
+ * spaces, whitespace runs collapsed and the reason cut to 200 code points, so
+ * a strange reason can never make the close fail.
+ */
+export function hookCloseSummary(reason: unknown): string {
+  let text: string;
+  if (typeof reason === "string") text = reason;
+  else if (reason === null || reason === undefined) text = "ended";
+  else if (typeof reason === "object") text = JSON.stringify(reason) ?? "ended";
+  else text = String(reason);
+  const words: string[] = [];
+  let word = "";
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (code < 32 || code === 0x7f || isPySpace(ch)) {
+      if (word) words.push(word);
+      word = "";
+    } else word += ch;
+  }
+  if (word) words.push(word);
+  let flat = words.join(" ");
+  const points = [...flat];
+  if (points.length > REASON_MAX) flat = points.slice(0, REASON_MAX - 3).join("") + "...";
+  return `Claude Code SessionEnd: ${flat || "ended"}`;
+}

@@ -1,0 +1,913 @@
+/**
+ * `install --target DIR`: put BIMRI memory into a project. Two routes:
+ *
+ * - fresh folders and v1-v4 memory: portable files, marked adapter blocks,
+ *   memory initialization or migration, index, host-local bindings and a
+ *   self-check, with every touched path backed up under
+ *   `.bimri/install-backups/<stamp>/` and restored when the self-check fails;
+ * - existing v5 stores (`--quiescent` required, checked first): a code-only
+ *   update that leaves `bimri.md` and every record byte-identical, with a
+ *   receipt under `.bimri-update-backups/<stamp>/`. Stores older than 5.1.0
+ *   are brought to 5.1.0 by the migrator first.
+ *
+ * The runtime prefix is proven with a sentinel before the first target write.
+ */
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { TEMPLATES } from "../../templates/mod.ts";
+import { BimriError } from "../errors.ts";
+import { auditStore } from "../integrity/doctor.ts";
+import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
+import { sha256Hex } from "../model/text.ts";
+import { now, utcTimestamp } from "../model/time.ts";
+import { rebuildIndex } from "../retrieval/index_tsv.ts";
+import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { withEngineLock } from "../store/lock.ts";
+import { StorePaths } from "../store/paths.ts";
+import { loadState, withStore } from "../store/store.ts";
+import {
+  AUTHORITY_FORMAT,
+  BIMRI_RELEASE,
+  ENGINE_COMPAT_RELEASE,
+  HOT_GRAMMAR,
+} from "../versions.ts";
+import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
+import { mergeMarkedBlock } from "./merge.ts";
+import {
+  currentRuntimePrefix,
+  runtimeBinding,
+  type RuntimePrefix,
+  verifyRuntimePrefix,
+} from "./runtime.ts";
+
+/** Portable files copied into the target root (template name = file name). */
+export const PACKAGE_FILES: readonly string[] = [
+  "BIMRI-AGENT-BLOCK.md",
+  "INSTALL.md",
+  "hooks-example.json",
+  "BIMRI-MEMORY.template.md",
+  "BIMRI-STATE.template.json",
+  "BIMRI-LICENSE",
+];
+/** Instruction files that receive the marked block. */
+export const ADAPTER_FILES: readonly string[] = ["AGENTS.md", "CLAUDE.md"];
+/** Host-bound files the installer writes (never authority, never committed). */
+export const LOCAL_FILES: readonly string[] = [
+  ".bimri/runtime.local.json",
+  ".bimri/hooks.claude.local.json",
+];
+/** Store paths the code-only update never counts as memory. */
+export const UNPROTECTED_STORE_PATHS: readonly string[] = [".bimri/engine.lock", ...LOCAL_FILES];
+/** Root files of older memory generations that a migration may touch. */
+const LEGACY_ROOT_FILES = ["bimri.md", "BIMRI.md", "BIMRI-backup.md", "bimri-backup.md"];
+/** v5 state versions whose stores require `--quiescent`. */
+const V5_FORMATS = ["5.0", "5.0.1", "5.0.2", "5.1.0"];
+
+/** Installer inputs. */
+export type InstallOptions = {
+  /** Project folder (absolute or relative to the working directory). */
+  target: string;
+  /** The caller attests that no old engine process can still write. */
+  quiescent: boolean;
+  /** Runtime prefix to record (defaults to the one running this process). */
+  prefix?: RuntimePrefix;
+};
+
+/** Outcome of the hook smoke test. */
+export type HookSmoke = {
+  status: "passed" | "no-op-verified";
+  detail: string;
+  run: string | null;
+};
+
+/** What the installer did (the `--json` document; stable snake_case). */
+export type InstallReport = {
+  route: "fresh" | "migrated" | "code-only-update";
+  target: string;
+  bimri_release: string;
+  compatible_engine: string;
+  memory_format: string;
+  hot_grammar: string;
+  argv_prefix: string[];
+  runtime: string;
+  detected_format: string;
+  memory: string[];
+  adapters: string[];
+  portable_files: string[];
+  hook_smoke: HookSmoke;
+  audit: { passed: boolean; errors: string[]; warnings: string[] };
+  backup: string;
+  receipt: string;
+  lines: string[];
+};
+
+function rel(root: string, path: string): string {
+  return relative(root, path).split(sep).join("/");
+}
+
+function backupStamp(): string {
+  const d = now();
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const hex = Array.from(
+    crypto.getRandomValues(new Uint8Array(4)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  return `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${
+    pad(d.getMinutes())
+  }${pad(d.getSeconds())}-${hex}`;
+}
+
+function quoteArg(arg: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
+/** The prefix as one printable command line. */
+export function printablePrefix(argv: readonly string[]): string {
+  return argv.map(quoteArg).join(" ");
+}
+
+function template(name: string): string {
+  const text = TEMPLATES[name];
+  if (text === undefined) {
+    throw new BimriError("io", `template ${name} is missing from this build.`);
+  }
+  return text;
+}
+
+/** The merged AGENTS.md / CLAUDE.md text for `existing` (null when the file is missing). */
+export function adapterText(name: string, existing: string | null): string {
+  if (name === "AGENTS.md") {
+    return mergeMarkedBlock(existing, template("BIMRI-AGENT-BLOCK.md"), template("AGENTS.md"));
+  }
+  return mergeMarkedBlock(existing, template("CLAUDE.md"));
+}
+
+function readTextStrict(path: string, label: string): string | null {
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return null;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new BimriError(
+      "store-unsafe",
+      `${label} is not valid UTF-8, so the BIMRI block cannot be merged safely; fix or move the file, then install again. Nothing was changed.`,
+    );
+  }
+}
+
+/** Refuses symlinks and folders where the installer writes files (validate before any write). */
+function validateWriteTargets(target: string): void {
+  const info = lstatOrNull(target);
+  if (info && !info.isDirectory) {
+    throw new BimriError("store-unsafe", `the target ${target} exists and is not a folder.`);
+  }
+  const bimriDir = lstatOrNull(join(target, ".bimri"));
+  if (bimriDir && (bimriDir.isSymlink || !bimriDir.isDirectory)) {
+    throw new BimriError(
+      "store-unsafe",
+      "the target's .bimri is a symbolic link or not a folder; nothing was changed.",
+    );
+  }
+  for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
+    const entry = lstatOrNull(join(target, name));
+    if (entry && (entry.isSymlink || !entry.isFile)) {
+      throw new BimriError(
+        "store-unsafe",
+        `refusing to write through ${name}: it is a symbolic link or not a regular file. Replace it with a regular file (or remove it), then install again; nothing was changed.`,
+      );
+    }
+  }
+  for (const name of ADAPTER_FILES) readTextStrict(join(target, name), name);
+}
+
+/**
+ * Replaces a project file atomically, keeping its permission bits (new files
+ * get 0644: these are ordinary project files, unlike the store's 0600 temps).
+ */
+function replaceProjectFile(path: string, text: string): void {
+  const mode = lstatOrNull(path)?.mode ?? null;
+  atomicReplace(path, text);
+  try {
+    Deno.chmodSync(path, mode === null ? 0o644 : mode & 0o777);
+  } catch { /* permission bits are not supported on every platform */ }
+}
+
+/** Writes the portable files and the merged adapter blocks (unchanged files are left alone). */
+function writePackageAndAdapters(target: string): void {
+  for (const name of PACKAGE_FILES) {
+    const path = join(target, name);
+    const current = readBytesOrNull(path);
+    if (current === null || new TextDecoder().decode(current) !== template(name)) {
+      replaceProjectFile(path, template(name));
+    }
+  }
+  for (const name of ADAPTER_FILES) {
+    const path = join(target, name);
+    const merged = adapterText(name, readTextStrict(path, name));
+    if (readTextStrict(path, name) !== merged) replaceProjectFile(path, merged);
+  }
+}
+
+/** Writes `.bimri/runtime.local.json` and `.bimri/hooks.claude.local.json`; returns the hooks text. */
+function writeLocalBindings(target: string, prefix: RuntimePrefix): string {
+  atomicReplace(
+    join(target, ".bimri", "runtime.local.json"),
+    canonicalJson(runtimeBinding(prefix, utcTimestamp())),
+  );
+  const hooks = renderHooks(template("hooks-example.json"), prefix.argv);
+  atomicReplace(join(target, ".bimri", "hooks.claude.local.json"), hooks);
+  return hooks;
+}
+
+type ChildResult = { code: number; stdout: string; stderr: string };
+
+async function runArgv(
+  command: string,
+  args: string[],
+  cwd: string,
+  stdin: string | null,
+  timeoutSeconds: number,
+): Promise<ChildResult> {
+  const child = new Deno.Command(command, {
+    args,
+    cwd,
+    stdin: stdin === null ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(timeoutSeconds * 1000),
+  }).spawn();
+  if (stdin !== null) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: out.signal === null ? out.code : 124,
+    stdout: decoder.decode(out.stdout),
+    stderr: decoder.decode(out.stderr),
+  };
+}
+
+function describeFailure(what: string, result: ChildResult): string {
+  const detail = (result.stderr.trim() || result.stdout.trim() || "no output").slice(0, 400);
+  return `${what} (exit ${result.code}): ${detail}`;
+}
+
+/**
+ * Runs the rendered SessionStart and SessionEnd commands with one synthetic
+ * session and requires a new run, its brief, and its close.
+ */
+async function hookSmokeTest(target: string, hooks: string): Promise<HookSmoke> {
+  const nonce = Array.from(
+    crypto.getRandomValues(new Uint8Array(8)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  const session = `bimri-install-smoke-${nonce}`;
+  const start = renderedHookCommand(hooks, "SessionStart", target);
+  const opened = await runArgv(
+    start.command,
+    start.args,
+    target,
+    JSON.stringify({ session_id: session, hook_event_name: "SessionStart", source: "startup" }),
+    start.timeout,
+  );
+  const handle = /^BIMRI RUN HANDLE: (R[0-9]{6})$/m.exec(opened.stdout);
+  if (opened.code !== 0 || !handle || !/^=== BIMRI BRIEF R[0-9]{6} \|/m.test(opened.stdout)) {
+    throw new Error(
+      describeFailure("the rendered hook-start did not open a run with a brief", opened),
+    );
+  }
+  const end = renderedHookCommand(hooks, "SessionEnd", target);
+  const closed = await runArgv(
+    end.command,
+    end.args,
+    target,
+    JSON.stringify({
+      session_id: session,
+      hook_event_name: "SessionEnd",
+      reason: "bimri install smoke test",
+    }),
+    end.timeout,
+  );
+  if (closed.code !== 0 || !closed.stdout.includes(`BIMRI: run ${handle[1]} closed.`)) {
+    throw new Error(describeFailure(`the rendered hook-close did not close ${handle[1]}`, closed));
+  }
+  const state = loadState(new StorePaths(target));
+  if (state.active_runs[handle[1]]) {
+    throw new Error(`the smoke-test run ${handle[1]} is still active after hook-close`);
+  }
+  return {
+    status: "passed",
+    run: handle[1],
+    detail: `hook-start opened ${handle[1]} for a synthetic session and hook-close closed it`,
+  };
+}
+
+/** Runs the rendered SessionEnd command for an unknown session: must succeed silently. */
+async function hookNoopCheck(target: string, hooks: string): Promise<HookSmoke> {
+  const end = renderedHookCommand(hooks, "SessionEnd", target);
+  const result = await runArgv(
+    end.command,
+    end.args,
+    target,
+    JSON.stringify({ session_id: "bimri-install-check-unknown-session", reason: "check" }),
+    end.timeout,
+  );
+  if (result.code !== 0 || result.stdout !== "" || result.stderr !== "") {
+    throw new Error(describeFailure("the rendered hook-close failed its no-op check", result));
+  }
+  return {
+    status: "no-op-verified",
+    run: null,
+    detail:
+      "the rendered hook command ran bimri as a no-op close; an existing store gets no synthetic run (smoke-test it yourself, see INSTALL.md)",
+  };
+}
+
+/** Runs `doctor` through the recorded prefix (the binding agents will use). */
+async function doctorThroughPrefix(
+  target: string,
+  prefix: RuntimePrefix,
+): Promise<{ passed: boolean; errors: string[]; warnings: string[] }> {
+  const [command, ...args] = prefix.argv;
+  const result = await runArgv(command, [...args, "--root", target, "doctor"], target, null, 120);
+  const lines = result.stdout.split("\n").filter((l) => l.startsWith("  - ")).map((l) =>
+    l.slice(4)
+  );
+  const passed = result.code === 0 && /^BIMRI doctor: PASSED$/m.test(result.stdout);
+  if (!passed) throw new Error(describeFailure("doctor did not pass", result));
+  return { passed, errors: [], warnings: lines };
+}
+
+function forcedSelfCheckFailure(): void {
+  // Test hook: lets the CLI tests prove the rollback path end to end.
+  if (Deno.env.get("BIMRI_FORCE_SELF_CHECK_FAILURE") === "1") {
+    throw new Error("forced self-check failure (BIMRI_FORCE_SELF_CHECK_FAILURE=1)");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Fresh and legacy route: snapshot, write, self-check, rollback.
+
+type SnapshotRecord = { existed: boolean; backup: string | null; sha256: string | null };
+
+type InstallSnapshot = {
+  backupDir: string;
+  preexistingFiles: Set<string>;
+  preexistingDirs: Set<string>;
+  records: Record<string, SnapshotRecord>;
+  manifest: JsonObject;
+};
+
+/** Every file and folder under `.bimri/` except install backups (root-relative). */
+function storeEntries(target: string): { files: Set<string>; dirs: Set<string> } {
+  const files = new Set<string>();
+  const dirs = new Set<string>();
+  const walk = (dir: string) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      const name = rel(target, path);
+      if (name === ".bimri/install-backups") continue;
+      if (entry.isDirectory && !entry.isSymlink) {
+        dirs.add(name);
+        walk(path);
+      } else files.add(name);
+    }
+  };
+  walk(join(target, ".bimri"));
+  return { files, dirs };
+}
+
+function snapshotTarget(target: string, stamp: string): InstallSnapshot {
+  const backupDir = join(target, ".bimri", "install-backups", stamp);
+  Deno.mkdirSync(backupDir, { recursive: true });
+  const { files, dirs } = storeEntries(target);
+  const managed = [
+    ...PACKAGE_FILES,
+    ...ADAPTER_FILES,
+    ...LEGACY_ROOT_FILES,
+    ...LOCAL_FILES,
+    ".bimri/state.json",
+    ".bimri/index.tsv",
+    ...[...files].filter((f) => /^\.bimri\/conflicts\/[^/]+\.json$/.test(f)).sort(),
+  ];
+  const records: Record<string, SnapshotRecord> = {};
+  for (const name of new Set(managed)) {
+    const source = join(target, name);
+    const info = lstatOrNull(source);
+    if (info?.isSymlink || (info && !info.isFile)) {
+      throw new BimriError(
+        "store-unsafe",
+        `refusing to install over ${name}: it is a symbolic link or not a regular file; nothing was changed.`,
+      );
+    }
+    if (!info) {
+      records[name] = { existed: false, backup: null, sha256: null };
+      continue;
+    }
+    const bytes = Deno.readFileSync(source);
+    const backup = name.includes("/") ? `runtime/${name}` : name;
+    Deno.mkdirSync(dirname(join(backupDir, backup)), { recursive: true });
+    atomicReplace(join(backupDir, backup), bytes);
+    records[name] = { existed: true, backup, sha256: sha256Hex(bytes) };
+  }
+  const manifest: JsonObject = {
+    bimri_release: BIMRI_RELEASE,
+    compatible_engine: ENGINE_COMPAT_RELEASE,
+    memory_format: AUTHORITY_FORMAT,
+    created_at: utcTimestamp(),
+    target,
+    status: "prepared",
+    records: records as unknown as JsonObject,
+    preexisting_bimri_files: [...files].sort(),
+  };
+  atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
+  return { backupDir, preexistingFiles: files, preexistingDirs: dirs, records, manifest };
+}
+
+function removeIfPresent(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/** Restores every touched path of a fresh install; returns what could not be restored. */
+function rollbackInstall(target: string, snapshot: InstallSnapshot): string[] {
+  const errors: string[] = [];
+  const { files, dirs } = storeEntries(target);
+  for (const name of [...files].sort()) {
+    if (snapshot.preexistingFiles.has(name) || name === ".bimri/engine.lock") continue;
+    if (name in snapshot.records) continue;
+    try {
+      removeIfPresent(join(target, name));
+    } catch (error) {
+      errors.push(`could not remove ${name}: ${(error as Error).message}`);
+    }
+  }
+  for (const [name, record] of Object.entries(snapshot.records)) {
+    const path = join(target, name);
+    try {
+      if (record.existed && record.backup) {
+        atomicReplace(path, Deno.readFileSync(join(snapshot.backupDir, record.backup)));
+      } else removeIfPresent(path);
+    } catch (error) {
+      errors.push(`could not restore ${name}: ${(error as Error).message}`);
+    }
+  }
+  // Folders the install created (deepest first), except those holding the backup.
+  for (const name of [...dirs].sort().reverse()) {
+    if (snapshot.preexistingDirs.has(name)) continue;
+    try {
+      Deno.removeSync(join(target, name));
+    } catch (error) {
+      errors.push(`could not remove created folder ${name}: ${(error as Error).message}`);
+    }
+  }
+  // The engine lock is recreated harmlessly by any command; drop it when the store is gone.
+  if (
+    !snapshot.preexistingFiles.has(".bimri/engine.lock") &&
+    lstatOrNull(join(target, ".bimri", "state.json")) === null
+  ) {
+    try {
+      removeIfPresent(join(target, ".bimri", "engine.lock"));
+    } catch { /* a held lock file is harmless */ }
+  }
+  const manifest = {
+    ...snapshot.manifest,
+    status: errors.length ? "rollback-incomplete" : "rolled-back",
+    rolled_back_at: utcTimestamp(),
+    rollback_errors: errors,
+  };
+  try {
+    atomicReplace(join(snapshot.backupDir, "install-manifest.json"), canonicalJson(manifest));
+  } catch (error) {
+    errors.push(`could not update the install manifest: ${(error as Error).message}`);
+  }
+  return errors;
+}
+
+function receiptMemoryLines(receipt: MigrationReceipt): string[] {
+  // The migrate headline names the command `migrate`; the installer prints its own.
+  return receipt.lines.filter((line) => !line.startsWith("BIMRI: migration/initialization"));
+}
+
+async function freshInstall(
+  target: string,
+  format: string,
+  prefix: RuntimePrefix,
+  quiescent: boolean,
+): Promise<InstallReport> {
+  validateWriteTargets(target);
+  Deno.mkdirSync(join(target, ".bimri"), { recursive: true });
+  const stamp = backupStamp();
+  const snapshot = snapshotTarget(target, stamp);
+  const backupRel = rel(target, snapshot.backupDir);
+  const newStore = format === "empty" || format === "v5-view";
+  let receipt: MigrationReceipt;
+  let smoke: HookSmoke;
+  let audit: { passed: boolean; errors: string[]; warnings: string[] };
+  try {
+    writePackageAndAdapters(target);
+    receipt = migrateForInstall(target, { quiescent });
+    if (receipt.validation !== "PASSED") {
+      throw new Error(`memory validation failed: ${receipt.validation_errors.join("; ")}`);
+    }
+    withStore(target, (store) => rebuildIndex(store));
+    const hooks = writeLocalBindings(target, prefix);
+    forcedSelfCheckFailure();
+    smoke = newStore ? await hookSmokeTest(target, hooks) : await hookNoopCheck(target, hooks);
+    audit = await doctorThroughPrefix(target, prefix);
+    atomicReplace(
+      join(snapshot.backupDir, "install-manifest.json"),
+      canonicalJson({ ...snapshot.manifest, status: "installed", completed_at: utcTimestamp() }),
+    );
+  } catch (error) {
+    const cause = error instanceof Error ? error.message : String(error);
+    const rollbackErrors = rollbackInstall(target, snapshot);
+    if (rollbackErrors.length > 0) {
+      throw new BimriError(
+        "io",
+        `installation failed and rollback was incomplete. Backups: ${backupRel}. Cause: ${cause}. Rollback: ${
+          rollbackErrors.join("; ")
+        }`,
+      );
+    }
+    throw new BimriError(
+      "refused",
+      `installation self-check failed; target files were rolled back. Backups: ${backupRel}. Cause: ${cause}`,
+    );
+  }
+  return {
+    route: newStore ? "fresh" : "migrated",
+    target,
+    ...versionFields(),
+    argv_prefix: [...prefix.argv],
+    runtime: prefix.kind,
+    detected_format: format,
+    memory: receiptMemoryLines(receipt),
+    adapters: [...ADAPTER_FILES],
+    portable_files: [...PACKAGE_FILES],
+    hook_smoke: smoke,
+    audit,
+    backup: backupRel,
+    receipt: `${backupRel}/install-manifest.json`,
+    lines: [],
+  };
+}
+
+function versionFields() {
+  return {
+    bimri_release: BIMRI_RELEASE,
+    compatible_engine: ENGINE_COMPAT_RELEASE,
+    memory_format: AUTHORITY_FORMAT,
+    hot_grammar: HOT_GRAMMAR,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Existing v5 route: code-only update.
+
+type PathRecord =
+  | { type: "file"; bytes: number; sha256: string }
+  | { type: "directory" }
+  | { type: "symlink"; target: string }
+  | { type: "other" }
+  | { type: "missing" };
+
+/** Path type and exact content of `bimri.md` and everything under `.bimri/` that is memory. */
+export type ProtectedManifest = {
+  records: Record<string, PathRecord>;
+  tree_digest: string;
+  bimri_md_sha256: string | null;
+  state_sha256: string | null;
+  accepted_head_revision: number | null;
+  accepted_head_hash: string | null;
+};
+
+function pathRecord(path: string): PathRecord {
+  const info = lstatOrNull(path);
+  if (!info) return { type: "missing" };
+  if (info.isSymlink) return { type: "symlink", target: Deno.readLinkSync(path) };
+  if (info.isDirectory) return { type: "directory" };
+  if (info.isFile) {
+    const bytes = Deno.readFileSync(path);
+    return { type: "file", bytes: bytes.length, sha256: sha256Hex(bytes) };
+  }
+  return { type: "other" };
+}
+
+/** Describes every protected store path without following symbolic links. */
+export function protectedManifest(target: string): ProtectedManifest {
+  const records: Record<string, PathRecord> = { "bimri.md": pathRecord(join(target, "bimri.md")) };
+  const walk = (dir: string) => {
+    const entries = [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1);
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      const name = rel(target, path);
+      if (UNPROTECTED_STORE_PATHS.includes(name)) continue;
+      const record = pathRecord(path);
+      records[name] = record;
+      if (record.type === "directory") walk(path);
+    }
+  };
+  walk(join(target, ".bimri"));
+  const hot = records["bimri.md"];
+  const state = records[".bimri/state.json"];
+  let head: { revision: number | null; hash: string | null } = { revision: null, hash: null };
+  try {
+    const raw = JSON.parse(Deno.readTextFileSync(join(target, ".bimri", "state.json")));
+    head = {
+      revision: typeof raw.head_revision === "number" ? raw.head_revision : null,
+      hash: typeof raw.head_hash === "string" ? raw.head_hash : null,
+    };
+  } catch { /* the audit reports an unreadable state */ }
+  return {
+    records,
+    tree_digest: sha256Hex(canonicalJson(records as unknown as JsonValue)),
+    bimri_md_sha256: hot.type === "file" ? hot.sha256 : null,
+    state_sha256: state?.type === "file" ? state.sha256 : null,
+    accepted_head_revision: head.revision,
+    accepted_head_hash: head.hash,
+  };
+}
+
+/** Differences between two protected manifests (empty when memory is untouched). */
+export function manifestDifferences(before: ProtectedManifest, after: ProtectedManifest): string[] {
+  const out: string[] = [];
+  const names = new Set([...Object.keys(before.records), ...Object.keys(after.records)]);
+  for (const name of [...names].sort()) {
+    const a = before.records[name];
+    const b = after.records[name];
+    if (!a) out.push(`created protected path ${name}`);
+    else if (!b) out.push(`removed protected path ${name}`);
+    else if (JSON.stringify(a) !== JSON.stringify(b)) out.push(`changed protected path ${name}`);
+  }
+  return out;
+}
+
+type UpdateRecord = { existed: boolean; backup: string | null; sha256: string | null };
+
+function restoreUpdateRecords(
+  target: string,
+  backupDir: string,
+  records: Record<string, UpdateRecord>,
+): string[] {
+  const errors: string[] = [];
+  for (const [name, record] of Object.entries(records)) {
+    const path = join(target, name);
+    try {
+      if (record.existed && record.backup) {
+        const bytes = Deno.readFileSync(join(backupDir, record.backup));
+        if (sha256Hex(bytes) !== record.sha256) throw new Error("its backup changed");
+        atomicReplace(path, bytes);
+      } else removeIfPresent(path);
+    } catch (error) {
+      errors.push(`could not restore ${name}: ${(error as Error).message}`);
+    }
+  }
+  return errors;
+}
+
+async function codeOnlyUpdate(
+  target: string,
+  format: string,
+  prefix: RuntimePrefix,
+  quiescent: boolean,
+): Promise<InstallReport> {
+  validateWriteTargets(target);
+  const memory: string[] = [];
+  if (format !== AUTHORITY_FORMAT) {
+    // 5.0, 5.0.1 and 5.0.2 stores reach 5.1.0 through the migrator first.
+    const receipt = migrateForInstall(target, { quiescent });
+    if (receipt.validation !== "PASSED") {
+      throw new BimriError(
+        "refused",
+        `the v${format} store could not be brought to ${AUTHORITY_FORMAT}: ${
+          receipt.validation_errors.join("; ")
+        }`,
+      );
+    }
+    memory.push(...receiptMemoryLines(receipt));
+  }
+  const paths = new StorePaths(target);
+  const backupRoot = join(target, ".bimri-update-backups");
+  const backupInfo = lstatOrNull(backupRoot);
+  if (backupInfo && (backupInfo.isSymlink || !backupInfo.isDirectory)) {
+    throw new BimriError(
+      "store-unsafe",
+      ".bimri-update-backups is a symbolic link or not a folder; nothing was changed.",
+    );
+  }
+  const backupDir = join(backupRoot, backupStamp());
+  const backupRel = rel(target, backupDir);
+  const stateBackup = `state-v${AUTHORITY_FORMAT}-exact.json`;
+  const records: Record<string, UpdateRecord> = {};
+  let manifest: JsonObject = {};
+  let before: ProtectedManifest | null = null;
+  let hooks = "";
+  let audit = { passed: false, errors: [] as string[], warnings: [] as string[] };
+
+  const prepareAndWrite = () => {
+    before = protectedManifest(target);
+    const pre = auditStore(paths);
+    Deno.mkdirSync(backupDir, { recursive: true });
+    for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
+      const bytes = readBytesOrNull(join(target, name));
+      if (bytes === null) {
+        records[name] = { existed: false, backup: null, sha256: null };
+        continue;
+      }
+      const backup = `files/${name}`;
+      Deno.mkdirSync(dirname(join(backupDir, backup)), { recursive: true });
+      atomicReplace(join(backupDir, backup), bytes);
+      records[name] = { existed: true, backup, sha256: sha256Hex(bytes) };
+    }
+    const stateBytes = Deno.readFileSync(paths.state);
+    atomicReplace(join(backupDir, stateBackup), stateBytes);
+    manifest = {
+      bimri_release: BIMRI_RELEASE,
+      compatible_engine: ENGINE_COMPAT_RELEASE,
+      memory_format: AUTHORITY_FORMAT,
+      mode: "code-only-update",
+      created_at: utcTimestamp(),
+      target,
+      status: "prepared",
+      records: records as unknown as JsonObject,
+      protected_path_count: Object.keys(before.records).length,
+      before_tree_digest: before.tree_digest,
+      before_bimri_md_sha256: before.bimri_md_sha256,
+      before_state_sha256: before.state_sha256,
+      accepted_head_revision_before: before.accepted_head_revision,
+      accepted_head_hash_before: before.accepted_head_hash,
+      pre_update_audit_errors: pre.errors,
+      state_backup: stateBackup,
+      state_backup_sha256: sha256Hex(stateBytes),
+    };
+    atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
+    writePackageAndAdapters(target);
+    hooks = writeLocalBindings(target, prefix);
+    const differences = manifestDifferences(before, protectedManifest(target));
+    if (differences.length > 0) {
+      throw new Error(`memory preservation check failed: ${differences.join("; ")}`);
+    }
+    const post = auditStore(paths);
+    audit = { passed: post.passed, errors: post.errors, warnings: post.warnings };
+  };
+
+  const fail = (error: unknown): never => {
+    const cause = error instanceof Error ? error.message : String(error);
+    const errors = withEngineLock(paths, () => {
+      const restoreErrors = restoreUpdateRecords(target, backupDir, records);
+      if (before) restoreErrors.push(...manifestDifferences(before, protectedManifest(target)));
+      try {
+        atomicReplace(
+          join(backupDir, "install-manifest.json"),
+          canonicalJson({
+            ...manifest,
+            status: restoreErrors.length ? "rollback-incomplete" : "rolled-back",
+            rolled_back_at: utcTimestamp(),
+            rollback_errors: restoreErrors,
+          }),
+        );
+      } catch { /* the error below still names the backup folder */ }
+      return restoreErrors;
+    });
+    if (errors.length > 0) {
+      throw new BimriError(
+        "io",
+        `code-only update failed and rollback was incomplete. Backups: ${backupRel}. Cause: ${cause}. Rollback: ${
+          errors.join("; ")
+        }`,
+      );
+    }
+    throw new BimriError(
+      "refused",
+      `code-only update failed; the program files were rolled back and memory was not changed. Backups: ${backupRel}. Cause: ${cause}`,
+    );
+  };
+
+  try {
+    withEngineLock(paths, prepareAndWrite);
+  } catch (error) {
+    if (Object.keys(manifest).length === 0) throw error; // nothing written yet
+    fail(error);
+  }
+  let smoke: HookSmoke;
+  try {
+    forcedSelfCheckFailure();
+    // Outside the lock: the hook is a separate bimri process that takes it.
+    smoke = await hookNoopCheck(target, hooks);
+    const differences = manifestDifferences(before!, protectedManifest(target));
+    if (differences.length > 0) {
+      throw new Error(`the hook check changed memory: ${differences.join("; ")}`);
+    }
+  } catch (error) {
+    return fail(error);
+  }
+  const after = protectedManifest(target);
+  manifest = {
+    ...manifest,
+    status: audit.passed ? "installed" : "installed-recovery-required",
+    completed_at: utcTimestamp(),
+    after_tree_digest: after.tree_digest,
+    after_bimri_md_sha256: after.bimri_md_sha256,
+    after_state_sha256: after.state_sha256,
+    accepted_head_revision_after: after.accepted_head_revision,
+    accepted_head_hash_after: after.accepted_head_hash,
+    read_only_audit: audit.passed ? "passed" : "recovery-required",
+    read_only_audit_errors: audit.errors,
+    preservation: "passed",
+  };
+  atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
+  const revision = after.accepted_head_revision ?? 0;
+  memory.push(
+    `Existing authority store v${AUTHORITY_FORMAT} verified.`,
+    `Accepted head unchanged: V${String(revision).padStart(6, "0")} ${after.accepted_head_hash}.`,
+    `Memory preservation: PASSED (bimri.md and every record byte-identical; exact prior state backed up at ${backupRel}/${stateBackup}).`,
+    "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
+  );
+  return {
+    route: "code-only-update",
+    target,
+    ...versionFields(),
+    argv_prefix: [...prefix.argv],
+    runtime: prefix.kind,
+    detected_format: format,
+    memory,
+    adapters: [...ADAPTER_FILES],
+    portable_files: [...PACKAGE_FILES],
+    hook_smoke: smoke,
+    audit,
+    backup: backupRel,
+    receipt: `${backupRel}/install-manifest.json`,
+    lines: [],
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+/** The lines a person sees after a successful install. */
+export function renderInstallLines(report: InstallReport): string[] {
+  const lines = [
+    `bimri ${report.bimri_release} installed into ${report.target} (compatible engine ${report.compatible_engine}, memory format ${report.memory_format}, hot grammar ${report.hot_grammar}).`,
+    `Verified runtime (${report.runtime}): ${printablePrefix(report.argv_prefix)}`,
+    ...report.memory,
+    `Adapters: marked BIMRI block merged into ${
+      report.adapters.join(" and ")
+    }; portable files written: ${report.portable_files.join(", ")}.`,
+    "Host-only runtime binding written to .bimri/runtime.local.json; Claude Code hooks rendered to .bimri/hooks.claude.local.json (.claude settings unchanged).",
+    "Never commit either .local.json file or copy its absolute paths into shared instructions; rerun install after moving this folder to another machine.",
+    report.hook_smoke.status === "passed"
+      ? `Hook smoke test: PASSED (${report.hook_smoke.detail}).`
+      : `Hook smoke test: rendered hook verified (${report.hook_smoke.detail}).`,
+  ];
+  if (report.route === "code-only-update") {
+    if (report.audit.passed) lines.push("Read-only doctor passed.");
+    else {
+      lines.push("READ-ONLY AUDIT: RECOVERY REQUIRED");
+      for (const error of report.audit.errors) lines.push(`  - ${error}`);
+    }
+    lines.push(`Receipt: ${report.receipt}`);
+  } else {
+    lines.push("Doctor passed.");
+    lines.push(`Backups of touched files: ${report.backup}`);
+  }
+  for (const warning of report.audit.warnings) lines.push(`Repair warning: ${warning}`);
+  return lines;
+}
+
+/** Installs bimri into `options.target` and returns the report (throws BimriError on refusal). */
+export async function installProject(options: InstallOptions): Promise<InstallReport> {
+  const target = resolve(options.target);
+  if (dirname(target) === target) {
+    throw new BimriError("refused", "refusing to install BIMRI into a filesystem root.");
+  }
+  // Routing reads only; the quiescence attestation is checked before anything else happens.
+  const detection = detectStoreFormat(target);
+  if (V5_FORMATS.includes(detection.format) && !options.quiescent) {
+    throw new BimriError(
+      "refused",
+      `updating an existing v${detection.format} store requires an externally verified quiescent handoff. Stop every process running an older engine in this folder, then retry install with --quiescent. The lock cannot enforce that old-process shutdown. Nothing was changed.`,
+    );
+  }
+  const prefix = options.prefix ?? currentRuntimePrefix();
+  let cwd = target;
+  while (lstatOrNull(cwd) === null && dirname(cwd) !== cwd) cwd = dirname(cwd);
+  await verifyRuntimePrefix(prefix, cwd);
+  const report = V5_FORMATS.includes(detection.format)
+    ? await codeOnlyUpdate(target, detection.format, prefix, options.quiescent)
+    : await freshInstall(target, detection.format, prefix, options.quiescent);
+  report.lines = renderInstallLines(report);
+  return report;
+}

@@ -1,0 +1,410 @@
+/**
+ * Owner-governed authority repair (protocol 9.5, FORMATS 13.2/13.3):
+ * `quarantine-authority` preserves a damaged record's exact evidence under its
+ * content hash and puts a blocking stub in its place; `restore-authority`
+ * validates a replacement in a shadow of the authority graph, writes a
+ * human-asserted receipt, then replaces the stub. Both are idempotent: a
+ * retry with the same artifacts reuses what exists and writes nothing new.
+ */
+import { resolve as resolvePath } from "node:path";
+import { BimriError } from "../errors.ts";
+import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { atomicReplace, createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { invalidateAuditWitness, type Store } from "../store/store.ts";
+import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
+import { utcTimestamp } from "../model/time.ts";
+import { idNumber, RUN_ID } from "../model/ids.ts";
+import { scanRunLog } from "../memory/run_log.ts";
+import { AUTHORITY_FORMAT } from "../versions.ts";
+import {
+  type AuthorityIssue,
+  authorityIssues,
+  collectFacts,
+  factsFromBytes,
+  type RecordFacts,
+} from "./authority.ts";
+import {
+  AUTHORITY_KINDS,
+  type AuthorityKind,
+  evidenceRelPath,
+  idGrammar,
+  isStub,
+  KIND_FOLDER,
+  RECEIPT_TYPE,
+  receiptProblems,
+  recordProblems,
+  recordRelPath,
+  STUB_TYPE,
+  stubProblems,
+} from "./schemas.ts";
+import { preserveEvidenceBytes } from "./manual_edit.ts";
+
+/** Validates `--kind` and `--id`. */
+export function requireKindAndId(kind: string, id: string): AuthorityKind {
+  if (!(AUTHORITY_KINDS as readonly string[]).includes(kind)) {
+    throw new BimriError(
+      "usage",
+      `--kind must be one of ${AUTHORITY_KINDS.join(", ")} (got ${JSON.stringify(kind)}).`,
+    );
+  }
+  const k = kind as AuthorityKind;
+  if (!idGrammar(k).test(id)) {
+    throw new BimriError("invalid-input", `invalid ${k} ID: ${id}`);
+  }
+  return k;
+}
+
+function requireApproval(approved: boolean, verb: string): void {
+  if (!approved) {
+    throw new BimriError(
+      "refused",
+      `${verb} changes shared authority and needs the owner's explicit approval: ask the owner, then repeat with --human-approved.`,
+    );
+  }
+}
+
+function recordPath(store: Store, kind: AuthorityKind, id: string): string {
+  return `${store.paths.folder(KIND_FOLDER[kind])}/${id}.json`;
+}
+
+function readObject(path: string): JsonObject | null {
+  const info = lstatOrNull(path);
+  if (!info?.isFile || info.isSymlink) return null;
+  const bytes = readBytesOrNull(path);
+  const text = bytes === null ? null : decodeUtf8Strict(bytes);
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as JsonValue;
+    return isJsonObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when an issue concerns `kind`/`id` directly or names `id` in its problem. */
+function concerns(issue: AuthorityIssue, kind: AuthorityKind, id: string): boolean {
+  if (issue.kind === kind && issue.id === id) return true;
+  return new RegExp(`(^|[^A-Z0-9-])${id}([^A-Z0-9-]|$)`).test(issue.problem);
+}
+
+/** Durable evidence that anchors a missing record's kind and ID (protocol 12). */
+function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
+  const facts = collectFacts(store.paths, null);
+  if (kind === "conflict") {
+    if (idNumber(id) <= store.state.conflict_count) return true;
+    for (const d of facts.records.decision.values()) if (d.conflictId === id) return true;
+    return facts.records.resolution.has(id);
+  }
+  if (kind === "resolution") {
+    const dir = store.paths.folder("decisions");
+    for (const name of listNames(dir)) {
+      const d = readObject(`${dir}/${name}`);
+      if (d && d.resolution_id === id) return true;
+    }
+    return false;
+  }
+  // Proposals and decisions: the run log's [PROPOSE:] marker, or a dependent record.
+  const run = id.slice(0, 7);
+  if (RUN_ID.test(run)) {
+    const log = facts.logs.get(run);
+    if (log?.markers.includes(id)) return true;
+  }
+  if (kind === "proposal" && facts.records.decision.has(id)) return true;
+  for (const c of facts.records.conflict.values()) if ((c.proposalIds ?? []).includes(id)) return true;
+  return false;
+}
+
+/** What quarantine did. */
+export type QuarantineResult = {
+  kind: AuthorityKind;
+  id: string;
+  originalType: "file" | "missing" | "symbolic-link";
+  evidence: string;
+  stub: string;
+  alreadyQuarantined: boolean;
+};
+
+function stubFor(
+  kind: AuthorityKind,
+  id: string,
+  originalType: string,
+  sha: string,
+): JsonObject {
+  return {
+    authority: "human-asserted",
+    bimri_version: AUTHORITY_FORMAT,
+    original_path: recordRelPath(kind, id),
+    original_type: originalType,
+    quarantine_schema: 1,
+    quarantined_at: utcTimestamp(),
+    record_id: id,
+    record_kind: kind,
+    record_type: STUB_TYPE,
+    recovery_file: evidenceRelPath(kind, id, sha),
+    sha256: sha,
+    status: "quarantined",
+  };
+}
+
+/** Quarantines a damaged, unsafe or anchored-missing record (must run under the engine lock). */
+export function quarantineAuthority(
+  store: Store,
+  kindInput: string,
+  id: string,
+  approved: boolean,
+): QuarantineResult {
+  const kind = requireKindAndId(kindInput, id);
+  requireApproval(approved, "quarantine-authority");
+  const path = recordPath(store, kind, id);
+  const relative = recordRelPath(kind, id);
+  const info = lstatOrNull(path);
+  let evidenceBytes: Uint8Array;
+  let originalType: "file" | "missing" | "symbolic-link";
+  if (info === null) {
+    if (!isAnchored(store, kind, id)) {
+      throw new BimriError(
+        "refused",
+        `${relative} does not exist and no run log, dependent record or conflict counter refers to ${kind} ${id}; nothing was quarantined. Check the kind and ID.`,
+      );
+    }
+    originalType = "missing";
+    evidenceBytes = utf8(canonicalJson({
+      evidence_type: "missing-authority-record",
+      original_path: relative,
+    }));
+  } else if (info.isSymlink) {
+    const target = Deno.readLinkSync(path);
+    originalType = "symbolic-link";
+    evidenceBytes = utf8(canonicalJson({
+      evidence_type: "symbolic-link",
+      link_target: target,
+      link_target_bytes_hex: Array.from(utf8(target), (b) => b.toString(16).padStart(2, "0")).join(""),
+      original_path: relative,
+    }));
+  } else if (info.isFile) {
+    const bytes = readBytesOrNull(path) ?? new Uint8Array();
+    const current = readObject(path);
+    if (current && isStub(current) && stubProblems(current, kind, id).length === 0) {
+      return {
+        kind,
+        id,
+        originalType: current.original_type as QuarantineResult["originalType"],
+        evidence: current.recovery_file as string,
+        stub: relative,
+        alreadyQuarantined: true,
+      };
+    }
+    const issues = authorityIssues(store.state, collectFacts(store.paths, null));
+    if (!issues.some((i) => concerns(i, kind, id))) {
+      throw new BimriError(
+        "refused",
+        `${kind} ${id} is valid; quarantine is only for damaged authority records. Nothing was changed.`,
+      );
+    }
+    originalType = "file";
+    evidenceBytes = bytes;
+  } else {
+    throw new BimriError(
+      "refused",
+      `${relative} is neither a file nor a symbolic link; move it aside by hand, then quarantine the missing record.`,
+    );
+  }
+  const sha = sha256Hex(evidenceBytes);
+  const evidence = preserveEvidenceBytes(
+    store,
+    `authority-${kind}-${id}-${sha}.json`,
+    evidenceBytes,
+  );
+  const stub = canonicalJson(stubFor(kind, id, originalType, sha));
+  if (originalType === "missing") {
+    if (!createExclusive(path, stub)) {
+      throw new BimriError("refused", `${relative} appeared while quarantining; run doctor and retry.`);
+    }
+  } else {
+    // A rename replaces a symbolic link entry itself; its target is never touched.
+    atomicReplace(path, stub);
+  }
+  invalidateAuditWitness(store.paths);
+  return { kind, id, originalType, evidence, stub: relative, alreadyQuarantined: false };
+}
+
+/** What restore did. */
+export type RestoreResult = {
+  kind: AuthorityKind;
+  id: string;
+  receipt: string;
+  replacementSha256: string;
+  alreadyRestored: boolean;
+  /** Other quarantine stubs or damage still pause canonical writes. */
+  staged: boolean;
+  remainingIssues: AuthorityIssue[];
+};
+
+function receiptName(kind: AuthorityKind, id: string, original: string, replacement: string): string {
+  return `authority-restore-${kind}-${id}-${original}-${replacement}.json`;
+}
+
+function findReceipt(store: Store, kind: AuthorityKind, id: string, replacement: string): string | null {
+  const prefix = `authority-restore-${kind}-${id}-`;
+  for (const name of listNames(store.paths.folder("recovery"))) {
+    if (name.startsWith(prefix) && name.endsWith(`-${replacement}.json`)) return name;
+  }
+  return null;
+}
+
+/** Semantic bounds a replacement must satisfy beyond its schema. */
+function boundProblems(store: Store, kind: AuthorityKind, value: JsonObject): string[] {
+  const head = store.state.head_revision;
+  const out: string[] = [];
+  const over = (field: string, limit = head) => {
+    const v = value[field];
+    if (typeof v === "number" && v > limit) out.push(`${field} ${v} is beyond the head`);
+  };
+  if (kind === "proposal") over("base_revision");
+  if (kind === "decision") {
+    over("revision");
+    over("revision_before");
+    const proposal = readObject(recordPath(store, "proposal", value.proposal_id as string));
+    if (
+      proposal && !isStub(proposal) && typeof value.revision === "number" &&
+      typeof proposal.base_revision === "number" && value.revision < proposal.base_revision
+    ) {
+      out.push("revision precedes the proposal's base");
+    }
+  }
+  if (kind === "resolution") {
+    over("revision_before");
+    over("revision_after");
+    over("intended_revision_after", head + 1);
+  }
+  return out;
+}
+
+/** Restores a quarantined record from a reviewed replacement (must run under the engine lock). */
+export function restoreAuthority(
+  store: Store,
+  kindInput: string,
+  id: string,
+  fromFile: string,
+  approved: boolean,
+): RestoreResult {
+  const kind = requireKindAndId(kindInput, id);
+  requireApproval(approved, "restore-authority");
+  const sourcePath = resolvePath(Deno.cwd(), fromFile);
+  let sourceBytes: Uint8Array;
+  try {
+    sourceBytes = Deno.readFileSync(sourcePath);
+  } catch {
+    throw new BimriError("invalid-input", `cannot read the replacement file ${fromFile}.`);
+  }
+  const sourceText = decodeUtf8Strict(sourceBytes);
+  let parsed: JsonValue;
+  try {
+    if (sourceText === null) throw new Error("not UTF-8");
+    parsed = JSON.parse(sourceText) as JsonValue;
+  } catch {
+    throw new BimriError("invalid-input", `${fromFile} is not valid JSON; nothing was restored.`);
+  }
+  if (!isJsonObject(parsed) || isStub(parsed)) {
+    throw new BimriError("invalid-input", `${fromFile} is not a ${kind} record; nothing was restored.`);
+  }
+  const canonical = canonicalJson(parsed);
+  const canonicalBytes = utf8(canonical);
+  const replacementSha = sha256Hex(canonicalBytes);
+  const path = recordPath(store, kind, id);
+  const relative = recordRelPath(kind, id);
+  const info = lstatOrNull(path);
+  const current = readObject(path);
+  const issuesAfter = () => authorityIssues(store.state, collectFacts(store.paths, null));
+
+  if (!current || !isStub(current)) {
+    const existing = info?.isFile && !info.isSymlink ? readBytesOrNull(path) : null;
+    const receipt = findReceipt(store, kind, id, replacementSha);
+    if (existing !== null && sha256Hex(existing) === replacementSha && receipt) {
+      const remaining = issuesAfter();
+      return {
+        kind,
+        id,
+        receipt: `.bimri/recovery/${receipt}`,
+        replacementSha256: replacementSha,
+        alreadyRestored: true,
+        staged: remaining.length > 0,
+        remainingIssues: remaining,
+      };
+    }
+    throw new BimriError(
+      "refused",
+      `${relative} is not quarantined; quarantine it first with quarantine-authority --kind ${kind} --id ${id} --human-approved.`,
+    );
+  }
+  const stubIssues = stubProblems(current, kind, id);
+  if (stubIssues.length > 0) {
+    throw new BimriError("store-corrupt", `the quarantine stub at ${relative} is invalid (${stubIssues[0]}); run doctor.`);
+  }
+  const original = current.sha256 as string;
+  const evidencePath = store.paths.recovery(`authority-${kind}-${id}-${original}.json`);
+  const evidence = readBytesOrNull(evidencePath);
+  if (evidence === null || sha256Hex(evidence) !== original) {
+    throw new BimriError(
+      "store-corrupt",
+      `the quarantine evidence ${current.recovery_file} is missing or altered; restore is refused until it is back (run doctor).`,
+    );
+  }
+  // Intrinsic schema, then the replacement's place in a shadow of the authority graph.
+  const problems = [...recordProblems(kind, parsed, id), ...boundProblems(store, kind, parsed)];
+  if (problems.length > 0) {
+    throw new BimriError(
+      "refused",
+      `the replacement ${kind} ${id} is not valid (${problems.join("; ")}); it stays behind its quarantine stub and no receipt was written.`,
+    );
+  }
+  const facts = collectFacts(store.paths, null);
+  const shadow: RecordFacts = factsFromBytes(canonicalBytes, kind, id);
+  facts.records[kind].set(id, shadow);
+  const shadowIssues = authorityIssues(store.state, facts);
+  const blocking = shadowIssues.filter((i) => concerns(i, kind, id));
+  if (blocking.length > 0) {
+    throw new BimriError(
+      "refused",
+      `the replacement ${kind} ${id} does not fit the authority graph (${blocking[0].problem}); it stays behind its quarantine stub and no receipt was written.`,
+    );
+  }
+  const name = receiptName(kind, id, original, replacementSha);
+  const receiptPath = store.paths.recovery(name);
+  const existingReceipt = readObject(receiptPath);
+  if (existingReceipt) {
+    if (receiptProblems(existingReceipt, kind, id, original, replacementSha).length > 0) {
+      throw new BimriError("store-corrupt", `.bimri/recovery/${name} exists but is not a valid receipt; run doctor.`);
+    }
+  } else {
+    const receipt: JsonObject = {
+      authority: "human-asserted",
+      authorized_at: utcTimestamp(),
+      bimri_version: AUTHORITY_FORMAT,
+      original_sha256: original,
+      record_id: id,
+      record_kind: kind,
+      record_type: RECEIPT_TYPE,
+      recovery_file: evidenceRelPath(kind, id, original),
+      replacement_sha256: replacementSha,
+      restore_schema: 1,
+      status: "authorized-restore",
+      target_path: relative,
+    };
+    if (!createExclusive(receiptPath, canonicalJson(receipt))) {
+      throw new BimriError("refused", `.bimri/recovery/${name} appeared concurrently; retry.`);
+    }
+  }
+  atomicReplace(path, canonicalBytes);
+  invalidateAuditWitness(store.paths);
+  const remaining = issuesAfter();
+  return {
+    kind,
+    id,
+    receipt: `.bimri/recovery/${name}`,
+    replacementSha256: replacementSha,
+    alreadyRestored: false,
+    staged: remaining.length > 0,
+    remainingIssues: remaining,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Archive month files (`.bimri/archive/YYYY-MM.md`): append-only rows
+ * `[ARCHIVED:<date>] [BY:<proposal>] [<reason>] <raw line>` recording
+ * replaced, closed and cooled generations. Appends are idempotent so a
+ * re-applied commit never duplicates a row. Only the month files a caller
+ * names are read, never the whole archive.
+ */
+import { BimriError } from "../errors.ts";
+import { localDate, now } from "../model/time.ts";
+import { appendLine, readTextOrNull, refuseSymlink } from "../store/files.ts";
+import type { StorePaths } from "../store/paths.ts";
+
+/** Archive reasons written by 5.1 commits. */
+export type ArchiveReason = "replaced" | "closed" | "cooled";
+
+/** One parsed archive row. */
+export type ArchiveRow = { date: string; proposalId: string; reason: string; rawLine: string };
+
+const ROW = /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[([^\]\r\n]+)\] (.+)$/;
+
+/** Parses an archive row; null for a line that is not one. */
+export function parseArchiveRow(line: string): ArchiveRow | null {
+  const m = ROW.exec(line);
+  return m ? { date: m[1], proposalId: m[2], reason: m[3], rawLine: m[4] } : null;
+}
+
+/** The rows of one month file (empty when the file does not exist). */
+export function readArchiveMonth(paths: StorePaths, month: string): ArchiveRow[] {
+  const path = paths.archiveMonth(month);
+  refuseSymlink(path, `.bimri/archive/${month}.md`);
+  const text = readTextOrNull(path);
+  if (text === null) return [];
+  const rows: ArchiveRow[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("[ARCHIVED:")) continue;
+    const row = parseArchiveRow(line);
+    if (row === null) {
+      throw new BimriError(
+        "store-corrupt",
+        `archive ${month}.md holds a malformed row; run doctor.`,
+      );
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** `YYYY-MM` of the month before `month`. */
+export function previousMonth(month: string): string {
+  let y = Number(month.slice(0, 4));
+  let m = Number(month.slice(5, 7)) - 1;
+  if (m === 0) {
+    m = 12;
+    y -= 1;
+  }
+  return `${String(y).padStart(4, "0")}-${String(m).padStart(2, "0")}`;
+}
+
+/**
+ * The months a commit that is retried now may have written to: this month and
+ * the previous one (a crash can straddle a month boundary).
+ */
+export function recentMonths(): string[] {
+  const month = localDate(now()).slice(0, 7);
+  return [month, previousMonth(month)];
+}
+
+/** Finds the row `[BY:proposal] [reason] raw` in the given months; null when absent. */
+export function findExactRow(
+  paths: StorePaths,
+  months: string[],
+  proposalId: string,
+  reason: string,
+  rawLine: string,
+): ArchiveRow | null {
+  for (const month of months) {
+    for (const row of readArchiveMonth(paths, month)) {
+      if (row.proposalId === proposalId && row.reason === reason && row.rawLine === rawLine) {
+        return row;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Appends `[ARCHIVED:<today>] [BY:proposal] [reason] raw` unless the identical
+ * row already exists (then its date is reused). Returns the row's date, which
+ * a cold binding must carry.
+ */
+export function appendArchive(
+  paths: StorePaths,
+  proposalId: string,
+  rawLine: string,
+  reason: ArchiveReason,
+): string {
+  const existing = findExactRow(paths, recentMonths(), proposalId, reason, rawLine);
+  if (existing) return existing.date;
+  const date = localDate(now());
+  const path = paths.archiveMonth(date.slice(0, 7));
+  refuseSymlink(path, `.bimri/archive/${date.slice(0, 7)}.md`);
+  appendLine(path, `[ARCHIVED:${date}] [BY:${proposalId}] [${reason}] ${rawLine}`);
+  return date;
+}

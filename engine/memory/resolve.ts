@@ -1,0 +1,393 @@
+/**
+ * Human resolution of an owner question (protocol section 9): the owner picks
+ * one candidate, `current` (keep the live value) or `dismiss`. The resolution
+ * record is written `applying` with its intended revision before any effect,
+ * then `resolved` (or `failed`), and only then are the candidates' contested
+ * decisions finalized. Crash recovery finalizes an `applying` resolution only
+ * when the chosen effect is proven committed; otherwise the same choice must
+ * be given again and is re-applied.
+ */
+import { BimriError } from "../errors.ts";
+import { PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
+import { lineHash, sha256Hex } from "../model/text.ts";
+import { utcTimestamp } from "../model/time.ts";
+import type { JsonObject } from "../store/canonical_json.ts";
+import { faultPoint } from "../store/fault.ts";
+import { listNames, readTextOrNull } from "../store/files.ts";
+import { plannedRevisionNumber } from "./commit.ts";
+import { replaceRecord } from "../store/records.ts";
+import { invalidateAuditWitness, type Store } from "../store/store.ts";
+import { AUTHORITY_FORMAT } from "../versions.ts";
+import {
+  type CandidateProposal,
+  candidateSetMatches,
+  type ConflictRecord,
+  liveEntry,
+  readCandidate,
+  readConflict,
+  readDecision,
+  readResolution,
+} from "./review.ts";
+
+/**
+ * Commits one chosen candidate's effect as a human-confirmed change (Tier 1/2
+ * trust becomes confirmed, the source stays) and returns the new revision.
+ * Provided by the commit protocol; it must write no decision of its own.
+ */
+export type ChosenEffectCommitter = (store: Store, proposalId: string) => number;
+
+/** What a resolve did. */
+export type ResolveOutcome = {
+  conflict_id: string;
+  choice: string;
+  status: "resolved";
+  /** True when the conflict was already resolved (nothing new was decided). */
+  already_resolved: boolean;
+  revision_before: number;
+  revision_after: number;
+};
+
+const CHANGED_MESSAGE =
+  "memory changed after this question was raised. Ask the agent to review the latest state before resolving it.";
+
+/** Decision fields a resolution adds when it finalizes a contested candidate. */
+function finalizedDecision(
+  decision: JsonObject,
+  conflictId: string,
+  resolution: JsonObject,
+  proposalId: string,
+): JsonObject {
+  return {
+    ...decision,
+    initial_outcome: typeof decision.initial_outcome === "string"
+      ? decision.initial_outcome
+      : decision.outcome as string,
+    outcome: resolution.choice === proposalId ? "accepted" : "noop",
+    resolution_id: conflictId,
+    resolution_choice: resolution.choice as string,
+    resolved_at: resolution.resolved_at as string,
+    revision: resolution.revision_after as number,
+  };
+}
+
+function isFinalFor(decision: JsonObject, conflictId: string, resolution: JsonObject, id: string) {
+  const expected = resolution.choice === id ? "accepted" : "noop";
+  return decision.outcome === expected && decision.resolution_id === conflictId &&
+    decision.resolution_choice === resolution.choice &&
+    decision.resolved_at === resolution.resolved_at &&
+    decision.revision === resolution.revision_after;
+}
+
+/**
+ * Rewrites every candidate decision of a resolved conflict to its final
+ * outcome (chosen -> accepted, others -> noop). Idempotent: decisions already
+ * final for this resolution are left alone. Validates all before writing.
+ */
+export function finalizeCandidateDecisions(
+  store: Store,
+  conflict: ConflictRecord,
+  resolution: JsonObject,
+): number {
+  if (resolution.status !== "resolved") {
+    throw new BimriError("refused", "cannot finalize decisions from an unfinished resolution.");
+  }
+  const planned: { id: string; value: JsonObject }[] = [];
+  const ids = Array.isArray(resolution.proposal_ids)
+    ? resolution.proposal_ids as string[]
+    : conflict.proposal_ids;
+  for (const id of ids) {
+    const decision = readDecision(store, id);
+    if (!decision) {
+      throw new BimriError(
+        "store-corrupt",
+        `cannot finalize ${conflict.conflict_id}: candidate decision ${id} is missing; run doctor.`,
+      );
+    }
+    if (isFinalFor(decision, conflict.conflict_id, resolution, id)) continue;
+    if (decision.outcome !== "contested" || decision.conflict_id !== conflict.conflict_id) {
+      throw new BimriError(
+        "store-corrupt",
+        `cannot finalize ${id}: its decision is neither the contested candidate of ${conflict.conflict_id} nor its resolved outcome; run doctor.`,
+      );
+    }
+    planned.push({ id, value: finalizedDecision(decision, conflict.conflict_id, resolution, id) });
+  }
+  planned.forEach((p, index) => {
+    replaceRecord(store.paths.decision(p.id), p.value);
+    if (index === 0) faultPoint("resolve-first-decision-finalized");
+  });
+  return planned.length;
+}
+
+/** Refuses when a candidate's proposal file no longer has the hash the conflict recorded. */
+function verifyCandidateHashes(store: Store, conflict: ConflictRecord): void {
+  const recorded = Object.keys(conflict.proposal_hashes).sort().join(",");
+  if (recorded !== [...conflict.proposal_ids].sort().join(",")) {
+    throw new BimriError(
+      "store-corrupt",
+      `conflict ${conflict.conflict_id} candidate hashes do not name its candidates; run doctor.`,
+    );
+  }
+  for (const id of conflict.proposal_ids) {
+    const candidate = readCandidate(store, id);
+    if (sha256Hex(candidate.bytes) !== conflict.proposal_hashes[id]) {
+      throw new BimriError(
+        "store-corrupt",
+        `proposal ${id} changed after conflict ${conflict.conflict_id} recorded it; run doctor.`,
+      );
+    }
+  }
+}
+
+/** Refuses unless every candidate's decision is contested here, or final for `resolution`. */
+function verifyCandidateDecisions(
+  store: Store,
+  conflict: ConflictRecord,
+  resolution: JsonObject | null,
+): void {
+  for (const id of conflict.proposal_ids) {
+    const decision = readDecision(store, id);
+    if (!decision) {
+      throw new BimriError(
+        "refused",
+        `conflict ${conflict.conflict_id} candidate ${id} has no decision record yet; sync that run first.`,
+      );
+    }
+    if (decision.outcome === "contested" && decision.conflict_id === conflict.conflict_id) continue;
+    if (
+      resolution && resolution.status === "resolved" &&
+      decision.resolution_id === conflict.conflict_id
+    ) continue;
+    throw new BimriError(
+      "store-corrupt",
+      `candidate ${id} has an invalid decision state for conflict ${conflict.conflict_id}; run doctor.`,
+    );
+  }
+}
+
+/** True when an archive month holds `[BY:<proposal>] [closed] <raw>`. */
+function archivedClosedBy(store: Store, proposalId: string, raw: string): boolean {
+  const suffix = ` [BY:${proposalId}] [closed] ${raw}`;
+  for (const name of listNames(store.paths.folder("archive"))) {
+    if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
+    const text = readTextOrNull(store.paths.archiveMonth(name.slice(0, 7))) ?? "";
+    for (const line of text.split("\n")) {
+      if (/^\[ARCHIVED:[0-9]{4}-[0-9]{2}-[0-9]{2}\]$/.test(line.slice(0, 21)) && line.slice(21) === suffix) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * True when the loaded head already carries the effect that choosing
+ * `candidate` produces. While a resolution is applying, later intents on the
+ * key are held, so the head's generation of the key can only carry this
+ * effect if the chosen commit happened.
+ */
+export function chosenEffectAtHead(
+  store: Store,
+  conflict: ConflictRecord,
+  candidate: CandidateProposal,
+): boolean {
+  const live = liveEntry(store, conflict.key);
+  if (candidate.operation === "close") {
+    return live === null && conflict.current_line !== null &&
+      archivedClosedBy(store, candidate.proposal_id, conflict.current_line);
+  }
+  if (live === null || lineHash(live.raw) === conflict.current_hash) return false;
+  if (candidate.operation === "touch") {
+    const snapshotId = /^\[([^\]]+)\]/.exec(conflict.current_line ?? "")?.[1];
+    return live.entry.tier === 2 && live.entry.last_run === candidate.run_id &&
+      live.entry.id === snapshotId;
+  }
+  const expectedId = candidate.tier === 3 ? candidate.raw.pattern_id : candidate.raw.entry_id;
+  return live.entry.id === expectedId && candidateSetMatches(candidate, live.entry);
+}
+
+function highestContestedRevision(store: Store, conflict: ConflictRecord): number {
+  let highest = -1;
+  for (const id of conflict.proposal_ids) {
+    const d = readDecision(store, id);
+    if (d && typeof d.revision === "number") highest = Math.max(highest, d.revision);
+  }
+  return highest >= 0 ? highest : store.state.head_revision;
+}
+
+function withoutFailure(record: JsonObject): JsonObject {
+  const copy = { ...record };
+  delete copy.failed_at;
+  delete copy.error;
+  return copy;
+}
+
+function complete(
+  store: Store,
+  conflict: ConflictRecord,
+  record: JsonObject,
+  revisionAfter: number,
+): JsonObject {
+  const resolved: JsonObject = {
+    ...withoutFailure(record),
+    status: "resolved",
+    resolved_at: utcTimestamp(),
+    revision_after: revisionAfter,
+  };
+  replaceRecord(store.paths.resolution(conflict.conflict_id), resolved);
+  faultPoint("resolve-resolved-written");
+  finalizeCandidateDecisions(store, conflict, resolved);
+  invalidateAuditWitness(store.paths);
+  return resolved;
+}
+
+function outcome(record: JsonObject, already: boolean): ResolveOutcome {
+  return {
+    conflict_id: record.conflict_id as string,
+    choice: record.choice as string,
+    status: "resolved",
+    already_resolved: already,
+    revision_before: record.revision_before as number,
+    revision_after: record.revision_after as number,
+  };
+}
+
+/**
+ * Resolves conflict `conflictInput` with `choiceInput` (a candidate proposal
+ * ID, `current` or `dismiss`). Must run under the engine lock on a freshly
+ * loaded store; `commitChosen` applies a chosen candidate's effect.
+ */
+export function resolveConflict(
+  store: Store,
+  conflictInput: string,
+  choiceInput: string,
+  humanApproved: boolean,
+  commitChosen: ChosenEffectCommitter,
+): ResolveOutcome {
+  const conflictId = requireConflictId(conflictInput.trim());
+  const choice = choiceInput.trim();
+  if (choice === "" || [...choice].length > 80) {
+    throw new BimriError("invalid-input", "resolution choice must be 1 to 80 characters.");
+  }
+  const conflict = readConflict(store, conflictId);
+  if (!conflict) throw new BimriError("unknown-record", `unknown conflict: ${conflictId}`);
+  const ids = conflict.proposal_ids;
+  if (choice !== "current" && choice !== "dismiss" && !ids.includes(choice)) {
+    throw new BimriError("invalid-input", `choose current, dismiss, or one of: ${ids.join(", ")}`);
+  }
+  verifyCandidateHashes(store, conflict);
+  const existing = readResolution(store, conflictId);
+  if (existing && !["applying", "failed", "resolved"].includes(existing.status as string)) {
+    throw new BimriError(
+      "store-corrupt",
+      `resolution ${conflictId} has an unknown status; run doctor.`,
+    );
+  }
+  verifyCandidateDecisions(store, conflict, existing);
+
+  // A finished answer stands: repeating it (with any choice) only completes
+  // decision finalization an interruption may have left behind.
+  if (existing && existing.status === "resolved") {
+    if (finalizeCandidateDecisions(store, conflict, existing) > 0) {
+      invalidateAuditWitness(store.paths);
+    }
+    return outcome(existing, true);
+  }
+  if (!humanApproved) {
+    throw new BimriError(
+      "refused",
+      "resolve requires --human-approved after the owner explicitly chooses an option. This is an attestation, not authentication.",
+    );
+  }
+  if (existing && existing.status === "applying" && existing.choice !== choice) {
+    throw new BimriError(
+      "refused",
+      `${conflictId} is already applying choice ${existing.choice}; retry that choice.`,
+    );
+  }
+  const head = store.state.head_revision;
+  const live = liveEntry(store, conflict.key);
+  const liveHash = lineHash(live?.raw ?? null);
+  const resumable = existing !== null && existing.choice === choice &&
+    typeof existing.intended_revision_after === "number";
+  const candidate = ids.includes(choice) ? readCandidate(store, choice) : null;
+  if (candidate !== null && !PROPOSAL_ID.test(candidate.proposal_id)) {
+    throw new BimriError("store-corrupt", `proposal ${choice} is malformed; run doctor.`);
+  }
+
+  // Recovery: an interrupted attempt whose effect is proven finishes without
+  // being applied twice.
+  if (resumable && candidate === null && liveHash === conflict.current_hash) {
+    return outcome(
+      complete(store, conflict, existing!, existing!.intended_revision_after as number),
+      false,
+    );
+  }
+  if (resumable && candidate !== null) {
+    const intended = existing!.intended_revision_after as number;
+    if (intended <= head && chosenEffectAtHead(store, conflict, candidate)) {
+      return outcome(complete(store, conflict, existing!, intended), false);
+    }
+  }
+  // The owner chose an effect another run has meanwhile made current: record
+  // the answer against the head without writing a new revision.
+  if (!existing && candidate !== null && chosenEffectAtHead(store, conflict, candidate)) {
+    const record: JsonObject = {
+      authority: "human-asserted",
+      bimri_version: AUTHORITY_FORMAT,
+      by: "user",
+      choice,
+      conflict_id: conflictId,
+      proposal_ids: ids,
+      revision_before: highestContestedRevision(store, conflict),
+      started_at: utcTimestamp(),
+      status: "applying",
+    };
+    if (candidate.operation === "close" && conflict.current_line !== null) {
+      record.archived_raw = conflict.current_line;
+    }
+    return outcome(complete(store, conflict, record, head), false);
+  }
+  if (liveHash !== conflict.current_hash) throw new BimriError("refused", CHANGED_MESSAGE);
+
+  const applying: JsonObject = {
+    authority: "human-asserted",
+    bimri_version: AUTHORITY_FORMAT,
+    by: "user",
+    choice,
+    conflict_id: conflictId,
+    intended_revision_after: candidate === null ? head : plannedRevisionNumber(store),
+    proposal_ids: ids,
+    revision_before: typeof existing?.revision_before === "number"
+      ? existing.revision_before
+      : head,
+    started_at: typeof existing?.started_at === "string" ? existing.started_at : utcTimestamp(),
+    status: "applying",
+  };
+  if (candidate?.operation === "close" && live !== null) applying.archived_raw = live.raw;
+  replaceRecord(store.paths.resolution(conflictId), applying);
+  invalidateAuditWitness(store.paths);
+  faultPoint("resolve-applying-written");
+
+  let revisionAfter = head;
+  if (candidate !== null) {
+    try {
+      revisionAfter = commitChosen(store, candidate.proposal_id);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      replaceRecord(store.paths.resolution(conflictId), {
+        ...applying,
+        status: "failed",
+        failed_at: utcTimestamp(),
+        error: [...message.replace(/[\r\n\t]+/g, " ")].slice(0, 1000).join(""),
+      });
+      throw error;
+    }
+    faultPoint("resolve-effect-committed");
+    if (revisionAfter !== applying.intended_revision_after) {
+      // The committed revision is what the record must name; keep them equal.
+      applying.intended_revision_after = revisionAfter;
+    }
+  }
+  return outcome(complete(store, conflict, applying, revisionAfter), false);
+}

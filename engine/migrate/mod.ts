@@ -1,0 +1,90 @@
+/**
+ * Migration entry points: detect a store's generation and bring it to the
+ * 5.1.0 authority format. `migrate` and the installer both go through
+ * `migrateStore`; each route validates everything before its first write.
+ */
+import { BimriError } from "../errors.ts";
+import { detectStoreFormat, type StoreDetection } from "./detect.ts";
+import type { MigrationReceipt } from "./receipt.ts";
+import { finishReceipt, syncViewAndIndex } from "./finish.ts";
+import { activateV502, resumeAdvancedActivation } from "./v502.ts";
+import { upgradeV50 } from "./v50.ts";
+import { migrateLegacy } from "./legacy.ts";
+import { migrateV4 } from "./v4.ts";
+
+export { detectStoreFormat, type StoreDetection, type StoreFormat } from "./detect.ts";
+export type { MigrationMode, MigrationReceipt } from "./receipt.ts";
+export { finishReceipt } from "./finish.ts";
+
+/** Options of a migration run. */
+export type MigrateOptions = {
+  /**
+   * The caller attests that no other agent, engine or sync tool touches the
+   * folder (required for the 5.0.x state activations, as in the reference).
+   */
+  quiescent: boolean;
+};
+
+function emptyCounts() {
+  return { tier1: 0, tier2: 0, tier3: 0 };
+}
+
+/** The 5.1.0 path: verify, synchronize the view; nothing is converted. */
+function verifyCurrent(root: string, detection: StoreDetection): MigrationReceipt {
+  const notices = syncViewAndIndex(root);
+  const initialized = detection.format === "empty" || detection.format === "v5-view";
+  return finishReceipt(
+    root,
+    {
+      mode: initialized ? "initialized" : "verified",
+      detected_format: detection.format,
+      detected_version: initialized ? "none" : "5.1.0",
+      source_file: detection.source,
+      imported: emptyCounts(),
+      converted_patterns: 0,
+      inherited_overflow: [],
+      backup: null,
+      migration_record: null,
+      metadata_revision: null,
+      warnings: notices,
+    },
+    initialized
+      ? detection.format === "v5-view"
+        ? "Memory: existing v5 bimri.md adopted as revision V000000."
+        : "Memory: new v5.1.0 store initialized."
+      : "Memory: existing v5.1.0 verified; no migration performed.",
+  );
+}
+
+/**
+ * Brings the store at `root` to the 5.1.0 authority format (or verifies it)
+ * and returns the receipt. Refusals throw BimriError with nothing written.
+ */
+export function migrateStore(root: string, options: MigrateOptions): MigrationReceipt {
+  const detection = detectStoreFormat(root);
+  switch (detection.format) {
+    case "empty":
+    case "v5-view":
+      return verifyCurrent(root, detection);
+    case "5.1.0":
+      return resumeAdvancedActivation(root) ?? verifyCurrent(root, detection);
+    case "5.0.2":
+      return activateV502(root, options);
+    case "5.0":
+    case "5.0.1":
+      return upgradeV50(root, options, detection.format);
+    case "legacy":
+      return migrateLegacy(root);
+    case "v4":
+      return migrateV4(root);
+  }
+  throw new BimriError("store-unsafe", "unrecognized store format; nothing was changed.");
+}
+
+/**
+ * The installer's entry point: same as `migrate`, for a store detected as
+ * not (yet) 5.1.0. `quiescent` must be the user's explicit attestation.
+ */
+export function migrateForInstall(root: string, options: MigrateOptions): MigrationReceipt {
+  return migrateStore(root, options);
+}

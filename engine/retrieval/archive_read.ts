@@ -1,0 +1,126 @@
+/**
+ * Reading the append-only archive month files for retrieval and the index:
+ * every record of every month (history), one month for a cold binding, and
+ * the reference's rule for collapsing repeated generations.
+ */
+import { BimriError } from "../errors.ts";
+import type { ColdRecord } from "../model/state.ts";
+import { decodeUtf8Strict, pyStrip, splitLines } from "../model/text.ts";
+import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import type { StorePaths } from "../store/paths.ts";
+
+/** One `[ARCHIVED:…]` row. */
+export type ArchiveRecord = {
+  date: string;
+  proposalId: string;
+  reason: string;
+  rawLine: string;
+  /** Store-relative path of the month file, e.g. `.bimri/archive/2026-12.md`. */
+  file: string;
+};
+
+const RECORD =
+  /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[([^\]\r\n]+)\] (.+)$/;
+
+const MONTH_FILE = /^[0-9]{4}-[0-9]{2}\.md$/;
+
+function readMonthText(paths: StorePaths, name: string): string {
+  const path = `${paths.folder("archive")}/${name}`;
+  const info = lstatOrNull(path);
+  if (info?.isSymlink) {
+    throw new BimriError(
+      "store-unsafe",
+      `archive file ${name} is a symbolic link; replace it with the regular file, then run doctor.`,
+    );
+  }
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return "";
+  const text = decodeUtf8Strict(bytes);
+  if (text === null) {
+    throw new BimriError(
+      "store-corrupt",
+      `archive file ${name} is not valid UTF-8; run doctor.`,
+    );
+  }
+  return text;
+}
+
+/** Parses the `[ARCHIVED:` rows of one month file's text (other lines are ignored). */
+export function parseArchiveText(text: string, file: string): ArchiveRecord[] {
+  const records: ArchiveRecord[] = [];
+  splitLines(text).forEach((line, index) => {
+    if (!line.startsWith("[ARCHIVED:")) return;
+    const match = RECORD.exec(line);
+    const reason = match ? pyStrip(match[3]) : "";
+    const rawLine = match ? pyStrip(match[4]) : "";
+    if (!match || reason === "" || rawLine === "") {
+      throw new BimriError(
+        "store-corrupt",
+        `archive record ${file}:${index + 1} is malformed; run doctor.`,
+      );
+    }
+    records.push({ date: match[1], proposalId: match[2], reason, rawLine, file });
+  });
+  return records;
+}
+
+/** Every archive record, month files in name order, rows in file order. */
+export function readAllArchiveRecords(paths: StorePaths): ArchiveRecord[] {
+  const records: ArchiveRecord[] = [];
+  for (const name of listNames(paths.folder("archive"))) {
+    if (!name.endsWith(".md")) continue;
+    records.push(...parseArchiveText(readMonthText(paths, name), `.bimri/archive/${name}`));
+  }
+  return records;
+}
+
+/**
+ * Proves one cold-current record against only its own archive month: exactly
+ * one `cooled` row by `archived_by` with the identical raw line must exist.
+ */
+export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdRecord): void {
+  const month = cold.archived_on.slice(0, 7);
+  const name = `${month}.md`;
+  const broken = () =>
+    new BimriError(
+      "store-corrupt",
+      `cold-current subject ${key} is not bound to exactly one cooled archive record in .bimri/archive/${name}; run doctor.`,
+    );
+  if (!MONTH_FILE.test(name)) throw broken();
+  const records = parseArchiveText(readMonthText(paths, name), `.bimri/archive/${name}`);
+  const exact = records.filter((r) =>
+    r.proposalId === cold.archived_by && r.reason === "cooled" && r.rawLine === cold.raw_line
+  );
+  if (exact.length !== 1) throw broken();
+}
+
+const REASON_RANK: Record<string, number> = { cooled: 0, replaced: 1, closed: 2 };
+
+/**
+ * Historical generations: one record per distinct raw line, keeping the row
+ * with the highest reason rank (closed > replaced > cooled; unknown counts as
+ * replaced; the first row wins a tie), and leaving out the rows that are
+ * exactly a current cold binding. Order: first appearance.
+ */
+export function historicalGenerations(
+  records: readonly ArchiveRecord[],
+  coldCurrent: Record<string, ColdRecord>,
+): ArchiveRecord[] {
+  const currentCold = new Set(
+    Object.values(coldCurrent).map((c) => `${c.archived_by}\n${c.raw_line}`),
+  );
+  const byLine = new Map<string, ArchiveRecord>();
+  for (const record of records) {
+    if (record.reason === "cooled" && currentCold.has(`${record.proposalId}\n${record.rawLine}`)) {
+      continue;
+    }
+    const existing = byLine.get(record.rawLine);
+    if (
+      existing === undefined ||
+      (REASON_RANK[record.reason] ?? 1) > (REASON_RANK[existing.reason] ?? 1)
+    ) {
+      byLine.set(record.rawLine, record);
+    }
+  }
+  return [...byLine.values()];
+}

@@ -1,0 +1,152 @@
+/**
+ * `.bimri/index.tsv`: the derived eight-column export of hot memory, cold
+ * current memory, journal entries and archived generations (FORMATS section
+ * 12). It is never read as authority: retrieval builds its results from the
+ * head, the state, the archive and the decisions.
+ */
+import { parseAnyEntry } from "../model/hot.ts";
+import type { MemoryEntry } from "../model/hot.ts";
+import { decodeUtf8Strict, pyStrip, sliceCodePoints, splitLines } from "../model/text.ts";
+import { BimriError } from "../errors.ts";
+import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import type { Store } from "../store/store.ts";
+import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
+
+/** The header line of index.tsv. */
+export const INDEX_HEADER = "id\tkey\tloc\ttrust\tsource\tstatus\tfile\theadline";
+
+/** Headlines keep at most this many code points. */
+export const HEADLINE_CHARS = 160;
+
+/** One index row: id, key, loc, trust, source, status, file, headline. */
+export type IndexRow = [string, string, string, string, string, string, string, string];
+
+const LOG_ENTRY = /^\[ID:(R[0-9]+-E[0-9]+)\]/;
+const LOG_FILE = /^R[0-9]+\.md$/;
+
+function headline(text: string): string {
+  return sliceCodePoints(text, HEADLINE_CHARS);
+}
+
+/** trust, source and status columns of a memory entry. */
+function entryColumns(entry: MemoryEntry): [string, string, string] {
+  if (entry.tier === 1) return [entry.trust, entry.source, entry.kind];
+  if (entry.tier === 2) return [entry.trust, entry.source, entry.status];
+  return ["", "", entry.confidence];
+}
+
+function readLogText(store: Store, name: string): string {
+  const path = `${store.paths.folder("log")}/${name}`;
+  if (lstatOrNull(path)?.isSymlink) {
+    throw new BimriError(
+      "store-unsafe",
+      `run log ${name} is a symbolic link; replace it with the regular file, then run doctor.`,
+    );
+  }
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return "";
+  const text = decodeUtf8Strict(bytes);
+  if (text === null) {
+    throw new BimriError("store-corrupt", `run log ${name} is not valid UTF-8; run doctor.`);
+  }
+  return text;
+}
+
+/** Computes every index row (sorted by id, loc, file) from the store's authority. */
+export function indexRows(store: Store): IndexRow[] {
+  const rows: IndexRow[] = [];
+  for (const { entry } of store.head.view.entries) {
+    const [trust, source, status] = entryColumns(entry);
+    rows.push([
+      entry.id,
+      entry.key,
+      `T${entry.tier}`,
+      trust,
+      source,
+      status,
+      "bimri.md",
+      headline(entry.text),
+    ]);
+  }
+  const cold = store.state.cold_current;
+  for (const key of Object.keys(cold).sort()) {
+    const entry = parseAnyEntry(cold[key].raw_line);
+    if (!entry) continue;
+    const [trust, source, status] = entryColumns(entry);
+    rows.push([
+      entry.id,
+      key,
+      "cold",
+      trust,
+      source,
+      status,
+      ".bimri/state.json",
+      headline(entry.text),
+    ]);
+  }
+  for (const name of listNames(store.paths.folder("log"))) {
+    if (!LOG_FILE.test(name)) continue;
+    for (const rawLine of splitLines(readLogText(store, name))) {
+      const line = pyStrip(rawLine);
+      const match = LOG_ENTRY.exec(line);
+      if (!match) continue;
+      rows.push([match[1], "", "log", "", "", "detail", `.bimri/log/${name}`, headline(line)]);
+    }
+  }
+  const history = historicalGenerations(readAllArchiveRecords(store.paths), cold);
+  for (const record of history) {
+    const entry = parseAnyEntry(record.rawLine);
+    if (!entry) continue;
+    const [trust, source] = entryColumns(entry);
+    rows.push([
+      entry.id,
+      entry.key,
+      "archive",
+      trust,
+      source,
+      record.reason,
+      record.file,
+      headline(record.rawLine),
+    ]);
+  }
+  const trimmed = rows.map((row) => row.map((cell) => pyStrip(cell)) as IndexRow);
+  // Array.prototype.sort is stable, so rows with equal (id, loc, file) keep their order.
+  return trimmed.sort((a, b) =>
+    compareCells(a[0], b[0]) || compareCells(a[2], b[2]) ||
+    compareCells(a[6], b[6])
+  );
+}
+
+/** Code-point order (Python's string order), not UTF-16 order. */
+function compareCells(a: string, b: string): number {
+  if (a === b) return 0;
+  const left = [...a];
+  const right = [...b];
+  const n = Math.min(left.length, right.length);
+  for (let i = 0; i < n; i++) {
+    const diff = left[i].codePointAt(0)! - right[i].codePointAt(0)!;
+    if (diff !== 0) return diff;
+  }
+  return left.length - right.length;
+}
+
+/** The exact bytes of index.tsv for `rows`. */
+export function renderIndex(rows: readonly IndexRow[]): string {
+  return [INDEX_HEADER, ...rows.map((row) => row.join("\t"))].join("\n") + "\n";
+}
+
+/**
+ * Rebuilds `.bimri/index.tsv` from authority (atomic replace) and returns the
+ * number of rows, header excluded. Call it under the engine lock.
+ */
+export function rebuildIndex(store: Store): number {
+  const rows = indexRows(store);
+  if (lstatOrNull(store.paths.index)?.isSymlink) {
+    throw new BimriError(
+      "store-unsafe",
+      ".bimri/index.tsv is a symbolic link; delete it and run index again.",
+    );
+  }
+  atomicReplace(store.paths.index, renderIndex(rows));
+  return rows.length;
+}

@@ -1,0 +1,111 @@
+/**
+ * Relevance ranking for task-language search: a field-weighted BM25 (BM25F).
+ *
+ * Which entries match is decided elsewhere (every term a substring of the
+ * folded searchable fields, the reference's rule); this module only orders
+ * the matches. Term frequency is counted per field, weighted (a hit in the
+ * key or a tag says more about the subject than a hit in the text), and
+ * normalized by field length; rare terms weigh more than common ones.
+ */
+import { countTerm, type FoldedText, foldField, termsOf } from "./tokenize.ts";
+
+/** The searchable fields of one entry, by name. */
+export type SearchFields = Record<SearchField, string>;
+
+/** Names of the searchable fields (the reference's list). */
+export type SearchField =
+  | "key"
+  | "tags"
+  | "id"
+  | "text"
+  | "falsifier"
+  | "reason"
+  | "location"
+  | "trust"
+  | "source";
+
+/** How much one occurrence in a field counts, relative to the entry text. */
+export const FIELD_WEIGHTS: Readonly<Record<SearchField, number>> = {
+  key: 3,
+  tags: 2.5,
+  id: 1.5,
+  text: 1,
+  falsifier: 0.8,
+  reason: 0.5,
+  location: 0.3,
+  trust: 0.3,
+  source: 0.3,
+};
+
+const FIELDS = Object.keys(FIELD_WEIGHTS) as SearchField[];
+
+/** BM25 saturation and length-normalization constants (the usual defaults). */
+const K1 = 1.2;
+const B = 0.75;
+
+/** One entry prepared for matching and scoring. */
+export type IndexedDoc = {
+  fields: Record<SearchField, FoldedText>;
+  lengths: Record<SearchField, number>;
+};
+
+/** Folds and measures an entry's searchable fields once. */
+export function indexDoc(fields: SearchFields): IndexedDoc {
+  const folded = {} as Record<SearchField, FoldedText>;
+  const lengths = {} as Record<SearchField, number>;
+  for (const name of FIELDS) {
+    const value = fields[name];
+    folded[name] = foldField(value);
+    lengths[name] = termsOf(folded[name].normalized).length;
+  }
+  return { fields: folded, lengths };
+}
+
+/** True when every term occurs in at least one field (the reference's match rule). */
+export function matchesAll(doc: IndexedDoc, terms: readonly string[]): boolean {
+  return terms.every((term) => FIELDS.some((name) => countTerm(doc.fields[name], term) > 0));
+}
+
+/** Corpus statistics needed for scoring: size, document frequencies, average field lengths. */
+export type CorpusStats = {
+  size: number;
+  documentFrequency: Map<string, number>;
+  averageLength: Record<SearchField, number>;
+};
+
+/** Computes corpus statistics for `terms` over every candidate document. */
+export function corpusStats(docs: readonly IndexedDoc[], terms: readonly string[]): CorpusStats {
+  const documentFrequency = new Map<string, number>();
+  for (const term of terms) {
+    let df = 0;
+    for (const doc of docs) {
+      if (FIELDS.some((name) => countTerm(doc.fields[name], term) > 0)) df++;
+    }
+    documentFrequency.set(term, df);
+  }
+  const averageLength = {} as Record<SearchField, number>;
+  for (const name of FIELDS) {
+    const total = docs.reduce((sum, doc) => sum + doc.lengths[name], 0);
+    averageLength[name] = docs.length === 0 ? 1 : Math.max(total / docs.length, 1);
+  }
+  return { size: docs.length, documentFrequency, averageLength };
+}
+
+/** BM25F score of one document; rounded to 6 decimals so ties are exact and stable. */
+export function scoreDoc(doc: IndexedDoc, terms: readonly string[], stats: CorpusStats): number {
+  let score = 0;
+  for (const term of terms) {
+    let weighted = 0;
+    for (const name of FIELDS) {
+      const tf = countTerm(doc.fields[name], term);
+      if (tf === 0) continue;
+      const norm = 1 - B + B * (Math.max(doc.lengths[name], 1) / stats.averageLength[name]);
+      weighted += FIELD_WEIGHTS[name] * tf / norm;
+    }
+    if (weighted === 0) continue;
+    const df = stats.documentFrequency.get(term) ?? 0;
+    const idf = Math.log(1 + (stats.size - df + 0.5) / (df + 0.5));
+    score += idf * (weighted * (K1 + 1)) / (weighted + K1);
+  }
+  return Math.round(score * 1e6) / 1e6;
+}

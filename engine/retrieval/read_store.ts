@@ -1,0 +1,46 @@
+/**
+ * Opening an existing store for retrieval without writing anything: no
+ * layout creation, no initialization, no view healing, no lock-file
+ * creation. A shared lock on the existing `.bimri/engine.lock` keeps a
+ * writer's commit from interleaving with the read (writers hold it exclusively).
+ */
+import { BimriError } from "../errors.ts";
+import { lstatOrNull } from "../store/files.ts";
+import { StorePaths } from "../store/paths.ts";
+import { openExisting, type Store } from "../store/store.ts";
+
+/** Runs `action` on the loaded existing store at `root`, read-only, under a shared lock. */
+export function withReadOnlyStore<T>(root: string, action: (store: Store) => T): T {
+  const paths = new StorePaths(root);
+  const dir = lstatOrNull(paths.dir);
+  if (dir === null) {
+    throw new BimriError(
+      "store-unsafe",
+      `no BIMRI memory at ${root}: .bimri/ is missing. Run \`start\` there first, or pass --root.`,
+    );
+  }
+  if (dir.isSymlink || !dir.isDirectory) {
+    throw new BimriError(
+      "store-unsafe",
+      ".bimri is not a regular folder; retrieval refuses to follow it. Run doctor.",
+    );
+  }
+  const lock = lstatOrNull(paths.lock);
+  if (lock === null || lock.isSymlink || !lock.isFile) {
+    throw new BimriError(
+      "store-unsafe",
+      ".bimri/engine.lock is missing or not a regular file; retrieval never creates it. Run status or doctor once to restore it.",
+    );
+  }
+  const file = Deno.openSync(paths.lock, { read: true });
+  try {
+    file.lockSync(false);
+    try {
+      return action(openExisting(paths));
+    } finally {
+      file.unlockSync();
+    }
+  } finally {
+    file.close();
+  }
+}

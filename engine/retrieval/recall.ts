@@ -1,0 +1,149 @@
+/**
+ * recall / get / search: exact-key lookup of the accepted current generation
+ * (optionally with its history and held candidates) and ranked task-language
+ * search over current and historical memory. Strictly read-only.
+ *
+ * Grouping and ties follow the reference: HOT, then COLD, HELD, HISTORY;
+ * within a group by key, id, reason. A query additionally orders each group
+ * by relevance (BM25F) before those ties, so `--limit N` keeps the N most
+ * relevant entries of the first groups.
+ */
+import { BimriError } from "../errors.ts";
+import { requireKey } from "../model/ids.ts";
+import { pyStrip } from "../model/text.ts";
+import type { Store } from "../store/store.ts";
+import { corpusStats, indexDoc, matchesAll, scoreDoc, type SearchFields } from "./ranking.ts";
+import { withReadOnlyStore } from "./read_store.ts";
+import { allRecords, exactCurrentRecords, LOCATIONS, type RetrievalRecord } from "./records.ts";
+import { queryTerms } from "./tokenize.ts";
+
+/** Default number of matches printed. */
+export const DEFAULT_LIMIT = 20;
+/** Largest `--limit` accepted. */
+export const MAX_LIMIT = 500;
+
+/** What to look up: exactly one of `key` and `query`. */
+export type RecallRequest = {
+  key?: string;
+  query?: string;
+  /** With a key: include held candidates and replaced/closed history. Queries always do. */
+  history: boolean;
+  limit: number;
+};
+
+/** One match: the record plus its relevance score (0 for key lookups, which are not ranked). */
+export type RecallMatch = RetrievalRecord & { score: number };
+
+/** The result of a lookup or search. */
+export type RecallResult = {
+  /** The normalized key, or the query as given (for the no-match message). */
+  target: string;
+  /** The first `limit` matches in output order. */
+  matches: RecallMatch[];
+  total: number;
+  omitted: number;
+};
+
+/** Parses a `--limit` value (a positive integer up to 500). */
+export function parseLimit(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_LIMIT;
+  const text = pyStrip(value);
+  if (!/^[+]?[0-9]+$/.test(text) || Number(text) < 1) {
+    throw new BimriError(
+      "usage",
+      `--limit must be a positive integer (got ${JSON.stringify(value)}).`,
+    );
+  }
+  const limit = Number(text);
+  if (limit > MAX_LIMIT) {
+    throw new BimriError("usage", `--limit cannot exceed ${MAX_LIMIT}.`);
+  }
+  return limit;
+}
+
+/** Normalizes a key the way the reference does (trim, lowercase) and validates it. */
+export function normalizeKey(value: string): string {
+  return requireKey(pyStrip(value).toLowerCase());
+}
+
+/** Code-point order, as Python compares strings. */
+export function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0;
+  const left = [...a];
+  const right = [...b];
+  const n = Math.min(left.length, right.length);
+  for (let i = 0; i < n; i++) {
+    const diff = left[i].codePointAt(0)! - right[i].codePointAt(0)!;
+    if (diff !== 0) return diff;
+  }
+  return left.length - right.length;
+}
+
+function byGroupScoreAndKey(a: RecallMatch, b: RecallMatch): number {
+  return LOCATIONS.indexOf(a.location) - LOCATIONS.indexOf(b.location) ||
+    b.score - a.score ||
+    compareCodePoints(a.key, b.key) ||
+    compareCodePoints(a.id, b.id) ||
+    compareCodePoints(a.reason, b.reason);
+}
+
+/** The searchable fields of a record (the reference's list). */
+function searchFields(record: RetrievalRecord): SearchFields {
+  return {
+    key: record.key,
+    tags: record.tags.join(" "),
+    id: record.id,
+    text: record.text,
+    falsifier: record.falsifier,
+    reason: record.reason,
+    location: record.location,
+    trust: record.trust,
+    source: record.source,
+  };
+}
+
+/** Ranked matches of `terms` among `records` (every term must occur; see tokenize.ts). */
+export function searchRecords(
+  records: readonly RetrievalRecord[],
+  terms: readonly string[],
+): RecallMatch[] {
+  const docs = records.map((record) => indexDoc(searchFields(record)));
+  const stats = corpusStats(docs, terms);
+  const matches: RecallMatch[] = [];
+  records.forEach((record, i) => {
+    if (matchesAll(docs[i], terms)) {
+      matches.push({ ...record, score: scoreDoc(docs[i], terms, stats) });
+    }
+  });
+  return matches.sort(byGroupScoreAndKey);
+}
+
+/** Matches of an exact key: current only, or with held candidates and history. */
+export function lookupKey(store: Store, key: string, history: boolean): RecallMatch[] {
+  const records = history
+    ? allRecords(store).filter((record) => record.key === key)
+    : exactCurrentRecords(store, key);
+  return records.map((record) => ({ ...record, score: 0 })).sort(byGroupScoreAndKey);
+}
+
+/** Runs a lookup or search against the store at `root` without writing anything. */
+export function recall(root: string, request: RecallRequest): RecallResult {
+  if ((request.key === undefined) === (request.query === undefined)) {
+    throw new BimriError("usage", "give exactly one of --key or --query.");
+  }
+  const key = request.key !== undefined ? normalizeKey(request.key) : undefined;
+  const terms = request.query !== undefined ? queryTerms(request.query) : [];
+  const all = withReadOnlyStore(
+    root,
+    (store) =>
+      key !== undefined
+        ? lookupKey(store, key, request.history)
+        : searchRecords(allRecords(store), terms),
+  );
+  return {
+    target: key ?? request.query ?? "",
+    matches: all.slice(0, request.limit),
+    total: all.length,
+    omitted: Math.max(0, all.length - request.limit),
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * Concurrent runs racing on one key from separate processes: every race ends
+ * with exactly one accepted candidate and the others contested in one
+ * stale-base conflict, never two accepted. Repeated 10 times for two and for
+ * three racing runs.
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, type CliResult, startRun, tempStore } from "../helpers/cli.ts";
+
+const RACES = 10;
+
+function ok(result: CliResult, what: string): CliResult {
+  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
+  return result;
+}
+
+function json(root: string, rel: string): Record<string, unknown> {
+  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
+}
+
+/** Seeds one Tier 2 subject per race so every race starts from an existing generation. */
+async function seed(root: string, keys: string[]): Promise<void> {
+  const run = await startRun(root, "seed");
+  for (const key of keys) {
+    ok(
+      await bimri(root, [
+        "propose",
+        "--run",
+        run,
+        "--tier",
+        "2",
+        "--new-subject",
+        "--key",
+        key,
+        "--text",
+        `Seed value of ${key}.`,
+      ]),
+      "seed propose",
+    );
+  }
+  ok(await bimri(root, ["close", "--run", run, "--outcome", "success"]), "seed close");
+}
+
+async function race(root: string, key: string, runners: number): Promise<void> {
+  const runs = await Promise.all(
+    Array.from({ length: runners }, (_, i) => startRun(root, `racer-${i}`)),
+  );
+  const proposals = await Promise.all(runs.map((run, i) =>
+    bimri(root, ["propose", "--run", run, "--key", key, "--text", `Value ${i} of ${key}.`])
+  ));
+  const ids = proposals.map((p) => ok(p, "racer propose").stdout.trim());
+  // The race itself: every run syncs at the same time from its own process.
+  const syncs = await Promise.all(runs.map((run) => bimri(root, ["sync", "--run", run])));
+  syncs.forEach((s) => ok(s, "racer sync"));
+
+  const outcomes = ids.map((id) => json(root, `decisions/${id}.json`).outcome as string);
+  const accepted = ids.filter((_, i) => outcomes[i] === "accepted");
+  const contested = ids.filter((_, i) => outcomes[i] === "contested");
+  assertEquals(accepted.length, 1, `${key}: exactly one accepted, got ${outcomes.join(",")}`);
+  assertEquals(contested.length, runners - 1, `${key}: the others contested`);
+
+  // All losers joined one conflict that names the winner's live line.
+  const conflictIds = new Set(
+    contested.map((id) => json(root, `decisions/${id}.json`).conflict_id as string),
+  );
+  assertEquals(conflictIds.size, 1, `${key}: one conflict for all losers`);
+  const conflict = json(root, `conflicts/${[...conflictIds][0]}.json`);
+  assertEquals(conflict.key, key);
+  assertEquals(conflict.type, "stale-base");
+  assertEquals([...(conflict.proposal_ids as string[])].sort(), [...contested].sort());
+  const winner = ids.indexOf(accepted[0]);
+  assertMatch(String(conflict.current_line), new RegExp(`Value ${winner} of ${key}\\.`));
+
+  // Exactly one notice per loser across all sync outputs; the winner's sync printed none.
+  const notices = syncs.map((s) => (s.stdout.match(/^MEMORY CONFLICT C\d{6} — /gm) ?? []).length);
+  assertEquals(notices[winner], 0);
+  assertEquals(notices.reduce((a, b) => a + b, 0), runners - 1);
+  // A replay is silent and changes nothing.
+  const replay = ok(await bimri(root, ["sync", "--run", runs[(winner + 1) % runners]]), "replay");
+  assert(!replay.stdout.includes("MEMORY CONFLICT"), "a replayed sync prints no notice");
+  assertMatch(replay.stdout, /new concurrent conflicts 0\b/);
+}
+
+async function raceSeries(runners: number): Promise<void> {
+  const root = await tempStore();
+  try {
+    const keys = Array.from({ length: RACES }, (_, i) => `race.key-${i}`);
+    await seed(root, keys);
+    for (const key of keys) await race(root, key, runners);
+    // One conflict per race, numbered without gaps.
+    const state = json(root, "state.json");
+    assertEquals(state.conflict_count, RACES);
+    const head = Deno.readTextFileSync(join(root, "bimri.md"));
+    for (const key of keys) {
+      assertEquals(head.split(`[K:${key}]`).length - 1, 1, `${key} is current exactly once`);
+    }
+    const review = ok(await bimri(root, ["review", "--limit", "3"]), "review");
+    assertMatch(review.stdout, new RegExp(`^Actionable concurrent conflicts: ${RACES}$`, "m"));
+    assertMatch(
+      review.stdout,
+      new RegExp(`^Review records: total ${RACES} \\| displayed 1-3 \\| remaining ${RACES - 3}$`, "m"),
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("two runs racing on one key, 10 times: one accepted, one contested", async () => {
+  await raceSeries(2);
+});
+
+Deno.test("three runs racing on one key, 10 times: one accepted, two contested in one conflict", async () => {
+  await raceSeries(3);
+});
+
+Deno.test("runs changing independent keys merge without conflict", async () => {
+  const root = await tempStore();
+  try {
+    await seed(root, ["ind.a", "ind.b", "ind.c"]);
+    const runs = await Promise.all(["x", "y", "z"].map((actor) => startRun(root, actor)));
+    const keys = ["ind.a", "ind.b", "ind.c"];
+    const ids = await Promise.all(runs.map(async (run, i) =>
+      ok(
+        await bimri(root, ["propose", "--run", run, "--key", keys[i], "--text", `New ${keys[i]}.`]),
+        "propose",
+      ).stdout.trim()
+    ));
+    const syncs = await Promise.all(runs.map((run) => bimri(root, ["sync", "--run", run])));
+    for (const s of syncs) {
+      ok(s, "sync");
+      assertMatch(s.stdout, /applied 1, held candidates 0, already satisfied\/no change 0, new concurrent conflicts 0\b/);
+    }
+    for (const id of ids) assertEquals(json(root, `decisions/${id}.json`).outcome, "accepted");
+    assertEquals(json(root, "state.json").conflict_count, 0);
+    const head = Deno.readTextFileSync(join(root, "bimri.md"));
+    for (const key of keys) assertMatch(head, new RegExp(`\\[K:${key}\\].* New ${key}\\.`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the same value written by two runs is a strict no-op, not a conflict", async () => {
+  const root = await tempStore();
+  try {
+    await seed(root, ["same.value"]);
+    const [a, b] = await Promise.all([startRun(root, "a"), startRun(root, "b")]);
+    const ids = [];
+    for (const run of [a, b]) {
+      const r = await bimri(root, ["propose", "--run", run, "--key", "same.value", "--text", "Agreed."]);
+      ids.push(ok(r, "propose").stdout.trim());
+    }
+    ok(await bimri(root, ["sync", "--run", a]), "sync a");
+    const second = ok(await bimri(root, ["sync", "--run", b]), "sync b");
+    assertMatch(second.stdout, /already satisfied\/no change 1, new concurrent conflicts 0\b/);
+    const decision = json(root, `decisions/${ids[1]}.json`);
+    assertEquals(decision.outcome, "noop");
+    assertEquals(decision.reason, "current memory already matches");
+    assertEquals(json(root, "state.json").conflict_count, 0);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

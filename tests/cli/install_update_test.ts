@@ -1,0 +1,68 @@
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+
+const HOST_LOCAL = [
+  ".bimri/engine.lock",
+  ".bimri/runtime.local.json",
+  ".bimri/hooks.claude.local.json",
+];
+
+/** bimri.md and every path under .bimri/ except the host-local files. */
+function memoryTree(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [path, hash] of hashTree(root)) {
+    if (path !== "bimri.md" && !path.startsWith(".bimri/")) continue;
+    if (HOST_LOCAL.includes(path)) continue;
+    out.set(path, hash);
+  }
+  return out;
+}
+
+Deno.test("an existing v5 store without --quiescent is refused and nothing is created", async () => {
+  const root = await tempStore("bimri-install-quiescent-");
+  const run = await startRun(root);
+  await bimri(root, ["journal", "--run", run, "--text", "Work before the update."]);
+  const before = hashTree(root);
+  const r = await bimri(root, ["install", "--target", root], { noRoot: true });
+  assertEquals(r.code, 2);
+  assertMatch(r.stderr, /^BIMRI ERROR: updating an existing v5\.1\.0 store requires .*--quiescent/);
+  assertEquals(r.stdout, "");
+  assertEquals(diffTrees(before, hashTree(root)), null);
+});
+
+Deno.test("code-only update leaves bimri.md and every record byte-identical, with a receipt", async () => {
+  const root = await tempStore("bimri-install-update-");
+  const run = await startRun(root);
+  await bimri(root, ["journal", "--run", run, "--text", "Kept through the update."]);
+  await bimri(root, ["close", "--run", run, "--outcome", "success", "--summary", "Done."]);
+  const open = await startRun(root, "claude");
+  Deno.writeTextFileSync(`${root}/CLAUDE.md`, "# Owner\n");
+  const before = memoryTree(root);
+  const r = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals(r.code, 0, r.stderr + r.stdout);
+  assertMatch(r.stdout, /^Existing authority store v5\.1\.0 verified\.$/m);
+  assertMatch(r.stdout, /^Accepted head unchanged: V000000 [0-9a-f]{64}\.$/m);
+  assertMatch(r.stdout, /^Memory preservation: PASSED /m);
+  assertMatch(r.stdout, /^Read-only doctor passed\.$/m);
+  const receipt =
+    /^Receipt: (\.bimri-update-backups\/[0-9]{8}-[0-9]{6}-[0-9a-f]{8})\/install-manifest\.json$/m
+      .exec(r.stdout);
+  assert(receipt, r.stdout);
+  assertEquals(diffTrees(before, memoryTree(root)), null);
+  const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+  assert(state.active_runs[open], "the open run stays open");
+  const manifest = JSON.parse(
+    Deno.readTextFileSync(`${root}/${receipt[1]}/install-manifest.json`),
+  );
+  assertEquals(manifest.mode, "code-only-update");
+  assertEquals(manifest.status, "installed");
+  assertEquals(manifest.before_tree_digest, manifest.after_tree_digest);
+  assertEquals(manifest.before_state_sha256, manifest.after_state_sha256);
+  assertEquals(
+    Deno.readTextFileSync(`${root}/${receipt[1]}/state-v5.1.0-exact.json`),
+    Deno.readTextFileSync(`${root}/.bimri/state.json`),
+  );
+  assertEquals(Deno.readTextFileSync(`${root}/${receipt[1]}/files/CLAUDE.md`), "# Owner\n");
+  assertMatch(Deno.readTextFileSync(`${root}/CLAUDE.md`), /^# Owner\n\n<!-- BIMRI:START -->\n/);
+  assert(JSON.parse(Deno.readTextFileSync(`${root}/.bimri/runtime.local.json`)).host_bound);
+});

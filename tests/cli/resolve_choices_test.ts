@@ -1,0 +1,237 @@
+/**
+ * `resolve`: every choice (a candidate, current, dismiss), the record
+ * lifecycle and decision finalization, the --human-approved refusal, unknown
+ * conflicts and choices, idempotent repeats, a Concurrent removal resolved by
+ * its close candidate (where the reference gets stuck), and a Recovery review.
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, type CliResult, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+
+function ok(result: CliResult, what: string): CliResult {
+  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
+  return result;
+}
+
+function json(root: string, rel: string): Record<string, unknown> {
+  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
+}
+
+function handle(stdout: string): string {
+  const m = /^BIMRI RUN HANDLE: (R\d{6})$/m.exec(stdout);
+  if (!m) throw new Error(`no run handle in ${stdout}`);
+  return m[1];
+}
+
+type Conflicted = { root: string; winner: string; losers: string[]; conflict: string };
+
+/**
+ * Seeds `key`, then a winner and `losers` other runs change it from the same
+ * base; the winner syncs first, the losers after (one conflict).
+ */
+async function conflicted(
+  key: string,
+  loserArgs: string[][],
+  winnerArgs: string[] = ["--text", "Winner value."],
+  seedArgs: string[] = ["--tier", "2"],
+): Promise<Conflicted> {
+  const root = await tempStore();
+  const seed = await startRun(root, "seed");
+  ok(
+    await bimri(root, ["propose", "--run", seed, ...seedArgs, "--new-subject", "--key", key, "--text", "Seed value."]),
+    "seed propose",
+  );
+  ok(await bimri(root, ["close", "--run", seed]), "seed close");
+  const w = await startRun(root, "winner");
+  const runs = [];
+  for (let i = 0; i < loserArgs.length; i++) runs.push(await startRun(root, `loser-${i}`));
+  const winner = ok(await bimri(root, ["propose", "--run", w, "--key", key, ...winnerArgs]), "w")
+    .stdout.trim();
+  const losers = [];
+  for (let i = 0; i < runs.length; i++) {
+    const r = await bimri(root, ["propose", "--run", runs[i], "--key", key, ...loserArgs[i]]);
+    losers.push(ok(r, "loser propose").stdout.trim());
+  }
+  ok(await bimri(root, ["sync", "--run", w]), "winner sync");
+  for (const run of runs) ok(await bimri(root, ["sync", "--run", run]), "loser sync");
+  const conflict = json(root, `decisions/${losers[0]}.json`).conflict_id as string;
+  return { root, winner, losers, conflict };
+}
+
+function unchangedExceptLock(root: string, action: () => Promise<void>): Promise<void> {
+  const before = hashTree(root);
+  return action().then(() => {
+    const after = hashTree(root);
+    for (const tree of [before, after]) {
+      for (const k of [...tree.keys()]) if (k.includes("audit-") || k.endsWith("engine.lock")) tree.delete(k);
+    }
+    const diff = diffTrees(before, after);
+    assert(diff === null, `a refused resolve wrote something: ${diff}`);
+  });
+}
+
+Deno.test("choosing a candidate commits it confirmed with its source kept, finalizes decisions, and repeats idempotently", async () => {
+  const c = await conflicted("api.timeout", [["--text", "Loser A."], ["--text", "Loser B."]]);
+  try {
+    const { root, losers, conflict } = c;
+    // Without the attestation nothing is written.
+    await unchangedExceptLock(root, async () => {
+      const r = await bimri(root, ["resolve", conflict, "--choose", losers[1]]);
+      assertEquals(r.code, 2);
+      assertMatch(r.stderr, /^BIMRI ERROR: resolve requires --human-approved/m);
+    });
+    await unchangedExceptLock(root, async () => {
+      const r = await bimri(root, ["resolve", conflict, "--choose", "R000009-Q001", "--human-approved"]);
+      assertEquals(r.code, 2);
+      assertEquals(r.stderr, `BIMRI ERROR: choose current, dismiss, or one of: ${losers.join(", ")}\n`);
+    });
+    await unchangedExceptLock(root, async () => {
+      const r = await bimri(root, ["resolve", "C000042", "--choose", "current", "--human-approved"]);
+      assertEquals(r.code, 2);
+      assertEquals(r.stderr, "BIMRI ERROR: unknown conflict: C000042\n");
+    });
+
+    const headBefore = json(root, "state.json").head_revision as number;
+    const r = ok(
+      await bimri(root, ["resolve", conflict, "--choose", losers[1], "--human-approved"]),
+      "resolve",
+    );
+    assertEquals(r.stdout, `BIMRI: ${conflict} resolved with ${losers[1]}.\n`);
+    const resolution = json(root, `resolutions/${conflict}.json`);
+    assertEquals(resolution.status, "resolved");
+    assertEquals(resolution.authority, "human-asserted");
+    assertEquals(resolution.by, "user");
+    assertEquals(resolution.revision_before, headBefore);
+    assertEquals(resolution.intended_revision_after, headBefore + 1);
+    assertEquals(resolution.revision_after, headBefore + 1);
+    assertEquals(resolution.proposal_ids, losers);
+    const state = json(root, "state.json");
+    assertEquals(state.head_revision, headBefore + 1);
+    assertEquals(state.last_revision_reason, `accepted ${losers[1]}`);
+    const view = Deno.readTextFileSync(join(root, "bimri.md"));
+    assertMatch(view, /\[K:api\.timeout\] \[I:3\] \[active\] \[T:confirmed\] \[SRC:agent\] .* Loser B\./);
+
+    const chosen = json(root, `decisions/${losers[1]}.json`);
+    const other = json(root, `decisions/${losers[0]}.json`);
+    for (const [d, outcome] of [[chosen, "accepted"], [other, "noop"]] as const) {
+      assertEquals(d.outcome, outcome);
+      assertEquals(d.initial_outcome, "contested");
+      assertEquals(d.conflict_id, conflict);
+      assertEquals(d.resolution_id, conflict);
+      assertEquals(d.resolution_choice, losers[1]);
+      assertEquals(d.resolved_at, resolution.resolved_at);
+      assertEquals(d.revision, headBefore + 1);
+    }
+
+    // Repeating (even with another choice, even without the flag) changes nothing.
+    await unchangedExceptLock(root, async () => {
+      const again = ok(
+        await bimri(root, ["resolve", conflict, "--choose", "dismiss", "--human-approved"]),
+        "repeat",
+      );
+      assertEquals(again.stdout, `BIMRI: ${conflict} already resolved as ${losers[1]}.\n`);
+      const bare = ok(await bimri(root, ["resolve", conflict, "--choose", losers[1]]), "bare repeat");
+      assertMatch(bare.stdout, /already resolved as/);
+    });
+    const review = ok(await bimri(root, ["review"]), "review");
+    assertMatch(review.stdout, /^Actionable concurrent conflicts: 0$/m);
+    const doctor = await bimri(root, ["doctor"]);
+    assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
+  } finally {
+    await Deno.remove(c.root, { recursive: true });
+  }
+});
+
+Deno.test("current keeps the live value and dismiss closes the question; both write no revision", async () => {
+  for (const choice of ["current", "dismiss"]) {
+    const c = await conflicted("cache.ttl", [["--text", "Loser."]]);
+    try {
+      const { root, losers, conflict } = c;
+      const head = json(root, "state.json").head_revision as number;
+      const view = Deno.readTextFileSync(join(root, "bimri.md"));
+      const r = ok(
+        await bimri(root, ["resolve", conflict, "--choose", choice, "--human-approved"]),
+        choice,
+      );
+      assertEquals(r.stdout, `BIMRI: ${conflict} resolved with ${choice}.\n`);
+      const resolution = json(root, `resolutions/${conflict}.json`);
+      assertEquals(resolution.status, "resolved");
+      assertEquals(resolution.intended_revision_after, head);
+      assertEquals(resolution.revision_after, head);
+      assertEquals(resolution.revision_before, head);
+      assertEquals(json(root, "state.json").head_revision, head);
+      assertEquals(Deno.readTextFileSync(join(root, "bimri.md")), view);
+      const d = json(root, `decisions/${losers[0]}.json`);
+      assertEquals(d.outcome, "noop");
+      assertEquals(d.resolution_choice, choice);
+      assertEquals(d.revision, head);
+    } finally {
+      await Deno.remove(c.root, { recursive: true });
+    }
+  }
+});
+
+Deno.test("a Concurrent removal resolved by its close candidate completes (the reference gets stuck here)", async () => {
+  const c = await conflicted("z.item", [["--operation", "close"]], ["--text", "Item v2 from a."]);
+  try {
+    const { root, losers, conflict } = c;
+    const review = ok(await bimri(root, ["review", conflict]), "review");
+    assertMatch(review.stdout, new RegExp(`^MEMORY CONFLICT ${conflict} — Concurrent removal$`, "m"));
+    assertMatch(review.stdout, /^Action: remove\/archive$/m);
+    const live = json(root, `conflicts/${conflict}.json`).current_line as string;
+    const head = json(root, "state.json").head_revision as number;
+
+    const r = ok(
+      await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]),
+      "resolve close",
+    );
+    assertEquals(r.stdout, `BIMRI: ${conflict} resolved with ${losers[0]}.\n`);
+    const resolution = json(root, `resolutions/${conflict}.json`);
+    assertEquals(resolution.status, "resolved");
+    assertEquals(resolution.archived_raw, live);
+    assertEquals(resolution.revision_after, head + 1);
+    assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "accepted");
+    assert(!Deno.readTextFileSync(join(root, "bimri.md")).includes("[K:z.item]"), "key removed");
+    const archive = [...Deno.readDirSync(join(root, ".bimri", "archive"))]
+      .map((e) => Deno.readTextFileSync(join(root, ".bimri", "archive", e.name))).join("");
+    assertMatch(archive, new RegExp(`\\[BY:${losers[0]}\\] \\[closed\\] ${live.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+    // A retry reports the finished answer instead of refusing.
+    const again = ok(
+      await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]),
+      "retry",
+    );
+    assertEquals(again.stdout, `BIMRI: ${conflict} already resolved as ${losers[0]}.\n`);
+    assertEquals((await bimri(root, ["doctor"])).code, 0);
+  } finally {
+    await Deno.remove(c.root, { recursive: true });
+  }
+});
+
+Deno.test("a Recovery review (manual edit of bimri.md) is dismissed", async () => {
+  const root = await tempStore();
+  try {
+    ok(await bimri(root, ["start", "--actor", "a"]), "start");
+    Deno.writeTextFileSync(join(root, "bimri.md"), "hand edit\n", { append: true });
+    const second = ok(await bimri(root, ["start", "--actor", "b"]), "start b");
+    handle(second.stdout);
+    const review = ok(await bimri(root, ["review", "--all"]), "review");
+    assertMatch(review.stdout, /^Recovery reviews: 1$/m);
+    assertMatch(review.stdout, /^MEMORY RECOVERY C000001 — Recovery review$/m);
+    const refused = await bimri(root, ["resolve", "C000001", "--choose", "R000001-Q001", "--human-approved"]);
+    assertEquals(refused.code, 2);
+    assertEquals(refused.stderr, "BIMRI ERROR: choose current, dismiss, or one of: \n");
+    const r = ok(
+      await bimri(root, ["resolve", "C000001", "--choose", "dismiss", "--human-approved"]),
+      "dismiss",
+    );
+    assertEquals(r.stdout, "BIMRI: C000001 resolved with dismiss.\n");
+    const resolution = json(root, "resolutions/C000001.json");
+    assertEquals(resolution.proposal_ids, []);
+    assertEquals(resolution.choice, "dismiss");
+    assertEquals(resolution.status, "resolved");
+    const after = ok(await bimri(root, ["review", "--all"]), "review after");
+    assertMatch(after.stdout, /^Recovery reviews: 0$/m);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

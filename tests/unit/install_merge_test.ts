@@ -1,0 +1,68 @@
+import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
+import { BLOCK_END, BLOCK_START, mergeMarkedBlock } from "../../engine/install/merge.ts";
+import {
+  hookCloseSummary,
+  hookSessionIdentity,
+  parseHookPayload,
+} from "../../engine/install/hook_payload.ts";
+import { renderHooks } from "../../engine/install/hooks_config.ts";
+
+const BLOCK = "## New block\n\nUse bimri.\n";
+const MARKED = `${BLOCK_START}\n## New block\n\nUse bimri.\n${BLOCK_END}`;
+
+Deno.test("merge: new file, owner prose, replacement and idempotence", () => {
+  assertEquals(mergeMarkedBlock(null, BLOCK), MARKED + "\n");
+  assertEquals(mergeMarkedBlock(null, BLOCK, "# Title\n"), `# Title\n\n${MARKED}\n`);
+  const owner = "# Mine\n\nKeep   this  exactly.\n\n\n";
+  const once = mergeMarkedBlock(owner, BLOCK);
+  assertEquals(once, `# Mine\n\nKeep   this  exactly.\n\n${MARKED}\n`);
+  assertEquals(mergeMarkedBlock(once, BLOCK), once);
+  const surrounded = `# Mine\n\n${BLOCK_START}\nold text\n${BLOCK_END}\n\n## After\nowner tail\n`;
+  assertEquals(
+    mergeMarkedBlock(surrounded, BLOCK),
+    `# Mine\n\n${MARKED}\n\n## After\nowner tail\n`,
+  );
+});
+
+Deno.test("merge: an orphan start marker and the prose after it stay in place", () => {
+  const owner = `# Mine\n\nI once wrote ${BLOCK_START} here by hand.\nMore prose.\n`;
+  const first = mergeMarkedBlock(owner, BLOCK);
+  assert(first.startsWith(owner.trimEnd()));
+  const second = mergeMarkedBlock(first, "## Newer\n");
+  assertEquals(
+    second,
+    `# Mine\n\nI once wrote ${BLOCK_START} here by hand.\nMore prose.\n\n${BLOCK_START}\n## Newer\n${BLOCK_END}\n`,
+  );
+  // An orphan between blocks never lets a replacement swallow owner text.
+  const tricky = `a\n${BLOCK_START}\norphan prose\n${BLOCK_START}\nold\n${BLOCK_END}\nz\n`;
+  assertEquals(
+    mergeMarkedBlock(tricky, BLOCK),
+    `a\n${BLOCK_START}\norphan prose\n${MARKED}\nz\n`,
+  );
+});
+
+Deno.test("hook payload: diagnosis, identity precedence and reason flattening", () => {
+  assertEquals(parseHookPayload("").diagnosis, "stdin was empty");
+  assertEquals(parseHookPayload("nope").diagnosis, "stdin was not valid JSON");
+  assertEquals(parseHookPayload("[1]").diagnosis, "stdin JSON was not an object");
+  assertEquals(parseHookPayload("null").diagnosis, "stdin JSON was not an object");
+  assertEquals(hookSessionIdentity({}), null);
+  assertEquals(hookSessionIdentity({ session_id: "  ", transcript_path: "/t.jsonl" }), "/t.jsonl");
+  assertEquals(hookSessionIdentity({ session_id: "s1", transcript_path: "/t.jsonl" }), "s1");
+  assertEquals(hookSessionIdentity({ session_id: 42 }), "42");
+  assertEquals(hookSessionIdentity({ session_id: true }), null);
+  assertEquals(
+    hookCloseSummary("logout\nthen\ttabbed reason"),
+    "Claude Code SessionEnd: logout then tabbed reason",
+  );
+  assertEquals(hookCloseSummary(null), "Claude Code SessionEnd: ended");
+  assertEquals(hookCloseSummary(" \u2028 "), "Claude Code SessionEnd: ended");
+  const long = hookCloseSummary("é".repeat(500));
+  assertEquals([...long].length, "Claude Code SessionEnd: ".length + 200);
+  assert(long.endsWith("..."));
+});
+
+Deno.test("hooks: a template that lost its shape is refused", () => {
+  assertThrows(() => renderHooks("{}", ["/x"]), /hooks-example\.json/);
+  assertThrows(() => renderHooks("not json", ["/x"]), /hooks-example\.json/);
+});
