@@ -12,7 +12,7 @@ import {
 import { closeRun, sessionKey, startRun } from "../engine/memory/runs.ts";
 import { authorityBriefLines } from "../engine/integrity/authority.ts";
 import { StorePaths } from "../engine/store/paths.ts";
-import { storeExists, withStore } from "../engine/store/store.ts";
+import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";
 import { memoryCounts, renderBrief, summaryJson } from "./render.ts";
 
@@ -76,9 +76,15 @@ reason flattened to one bounded line. An unknown session is a silent no-op
     const { payload } = parseHookPayload(ctx.readStdin());
     const session = hookSessionIdentity(payload);
     const noop = ok("", { closed: false, run: null });
-    if (session === null || !storeExists(new StorePaths(ctx.root))) return noop;
+    const paths = new StorePaths(ctx.root);
+    if (session === null || !storeExists(paths)) return noop;
+    const key = sessionKey(HOOK_ACTOR, session);
+    // Decide the common no-op from a plain read (state is replaced atomically), so
+    // an unknown session never creates folders, heals the view or touches anything.
+    const known = loadState(paths);
+    if (!known.session_runs[key] || !known.active_runs[known.session_runs[key]]) return noop;
     return withStore(ctx.root, (store) => {
-      const mapped = store.state.session_runs[sessionKey(HOOK_ACTOR, session)];
+      const mapped = store.state.session_runs[key];
       if (!mapped || !store.state.active_runs[mapped]) return noop;
       const reason = "reason" in payload ? payload.reason : "ended";
       const result = closeRun(store, mapped, "partial", hookCloseSummary(reason));

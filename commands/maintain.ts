@@ -4,6 +4,7 @@ import { syncView } from "../engine/memory/view_sync.ts";
 import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
 import { BimriError } from "../engine/errors.ts";
 import { withStore } from "../engine/store/store.ts";
+import { requireHealthyAuthority } from "../engine/integrity/authority.ts";
 import { type Command, ok } from "./command.ts";
 
 /** The maintain verb. */
@@ -19,8 +20,12 @@ changed; only the derived .bimri/index.tsv is rebuilt.`,
   run(ctx) {
     return withStore(ctx.root, (store) => {
       const sync = syncView(store);
+      requireHealthyAuthority(store);
       if (store.head.view.errors.length > 0) {
-        throw new BimriError("store-corrupt", `maintenance stopped: ${store.head.view.errors.join("; ")}`);
+        throw new BimriError(
+          "store-corrupt",
+          `maintenance stopped: ${store.head.view.errors.join("; ")}`,
+        );
       }
       const f = retentionForecast(store.head.view, store.head.text, store.state);
       const rows = rebuildIndex(store);

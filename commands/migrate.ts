@@ -1,23 +1,32 @@
 /** `migrate`: bring an older store to the 5.1.0 authority format, or verify/initialize a current one. */
 import { migrateStore } from "../engine/migrate/mod.ts";
-import { boolFlag, type Command, type CommandResult } from "./command.ts";
+import { BimriError } from "../engine/errors.ts";
+import { type Command, type CommandResult, ok } from "./command.ts";
 
 /** The migrate verb. */
 export const migrateCommand: Command = {
   name: "migrate",
   summary: "migrate v1-v4 and v5.0.x memory to format v5.1.0 (or verify a current store)",
-  help: `usage: bimri migrate [--quiescent]
+  help: `usage: bimri migrate
 
-  --quiescent  attest that no agent, engine or sync tool is using the folder
-               (required to activate a v5.0, v5.0.1 or v5.0.2 store)`,
-  flags: { quiescent: { type: "boolean" } },
-  run(ctx, flags): CommandResult {
-    const receipt = migrateStore(ctx.root, { quiescent: boolFlag(flags, "quiescent") });
+Detects the memory in the project and brings it to authority format v5.1.0:
+v1-v3 tiered Markdown (BIMRI.md / bimri.md), v4 engine state, v5.0 and v5.0.1
+states (state upgrade), v5.0.2 (lossless authority activation: only state.json
+changes, the old state is kept in .bimri-update-backups/). A current store is
+verified, its view synchronized and its index rebuilt. An empty folder is
+initialized. Stop every other agent and BIMRI process before migrating older
+memory: running this command is the explicit request to migrate.`,
+  flags: {},
+  run(ctx): CommandResult {
+    const receipt = migrateStore(ctx.root, { quiescent: true });
+    if (receipt.validation !== "PASSED") {
+      // As in the reference: the migration's writes stand, the command fails.
+      throw new BimriError(
+        "refused",
+        `migration validation failed: ${receipt.validation_errors.join("; ")}`,
+      );
+    }
     const { lines, ...data } = receipt;
-    return {
-      exitCode: receipt.validation === "PASSED" ? 0 : 1,
-      text: lines.join("\n") + "\n",
-      data,
-    };
+    return ok(lines.join("\n") + "\n", data);
   },
 };

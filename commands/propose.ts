@@ -9,8 +9,7 @@ const VERB = "propose";
 export const proposeCommand: Command = {
   name: VERB,
   summary: "stage a set, touch or close of one memory key for the run; prints the proposal ID",
-  help:
-    `usage: bimri propose --run RUN --key KEY [--operation set|touch|close] [--new-subject]
+  help: `usage: bimri propose --run RUN --key KEY [--operation set|touch|close] [--new-subject]
                      [--tier 1|2|3] [--text TEXT] [--rationale TEXT] [flags...]
 
   --run RUN              the run handle from start

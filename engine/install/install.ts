@@ -24,7 +24,7 @@ import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonic
 import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
-import { loadState, withStore } from "../store/store.ts";
+import { loadState, openExisting, withStore } from "../store/store.ts";
 import {
   AUTHORITY_FORMAT,
   BIMRI_RELEASE,
@@ -719,6 +719,9 @@ async function codeOnlyUpdate(
   let audit = { passed: false, errors: [] as string[], warnings: [] as string[] };
 
   const prepareAndWrite = () => {
+    // Unreadable state or a broken accepted head stops the update before any write;
+    // damaged governance records do not (the update then reports recovery required).
+    openExisting(paths);
     before = protectedManifest(target);
     const pre = auditStore(paths);
     Deno.mkdirSync(backupDir, { recursive: true });
@@ -883,7 +886,10 @@ export function renderInstallLines(report: InstallReport): string[] {
     lines.push("Doctor passed.");
     lines.push(`Backups of touched files: ${report.backup}`);
   }
-  for (const warning of report.audit.warnings) lines.push(`Repair warning: ${warning}`);
+  for (const warning of report.audit.warnings) {
+    const line = `Repair warning: ${warning}`;
+    if (!lines.includes(line)) lines.push(line); // the migration receipt may already list it
+  }
   return lines;
 }
 

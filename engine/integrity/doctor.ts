@@ -11,7 +11,13 @@
  */
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
-import { type MemoryEntry, parseAnyEntry, parseEntryForTier, parseView, type ParsedView } from "../model/hot.ts";
+import {
+  type MemoryEntry,
+  parseAnyEntry,
+  type ParsedView,
+  parseEntryForTier,
+  parseView,
+} from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
@@ -19,7 +25,7 @@ import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { revisionName } from "../model/ids.ts";
-import { authorityIssues, collectFacts, issueLine } from "./authority.ts";
+import { authorityIssues, collectFacts, factsFromBytes, issueLine } from "./authority.ts";
 import {
   AUTHORITY_KINDS,
   type AuthorityKind,
@@ -29,6 +35,12 @@ import {
   KIND_FOLDER,
   receiptProblems,
 } from "./schemas.ts";
+
+/**
+ * A record audited as if `bytes` stood at its path: restore's isolated shadow,
+ * so a replacement is fully validated before anything is written.
+ */
+export type ShadowRecord = { kind: AuthorityKind; id: string; bytes: Uint8Array };
 
 /** The audit's findings. */
 export type DoctorReport = {
@@ -48,7 +60,8 @@ const FLAT_FOLDERS = [
   "recovery",
 ];
 
-const ARCHIVE_ROW = /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[(replaced|closed|cooled)\] (.+)$/;
+const ARCHIVE_ROW =
+  /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[(replaced|closed|cooled)\] (.+)$/;
 
 type ArchiveRow = { date: string; by: string; reason: string; raw: string };
 
@@ -82,8 +95,8 @@ function entryPointer(entry: MemoryEntry): string | null {
 }
 
 /** Audits the store at `paths` without writing anything. */
-export function auditStore(paths: StorePaths): DoctorReport {
-  const audit = new Audit(paths);
+export function auditStore(paths: StorePaths, shadow?: ShadowRecord): DoctorReport {
+  const audit = new Audit(paths, shadow ?? null);
   audit.run();
   return { passed: audit.errors.length === 0, errors: audit.errors, warnings: audit.warnings };
 }
@@ -95,7 +108,11 @@ class Audit {
   private revisions = new Map<number, { bytes: Uint8Array; view: ParsedView | null }>();
   private archiveRows: ArchiveRow[] = [];
 
-  constructor(private readonly paths: StorePaths) {}
+  constructor(private readonly paths: StorePaths, private readonly shadow: ShadowRecord | null) {}
+
+  private isShadowed(kind: AuthorityKind, id: string): boolean {
+    return this.shadow !== null && this.shadow.kind === kind && this.shadow.id === id;
+  }
 
   run(): void {
     const dirInfo = lstatOrNull(this.paths.dir);
@@ -126,16 +143,20 @@ class Audit {
   private checkLayout(): void {
     for (const folder of STORE_FOLDERS) {
       const info = lstatOrNull(this.paths.folder(folder));
+      // The reference's audit-manifests cache folder may be absent (v5.0.x stores).
+      if (!info && folder === "audit-manifests") continue;
       if (!info || !info.isDirectory || info.isSymlink) {
         this.errors.push(`.bimri/${folder} is missing or unsafe.`);
       }
     }
-    for (const [path, label] of [
-      [this.paths.view, "bimri.md"],
-      [this.paths.state, ".bimri/state.json"],
-      [this.paths.index, ".bimri/index.tsv"],
-      [this.paths.lock, ".bimri/engine.lock"],
-    ]) {
+    for (
+      const [path, label] of [
+        [this.paths.view, "bimri.md"],
+        [this.paths.state, ".bimri/state.json"],
+        [this.paths.index, ".bimri/index.tsv"],
+        [this.paths.lock, ".bimri/engine.lock"],
+      ]
+    ) {
       const info = lstatOrNull(path);
       if (info && (info.isSymlink || !info.isFile)) {
         this.errors.push(`${label} is a symbolic link or not a regular file.`);
@@ -147,11 +168,21 @@ class Audit {
         if (!info) continue;
         if (info.isSymlink || !info.isFile) {
           // Authority folders are reported with their record by the authority checks.
-          if (!["proposals", "decisions", "conflicts", "resolutions"].includes(folder) || !name.endsWith(".json")) {
-            this.errors.push(`.bimri/${folder}/${name} is not a regular file (symbolic link or folder).`);
+          if (
+            !["proposals", "decisions", "conflicts", "resolutions"].includes(folder) ||
+            !/^(R[0-9]{6}-Q[0-9]{3}|C[0-9]{6})\.json$/.test(name)
+          ) {
+            this.errors.push(
+              `.bimri/${folder}/${name} is not a regular file (symbolic link or folder).`,
+            );
           }
         } else if (isTemporary(name)) {
           this.warnings.push(`abandoned temporary file .bimri/${folder}/${name}.`);
+        } else if (
+          ["proposals", "decisions", "conflicts", "resolutions"].includes(folder) &&
+          !/^(R[0-9]{6}-Q[0-9]{3}|C[0-9]{6})\.json$/.test(name)
+        ) {
+          this.warnings.push(`unexpected file .bimri/${folder}/${name}.`);
         }
       }
     }
@@ -182,12 +213,16 @@ class Audit {
       if (text === null) this.errors.push(`revision ${name} is not valid UTF-8.`);
       else {
         view = parseView(text, this.state.entry_max_chars);
-        for (const problem of view.errors) this.errors.push(`revision ${revisionName(n)}: ${problem}.`);
+        for (const problem of view.errors) {
+          this.errors.push(`revision ${revisionName(n)}: ${problem}.`);
+        }
       }
       this.revisions.set(n, { bytes, view });
       if (n > this.state.head_revision) {
         this.warnings.push(
-          `revision ${revisionName(n)} is above the accepted head and unreferenced (orphan of an interrupted commit).`,
+          `revision ${
+            revisionName(n)
+          } is above the accepted head and unreferenced (orphan of an interrupted commit).`,
         );
       }
     }
@@ -265,7 +300,9 @@ class Audit {
     for (const [key, cold] of Object.entries(this.state.cold_current)) {
       const entry = parseEntryForTier(cold.raw_line, 2);
       if (!entry || entry.key !== key || entry.id !== cold.entry_id) {
-        this.errors.push(`cold_current.${key} raw_line is not a Tier 2 line of that key and entry.`);
+        this.errors.push(
+          `cold_current.${key} raw_line is not a Tier 2 line of that key and entry.`,
+        );
         continue;
       }
       if (lineHash(cold.raw_line) !== cold.line_hash) {
@@ -300,7 +337,10 @@ class Audit {
     }
   }
 
-  private keyLine(revision: number, key: string): { line: string; entry: MemoryEntry } | null | undefined {
+  private keyLine(
+    revision: number,
+    key: string,
+  ): { line: string; entry: MemoryEntry } | null | undefined {
     const rev = this.revisions.get(revision);
     if (!rev || !rev.view) return undefined;
     const found = rev.view.entries.find((e) => e.entry.key === key);
@@ -309,10 +349,20 @@ class Audit {
 
   private checkAuthority(): void {
     const facts = collectFacts(this.paths, null);
+    const shadow = this.shadow;
+    if (shadow) {
+      facts.records[shadow.kind].set(
+        shadow.id,
+        factsFromBytes(shadow.bytes, shadow.kind, shadow.id),
+      );
+    }
     for (const issue of authorityIssues(this.state, facts)) this.errors.push(`${issueLine(issue)}`);
     const load = (kind: AuthorityKind, id: string): JsonObject | null => {
       const f = facts.records[kind].get(id);
       if (!f || f.problem || f.stub) return null;
+      if (shadow && this.isShadowed(kind, id)) {
+        return JSON.parse(new TextDecoder().decode(shadow.bytes)) as JsonObject;
+      }
       return readJsonObject(`${this.paths.folder(KIND_FOLDER[kind])}/${id}.json`);
     };
     const head = this.state.head_revision;
@@ -327,15 +377,21 @@ class Audit {
       if (!d) continue;
       const p = proposals.get(id);
       if (d.outcome === "applying") {
-        this.warnings.push(`decision ${id} is applying (interrupted commit); the next sync finishes it.`);
+        this.warnings.push(
+          `decision ${id} is applying (interrupted commit); the next sync finishes it.`,
+        );
         continue;
       }
       const revision = d.revision as number;
-      if (revision > head) this.errors.push(`decision ${id} names revision ${revision}, beyond the head.`);
+      if (revision > head) {
+        this.errors.push(`decision ${id} names revision ${revision}, beyond the head.`);
+      }
       if (p && typeof p.base_revision === "number" && revision < p.base_revision) {
         this.errors.push(`decision ${id} names revision ${revision}, before its proposal's base.`);
       }
-      if (d.outcome === "accepted" && p && revision <= head) this.checkAcceptedEffect(id, p, revision);
+      if (d.outcome === "accepted" && p && revision <= head) {
+        this.checkAcceptedEffect(id, p, revision);
+      }
       if (d.outcome === "held" && p && isV51(p)) {
         const hold = p.hold_reason;
         const lateOnly = HOLD_REASONS.slice(3);
@@ -349,14 +405,18 @@ class Audit {
       if (!c) continue;
       const extra = c.extra;
       if (c.type === "manual-edit" && isJsonObject(extra) && Array.isArray(extra.recovery_files)) {
-        for (const file of extra.recovery_files as string[]) this.checkEvidenceFile(file, `conflict ${id}`);
+        for (const file of extra.recovery_files as string[]) {
+          this.checkEvidenceFile(file, `conflict ${id}`);
+        }
       }
       if (isJsonObject(extra) && extra.current_storage === "cold") {
         const bound = this.archiveRows.some((r) =>
           r.by === extra.current_archive_proposal_id && r.date === extra.current_archive_date &&
           r.reason === "cooled" && r.raw === c.current_line
         );
-        if (!bound) this.errors.push(`conflict ${id}: its cold snapshot binds no cooled archive row.`);
+        if (!bound) {
+          this.errors.push(`conflict ${id}: its cold snapshot binds no cooled archive row.`);
+        }
       }
     }
     for (const id of facts.records.resolution.keys()) {
@@ -365,18 +425,24 @@ class Audit {
       for (const field of ["revision_before", "revision_after", "intended_revision_after"]) {
         const value = r[field];
         if (r.status === "resolved" && field === "intended_revision_after") continue;
-        if (typeof value === "number" && value > head + (field === "intended_revision_after" ? 1 : 0)) {
+        if (
+          typeof value === "number" && value > head + (field === "intended_revision_after" ? 1 : 0)
+        ) {
           this.errors.push(`resolution ${id} ${field} ${value} is beyond the head.`);
         }
       }
       if (r.status === "applying") {
-        this.warnings.push(`resolution ${id} is applying (interrupted); repeat the same resolve to finish it.`);
+        this.warnings.push(
+          `resolution ${id} is applying (interrupted); repeat the same resolve to finish it.`,
+        );
       }
       const choice = r.choice as string;
       if (r.status === "resolved" && choice !== "current" && choice !== "dismiss") {
         const d = load("decision", choice);
         if (d && (d.outcome !== "accepted" || d.resolution_id !== id)) {
-          this.errors.push(`resolution ${id} chose ${choice}, but that decision is not accepted by it.`);
+          this.errors.push(
+            `resolution ${id} chose ${choice}, but that decision is not accepted by it.`,
+          );
         }
       }
     }
@@ -392,12 +458,15 @@ class Audit {
     if (!rev) return; // History before an upgrade may lack revision files.
     const receipt = p.preflight_receipt;
     if (isJsonObject(receipt) && receipt.observed_head_hash !== sha256Hex(rev.bytes)) {
-      this.errors.push(`proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`);
+      this.errors.push(
+        `proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`,
+      );
     }
     const storage = p.base_storage as string | undefined;
     if (storage === "cold") {
       const bound = this.archiveRows.some((r) =>
-        r.by === p.base_archive_proposal_id && r.reason === "cooled" && lineHash(r.raw) === p.base_hash
+        r.by === p.base_archive_proposal_id && r.reason === "cooled" &&
+        lineHash(r.raw) === p.base_hash
       );
       if (!bound) this.errors.push(`proposal ${id}: its cold base binds no cooled archive row.`);
       return;
@@ -406,17 +475,23 @@ class Audit {
     if (found === undefined) return;
     if (storage === "hot" || (storage === undefined && p.base_hash !== "absent" && found)) {
       if (!found || lineHash(found.line) !== p.base_hash) {
-        this.errors.push(`proposal ${id}: base_hash does not match ${p.key} at revision ${revisionName(base)}.`);
+        this.errors.push(
+          `proposal ${id}: base_hash does not match ${p.key} at revision ${revisionName(base)}.`,
+        );
       }
     } else if (p.base_hash === "absent" && found) {
-      this.errors.push(`proposal ${id}: ${p.key} was not absent at revision ${revisionName(base)}.`);
+      this.errors.push(
+        `proposal ${id}: ${p.key} was not absent at revision ${revisionName(base)}.`,
+      );
     }
   }
 
   private checkAcceptedEffect(id: string, p: JsonObject, revision: number): void {
     const found = this.keyLine(revision, p.key as string);
     if (found === undefined) return;
-    const cooledNow = this.archiveRows.some((r) => r.by === id && r.reason === "cooled" && pyStrip(r.raw).includes(`[K:${p.key}]`));
+    const cooledNow = this.archiveRows.some((r) =>
+      r.by === id && r.reason === "cooled" && pyStrip(r.raw).includes(`[K:${p.key}]`)
+    );
     const op = p.operation;
     let ok: boolean;
     if (op === "close") ok = found === null;
@@ -424,7 +499,11 @@ class Audit {
     else if (p.tier === 3) ok = found !== null && found.entry.tier === 3;
     else ok = (found !== null && found.entry.id === p.entry_id) || cooledNow;
     if (!ok) {
-      this.errors.push(`decision ${id} names revision ${revisionName(revision)}, which does not contain its effect.`);
+      this.errors.push(
+        `decision ${id} names revision ${
+          revisionName(revision)
+        }, which does not contain its effect.`,
+      );
     }
   }
 
@@ -443,7 +522,9 @@ class Audit {
     }
     const hash = /-([0-9a-f]{64})\.(md|bin|json)$/.exec(match[1]);
     if (hash && sha256Hex(bytes) !== hash[1]) {
-      this.errors.push(`recovery evidence ${relative} was altered (its hash no longer matches its name).`);
+      this.errors.push(
+        `recovery evidence ${relative} was altered (its hash no longer matches its name).`,
+      );
     }
   }
 
@@ -454,8 +535,9 @@ class Audit {
       if (!info?.isFile || info.isSymlink || isTemporary(name)) continue;
       const relative = `.bimri/recovery/${name}`;
       const manual = /^manual-hot-([0-9a-f]{64})\.(md|bin)$/.exec(name);
-      const evidence = /^authority-(proposal|decision|conflict|resolution)-([A-Z0-9-]+)-([0-9a-f]{64})\.json$/
-        .exec(name);
+      const evidence =
+        /^authority-(proposal|decision|conflict|resolution)-([A-Z0-9-]+)-([0-9a-f]{64})\.json$/
+          .exec(name);
       const receipt =
         /^authority-restore-(proposal|decision|conflict|resolution)-([A-Z0-9-]+)-([0-9a-f]{64})-([0-9a-f]{64})\.json$/
           .exec(name);
@@ -471,17 +553,24 @@ class Audit {
         if (problems.length > 0) {
           this.errors.push(`restore receipt ${relative} is invalid: ${problems.join("; ")}.`);
         }
-        this.checkEvidenceFile(`.bimri/recovery/authority-${kind}-${id}-${original}.json`, `restore receipt ${relative}`);
+        this.checkEvidenceFile(
+          `.bimri/recovery/authority-${kind}-${id}-${original}.json`,
+          `restore receipt ${relative}`,
+        );
       } else if (manual) {
         if (sha256Hex(bytes) !== manual[1]) {
-          this.errors.push(`recovery evidence ${relative} was altered (its hash no longer matches its name).`);
+          this.errors.push(
+            `recovery evidence ${relative} was altered (its hash no longer matches its name).`,
+          );
         }
         if ((decodeUtf8Strict(bytes) === null) !== (manual[2] === "bin")) {
           this.errors.push(`recovery evidence ${relative} has the wrong extension for its bytes.`);
         }
       } else if (evidence) {
         if (sha256Hex(bytes) !== evidence[3]) {
-          this.errors.push(`recovery evidence ${relative} was altered (its hash no longer matches its name).`);
+          this.errors.push(
+            `recovery evidence ${relative} was altered (its hash no longer matches its name).`,
+          );
         }
       } else {
         this.warnings.push(`unexpected file ${relative}.`);
@@ -493,9 +582,13 @@ class Audit {
         if (!name.endsWith(".json")) continue;
         const info = lstatOrNull(`${kindFolder}/${name}`);
         if (!info?.isFile || info.isSymlink) continue;
+        if (this.isShadowed(kind, name.slice(0, -5))) continue;
         const value = readJsonObject(`${kindFolder}/${name}`);
         if (value && isStub(value) && typeof value.recovery_file === "string") {
-          this.checkEvidenceFile(value.recovery_file, `quarantine stub ${kind} ${name.slice(0, -5)}`);
+          this.checkEvidenceFile(
+            value.recovery_file,
+            `quarantine stub ${kind} ${name.slice(0, -5)}`,
+          );
         }
       }
     }

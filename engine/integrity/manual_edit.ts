@@ -40,8 +40,19 @@ export function preserveEvidenceBytes(store: Store, name: string, bytes: Uint8Ar
 /** Preserves a manual edit and returns the stderr notices to print. */
 export function preserveManualEdit(store: Store, bytes: Uint8Array): string[] {
   const relative = preserveEvidenceBytes(store, manualEditFileName(bytes), bytes);
-  const { conflictId } = raiseManualEditConflict(store, relative);
   invalidateAuditWitness(store.paths);
+  let conflictId: string;
+  try {
+    conflictId = raiseManualEditConflict(store, relative).conflictId;
+  } catch (error) {
+    // Damaged conflict records must not stop the view from healing (protocol
+    // 9.5); the exact bytes are already preserved, and the review can be
+    // raised once authority is repaired.
+    if (!(error instanceof BimriError)) throw error;
+    return [
+      `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: not recorded while authority recovery is needed (${error.message})`,
+    ];
+  }
   return [
     `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: ${conflictId}.`,
   ];

@@ -8,13 +8,23 @@
  */
 import { resolve as resolvePath } from "node:path";
 import { BimriError } from "../errors.ts";
-import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
-import { atomicReplace, createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import {
+  canonicalJson,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+} from "../store/canonical_json.ts";
+import {
+  atomicReplace,
+  createExclusive,
+  listNames,
+  lstatOrNull,
+  readBytesOrNull,
+} from "../store/files.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { idNumber, RUN_ID } from "../model/ids.ts";
-import { scanRunLog } from "../memory/run_log.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import {
   type AuthorityIssue,
@@ -38,6 +48,7 @@ import {
   stubProblems,
 } from "./schemas.ts";
 import { preserveEvidenceBytes } from "./manual_edit.ts";
+import { auditStore } from "./doctor.ts";
 
 /** Validates `--kind` and `--id`. */
 export function requireKindAndId(kind: string, id: string): AuthorityKind {
@@ -110,7 +121,9 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
     if (log?.markers.includes(id)) return true;
   }
   if (kind === "proposal" && facts.records.decision.has(id)) return true;
-  for (const c of facts.records.conflict.values()) if ((c.proposalIds ?? []).includes(id)) return true;
+  for (const c of facts.records.conflict.values()) {
+    if ((c.proposalIds ?? []).includes(id)) return true;
+  }
   return false;
 }
 
@@ -178,7 +191,9 @@ export function quarantineAuthority(
     evidenceBytes = utf8(canonicalJson({
       evidence_type: "symbolic-link",
       link_target: target,
-      link_target_bytes_hex: Array.from(utf8(target), (b) => b.toString(16).padStart(2, "0")).join(""),
+      link_target_bytes_hex: Array.from(utf8(target), (b) => b.toString(16).padStart(2, "0")).join(
+        "",
+      ),
       original_path: relative,
     }));
   } else if (info.isFile) {
@@ -218,7 +233,10 @@ export function quarantineAuthority(
   const stub = canonicalJson(stubFor(kind, id, originalType, sha));
   if (originalType === "missing") {
     if (!createExclusive(path, stub)) {
-      throw new BimriError("refused", `${relative} appeared while quarantining; run doctor and retry.`);
+      throw new BimriError(
+        "refused",
+        `${relative} appeared while quarantining; run doctor and retry.`,
+      );
     }
   } else {
     // A rename replaces a symbolic link entry itself; its target is never touched.
@@ -240,11 +258,21 @@ export type RestoreResult = {
   remainingIssues: AuthorityIssue[];
 };
 
-function receiptName(kind: AuthorityKind, id: string, original: string, replacement: string): string {
+function receiptName(
+  kind: AuthorityKind,
+  id: string,
+  original: string,
+  replacement: string,
+): string {
   return `authority-restore-${kind}-${id}-${original}-${replacement}.json`;
 }
 
-function findReceipt(store: Store, kind: AuthorityKind, id: string, replacement: string): string | null {
+function findReceipt(
+  store: Store,
+  kind: AuthorityKind,
+  id: string,
+  replacement: string,
+): string | null {
   const prefix = `authority-restore-${kind}-${id}-`;
   for (const name of listNames(store.paths.folder("recovery"))) {
     if (name.startsWith(prefix) && name.endsWith(`-${replacement}.json`)) return name;
@@ -306,7 +334,10 @@ export function restoreAuthority(
     throw new BimriError("invalid-input", `${fromFile} is not valid JSON; nothing was restored.`);
   }
   if (!isJsonObject(parsed) || isStub(parsed)) {
-    throw new BimriError("invalid-input", `${fromFile} is not a ${kind} record; nothing was restored.`);
+    throw new BimriError(
+      "invalid-input",
+      `${fromFile} is not a ${kind} record; nothing was restored.`,
+    );
   }
   const canonical = canonicalJson(parsed);
   const canonicalBytes = utf8(canonical);
@@ -339,7 +370,10 @@ export function restoreAuthority(
   }
   const stubIssues = stubProblems(current, kind, id);
   if (stubIssues.length > 0) {
-    throw new BimriError("store-corrupt", `the quarantine stub at ${relative} is invalid (${stubIssues[0]}); run doctor.`);
+    throw new BimriError(
+      "store-corrupt",
+      `the quarantine stub at ${relative} is invalid (${stubIssues[0]}); run doctor.`,
+    );
   }
   const original = current.sha256 as string;
   const evidencePath = store.paths.recovery(`authority-${kind}-${id}-${original}.json`);
@@ -355,7 +389,9 @@ export function restoreAuthority(
   if (problems.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} is not valid (${problems.join("; ")}); it stays behind its quarantine stub and no receipt was written.`,
+      `the replacement ${kind} ${id} is not valid (${
+        problems.join("; ")
+      }); it stays behind its quarantine stub and no receipt was written.`,
     );
   }
   const facts = collectFacts(store.paths, null);
@@ -366,7 +402,23 @@ export function restoreAuthority(
   if (blocking.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} does not fit the authority graph (${blocking[0].problem}); it stays behind its quarantine stub and no receipt was written.`,
+      `the replacement ${kind} ${id} does not fit the authority graph (${
+        blocking[0].problem
+      }); it stays behind its quarantine stub and no receipt was written.`,
+    );
+  }
+  // The complete audit (revision bounds, effects, base snapshots) with the replacement in place.
+  const shadowAudit = auditStore(store.paths, { kind, id, bytes: canonicalBytes });
+  const auditBlocking = shadowAudit.errors.filter((e) =>
+    new RegExp(`(^|[^A-Z0-9-])${id}([^A-Z0-9-]|$)`).test(e) &&
+    !/quarantine stub|is quarantined/.test(e)
+  );
+  if (auditBlocking.length > 0) {
+    throw new BimriError(
+      "refused",
+      `the replacement ${kind} ${id} fails the audit (${
+        auditBlocking[0]
+      }); it stays behind its quarantine stub and no receipt was written.`,
     );
   }
   const name = receiptName(kind, id, original, replacementSha);
@@ -374,7 +426,10 @@ export function restoreAuthority(
   const existingReceipt = readObject(receiptPath);
   if (existingReceipt) {
     if (receiptProblems(existingReceipt, kind, id, original, replacementSha).length > 0) {
-      throw new BimriError("store-corrupt", `.bimri/recovery/${name} exists but is not a valid receipt; run doctor.`);
+      throw new BimriError(
+        "store-corrupt",
+        `.bimri/recovery/${name} exists but is not a valid receipt; run doctor.`,
+      );
     }
   } else {
     const receipt: JsonObject = {

@@ -177,11 +177,17 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
     }
   }
   p.need(typeof value.run_id === "string" && RUN_ID.test(value.run_id), "invalid run_id");
-  p.need(typeof value.run_id === "string" && id.startsWith(`${value.run_id}-Q`), "run_id does not match the proposal ID");
+  p.need(
+    typeof value.run_id === "string" && id.startsWith(`${value.run_id}-Q`),
+    "run_id does not match the proposal ID",
+  );
   p.need(isTimestamp(value.created_at), "invalid created_at");
   p.need(["set", "touch", "close"].includes(value.operation as string), "invalid operation");
   p.need([1, 2, 3].includes(value.tier as number), "invalid tier");
-  p.need(typeof value.key === "string" && KEY.test(value.key) && value.key.length <= 80, "invalid key");
+  p.need(
+    typeof value.key === "string" && KEY.test(value.key) && value.key.length <= 80,
+    "invalid key",
+  );
   p.need(isInt(value.base_revision), "invalid base_revision");
   p.need(isHashOrAbsent(value.base_hash), "invalid base_hash");
   p.need(typeof value.text === "string" && !hasLineBreakOrControl(value.text), "invalid text");
@@ -202,7 +208,10 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
     p.need(["working", "confirmed"].includes(value.trust as string), "invalid trust");
   }
   if ("source" in value) {
-    p.need(["user", "agent", "external", "system"].includes(value.source as string), "invalid source");
+    p.need(
+      ["user", "agent", "external", "system"].includes(value.source as string),
+      "invalid source",
+    );
   }
   if ("tags" in value) {
     p.need(
@@ -235,11 +244,17 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
     p.need(value.target_id === null || typeof value.target_id === "string", "invalid target_id");
   }
   if ("first_run" in value) {
-    p.need(typeof value.first_run === "string" && /^R[0-9]+$/.test(value.first_run), "invalid first_run");
+    p.need(
+      typeof value.first_run === "string" && /^R[0-9]+$/.test(value.first_run),
+      "invalid first_run",
+    );
   }
   if (v51) {
     p.need(typeof value.new_subject === "boolean", "invalid new_subject");
-    p.need(["absent", "hot", "cold"].includes(value.base_storage as string), "invalid base_storage");
+    p.need(
+      ["absent", "hot", "cold"].includes(value.base_storage as string),
+      "invalid base_storage",
+    );
     p.need(
       (value.base_storage === "absent") === (value.base_hash === "absent"),
       "base_storage and base_hash disagree",
@@ -271,7 +286,10 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
         receipt.observed_head_revision === value.base_revision,
         "preflight_receipt does not observe base_revision",
       );
-      p.need(receipt.observed_key_hash === value.base_hash, "preflight_receipt does not observe base_hash");
+      p.need(
+        receipt.observed_key_hash === value.base_hash,
+        "preflight_receipt does not observe base_hash",
+      );
       p.need(
         typeof receipt.observed_head_hash === "string" && HEX64.test(receipt.observed_head_hash),
         "preflight_receipt has an invalid observed_head_hash",
@@ -293,7 +311,10 @@ export function decisionProblems(value: JsonObject, id: string): string[] {
       p.need(isHashOrAbsent(value.base_hash), "applying decision needs base_hash");
       p.need(isInt(value.revision_before), "applying decision needs revision_before");
       if (isV51(value)) {
-        p.need(["absent", "hot", "cold"].includes(value.base_storage as string), "invalid base_storage");
+        p.need(
+          ["absent", "hot", "cold"].includes(value.base_storage as string),
+          "invalid base_storage",
+        );
         p.need(
           value.base_line === null || typeof value.base_line === "string",
           "invalid base_line",
@@ -324,9 +345,15 @@ export function decisionProblems(value: JsonObject, id: string): string[] {
     p.need(value.resolution_id === value.conflict_id, "resolution_id must equal conflict_id");
     p.need(typeof value.resolution_choice === "string", "invalid resolution_choice");
     p.need(isTimestamp(value.resolved_at), "invalid resolved_at");
-    p.need(outcome === "accepted" || outcome === "noop", "a resolved decision must be accepted or noop");
+    p.need(
+      outcome === "accepted" || outcome === "noop",
+      "a resolved decision must be accepted or noop",
+    );
   } else if (outcome === "noop") {
-    p.need(NOOP_REASONS.includes(value.reason as string), "noop decision needs a deterministic reason");
+    p.need(
+      NOOP_REASONS.includes(value.reason as string),
+      "noop decision needs a deterministic reason",
+    );
     if ("effect_hash" in value || isV51(value)) {
       p.need(
         value.effect_line === null || typeof value.effect_line === "string",
@@ -341,7 +368,10 @@ export function decisionProblems(value: JsonObject, id: string): string[] {
     p.need(HOLD_REASONS.includes(value.reason as string), "held decision needs a hold reason");
   }
   if ("recovered_from_intent" in value) {
-    p.need(value.recovered_from_intent === true && outcome === "accepted", "invalid recovered_from_intent");
+    p.need(
+      value.recovered_from_intent === true && outcome === "accepted",
+      "invalid recovered_from_intent",
+    );
   }
   return p.list;
 }
@@ -394,8 +424,14 @@ export function conflictProblems(value: JsonObject, id: string): string[] {
       if (!isJsonObject(extra)) p.need(false, "missing extra");
       else {
         const storage = extra.current_storage;
-        p.need(["hot", "cold", "absent"].includes(storage as string), "invalid extra.current_storage");
-        p.need((storage === "absent") === (line === null), "extra.current_storage disagrees with current_line");
+        p.need(
+          ["hot", "cold", "absent"].includes(storage as string),
+          "invalid extra.current_storage",
+        );
+        p.need(
+          (storage === "absent") === (line === null),
+          "extra.current_storage disagrees with current_line",
+        );
         if (storage === "cold") {
           p.need(
             typeof extra.current_archive_proposal_id === "string" &&
@@ -422,7 +458,8 @@ export function resolutionProblems(value: JsonObject, id: string): string[] {
   const choice = value.choice;
   p.need(
     typeof choice === "string" &&
-      (choice === "current" || choice === "dismiss" || (idsOk && (ids as string[]).includes(choice))),
+      (choice === "current" || choice === "dismiss" ||
+        (idsOk && (ids as string[]).includes(choice))),
     "choice is not current, dismiss or a candidate",
   );
   p.need(value.by === "user", "by must be user");
@@ -454,7 +491,9 @@ export function resolutionProblems(value: JsonObject, id: string): string[] {
     p.need(isTimestamp(value.failed_at), "invalid failed_at");
     p.need(isOneLine(value.error, 1000), "invalid error");
   }
-  if ("archived_raw" in value) p.need(typeof value.archived_raw === "string", "invalid archived_raw");
+  if ("archived_raw" in value) {
+    p.need(typeof value.archived_raw === "string", "invalid archived_raw");
+  }
   return p.list;
 }
 
@@ -558,7 +597,10 @@ export function receiptProblems(
   p.need(isTimestamp(value.authorized_at), "invalid authorized_at");
   p.need(RECORD_VERSIONS.includes(value.bimri_version as string), "invalid receipt bimri_version");
   p.need(value.original_sha256 === original, "original_sha256 does not match the file name");
-  p.need(value.replacement_sha256 === replacement, "replacement_sha256 does not match the file name");
+  p.need(
+    value.replacement_sha256 === replacement,
+    "replacement_sha256 does not match the file name",
+  );
   p.need(value.record_id === id && value.record_kind === kind, "receipt names another record");
   p.need(value.record_type === RECEIPT_TYPE, "invalid record_type");
   p.need(value.recovery_file === evidenceRelPath(kind, id, original), "invalid recovery_file");

@@ -175,11 +175,8 @@ export class LineTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#allAnswered?.();
-    try {
-      await this.#reader?.cancel();
-    } catch {
-      // Input already gone: nothing to release.
-    }
+    // Not awaited: a console read that cannot be interrupted must not hold up the shutdown.
+    this.#reader?.cancel().catch(() => {});
     await this.#writes;
     this.onclose?.();
   }

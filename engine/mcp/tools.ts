@@ -118,7 +118,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
         flag: "session",
         kind: "string",
         description:
-          "Harness session identity; the same actor and session resume their run across reconnects. Default: one identity per MCP session.",
+          "Harness session identity (the CLI's --session): a start with the same actor and session resumes that run while it is active. Default: a fresh identity for this MCP session.",
       },
     },
     required: [],
@@ -537,7 +537,10 @@ export function checkArguments(spec: ToolSpec, args: unknown): Record<string, un
   if (typeof args !== "object" || Array.isArray(args)) {
     throw new BimriError("usage", `${spec.name}: arguments must be a JSON object.`);
   }
-  const record = args as Record<string, unknown>;
+  // A null argument means "not given", as an omitted flag does.
+  const record = Object.fromEntries(
+    Object.entries(args as Record<string, unknown>).filter(([, v]) => v !== null),
+  );
   for (const name of Object.keys(record)) {
     if (!(name in spec.args)) {
       const known = Object.keys(spec.args);
@@ -550,7 +553,7 @@ export function checkArguments(spec: ToolSpec, args: unknown): Record<string, un
     }
   }
   for (const name of spec.required) {
-    if (record[name] === undefined || record[name] === null) {
+    if (record[name] === undefined) {
       throw new BimriError("usage", `${spec.name}: ${name} is required.`);
     }
   }

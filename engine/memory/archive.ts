@@ -16,7 +16,8 @@ export type ArchiveReason = "replaced" | "closed" | "cooled";
 /** One parsed archive row. */
 export type ArchiveRow = { date: string; proposalId: string; reason: string; rawLine: string };
 
-const ROW = /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[([^\]\r\n]+)\] (.+)$/;
+const ROW =
+  /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[([^\]\r\n]+)\] (.+)$/;
 
 /** Parses an archive row; null for a line that is not one. */
 export function parseArchiveRow(line: string): ArchiveRow | null {
@@ -86,15 +87,18 @@ export function findExactRow(
 /**
  * Appends `[ARCHIVED:<today>] [BY:proposal] [reason] raw` unless the identical
  * row already exists (then its date is reused). Returns the row's date, which
- * a cold binding must carry.
+ * a cold binding must carry. Only this month's file is read, plus last
+ * month's when `retry` (an interrupted commit may have written there).
  */
 export function appendArchive(
   paths: StorePaths,
   proposalId: string,
   rawLine: string,
   reason: ArchiveReason,
+  retry = true,
 ): string {
-  const existing = findExactRow(paths, recentMonths(), proposalId, reason, rawLine);
+  const months = retry ? recentMonths() : recentMonths().slice(0, 1);
+  const existing = findExactRow(paths, months, proposalId, reason, rawLine);
   if (existing) return existing.date;
   const date = localDate(now());
   const path = paths.archiveMonth(date.slice(0, 7));

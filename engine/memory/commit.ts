@@ -63,12 +63,7 @@ import {
   readDecision,
   writeDecision,
 } from "./decision_record.ts";
-import {
-  effectContent,
-  humanConfirmed,
-  proposalEquivalent,
-  sameTier2Authority,
-} from "./effect.ts";
+import { effectContent, humanConfirmed, proposalEquivalent, sameTier2Authority } from "./effect.ts";
 import {
   type LoadedProposal,
   type Proposal,
@@ -195,7 +190,9 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
   }
   if (reflected) {
     writeDecision(store.paths, id, "noop", {
-      reason: proposal.operation === "close" ? "memory already absent" : "current memory already matches",
+      reason: proposal.operation === "close"
+        ? "memory already absent"
+        : "current memory already matches",
       revision: head.revision,
       ...effectEvidence(generationOf(live)),
     }, true);
@@ -223,7 +220,7 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
     }, true);
     return { kind: "noop" };
   }
-  const { revision, warning } = commitSteps(store, proposal, live, plan, true);
+  const { revision, warning } = commitSteps(store, proposal, live, plan, true, existing !== null);
   return { kind: "applied", revision, warning };
 }
 
@@ -266,6 +263,7 @@ function commitSteps(
   live: LiveGeneration | null,
   plan: EffectPlan,
   writeDecisions: boolean,
+  retry: boolean,
 ): { revision: number; warning: string | null } {
   const { paths } = store;
   const id = proposal.proposal_id;
@@ -283,11 +281,17 @@ function commitSteps(
 
   // Step 2: displaced generations are archived before state can point past them.
   if (plan.archivedRaw !== null) {
-    appendArchive(paths, id, plan.archivedRaw, proposal.operation === "close" ? "closed" : "replaced");
+    appendArchive(
+      paths,
+      id,
+      plan.archivedRaw,
+      proposal.operation === "close" ? "closed" : "replaced",
+      retry,
+    );
   } else if (proposal.operation === "set" && live !== null) {
-    appendArchive(paths, id, live.raw, "replaced");
+    appendArchive(paths, id, live.raw, "replaced", retry);
   }
-  const cooledDates = plan.cooled.map((c) => appendArchive(paths, id, c.raw, "cooled"));
+  const cooledDates = plan.cooled.map((c) => appendArchive(paths, id, c.raw, "cooled", retry));
   faultPoint("after-archive");
 
   // Step 3: the new immutable revision (a number left by a crashed attempt is skipped).
@@ -383,7 +387,7 @@ export function commitProposalEffect(
     );
   }
   invalidateAuditWitness(store.paths);
-  return commitSteps(store, effective, live, plan, false);
+  return commitSteps(store, effective, live, plan, false, true);
 }
 
 function generationOf(live: LiveGeneration | null) {
@@ -400,7 +404,10 @@ function generationOf(live: LiveGeneration | null) {
 // Evidence about earlier commits (read only when a proposal's base moved)
 
 /** The generation a proposal observed at its base (hot line of its base revision, or cold record). */
-function proposalBaseEntry(store: Store, proposal: Proposal): { raw: string; entry: MemoryEntry } | null {
+function proposalBaseEntry(
+  store: Store,
+  proposal: Proposal,
+): { raw: string; entry: MemoryEntry } | null {
   if (proposal.base_hash === "absent") return null;
   if (proposal.base_storage === "cold") {
     const cold = store.state.cold_current[proposal.key];

@@ -81,7 +81,9 @@ export function effectContent(
   let lines = splitLines(text);
   if (proposal.operation === "close") {
     if (live === null) return { text, archivedRaw: null, effectLine: null };
-    if (live.storage === "hot") lines = [...lines.slice(0, live.line), ...lines.slice(live.line + 1)];
+    if (live.storage === "hot") {
+      lines = [...lines.slice(0, live.line), ...lines.slice(live.line + 1)];
+    }
     return { text: linesToText(lines), archivedRaw: live.raw, effectLine: null };
   }
   if (proposal.operation === "touch") {

@@ -8,12 +8,7 @@
  * the run's own log and proposals/decisions, and the resolutions folder.
  */
 import { BimriError } from "../errors.ts";
-import {
-  type MemoryEntry,
-  parseAnyEntry,
-  parseView,
-  type ParsedView,
-} from "../model/hot.ts";
+import { type MemoryEntry, parseAnyEntry, type ParsedView, parseView } from "../model/hot.ts";
 import {
   ANY_ENTRY_ID,
   entryId,
@@ -26,7 +21,13 @@ import {
   TAG,
 } from "../model/ids.ts";
 import type { State } from "../model/state.ts";
-import { codePointLength, hasLineBreakOrControl, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
+import {
+  codePointLength,
+  hasLineBreakOrControl,
+  lineHash,
+  pyStrip,
+  sha256Hex,
+} from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
 import { appendLine, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
@@ -176,8 +177,12 @@ function baseGeneration(
 /** Next proposal number of `run` (formats section 2). */
 function nextProposalId(store: Store, run: string, markers: string[]): string {
   let highest = 0;
-  for (const id of runProposalIds(store.paths, run, markers)) highest = Math.max(highest, Number(id.slice(-3)));
-  for (const id of markers) if (id.startsWith(`${run}-Q`)) highest = Math.max(highest, Number(id.slice(-3)));
+  for (const id of runProposalIds(store.paths, run, markers)) {
+    highest = Math.max(highest, Number(id.slice(-3)));
+  }
+  for (const id of markers) {
+    if (id.startsWith(`${run}-Q`)) highest = Math.max(highest, Number(id.slice(-3)));
+  }
   // Decisions without a proposal file (quarantine leftovers) still hold their number.
   for (let n = highest + 1; n <= 999; n++) {
     if (lstatOrNull(store.paths.decision(formatProposalId(run, n))) === null) break;
@@ -212,7 +217,9 @@ function nextProposalId(store: Store, run: string, markers: string[]): string {
 function nextPatternId(store: Store, baseView: ParsedView, run: string): string {
   let highest = store.state.pattern_count;
   for (const { entry } of [...baseView.entries, ...store.head.view.entries]) {
-    if (entry.tier === 3 && PATTERN_ID.test(entry.id)) highest = Math.max(highest, idNumber(entry.id));
+    if (entry.tier === 3 && PATTERN_ID.test(entry.id)) {
+      highest = Math.max(highest, idNumber(entry.id));
+    }
   }
   const ids = new Set<string>();
   for (const active of new Set([run, ...Object.keys(store.state.active_runs)])) {
@@ -224,7 +231,9 @@ function nextPatternId(store: Store, baseView: ParsedView, run: string): string 
     if (!m || lstatOrNull(store.paths.resolution(m[1])) !== null) continue;
     const conflict = readRecord(store.paths.conflict(m[1]), `conflict ${m[1]}`)?.value;
     const candidates = conflict?.proposal_ids;
-    if (Array.isArray(candidates)) for (const id of candidates) if (typeof id === "string") ids.add(id);
+    if (Array.isArray(candidates)) {
+      for (const id of candidates) if (typeof id === "string") ids.add(id);
+    }
   }
   for (const id of ids) {
     const pattern = readProposal(store.paths, id)?.proposal.pattern_id;
@@ -297,7 +306,9 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   if (input.target !== undefined && base === null) {
     throw invalid(`target ${input.target} does not exist in the run's base memory.`);
   }
-  if (input.newSubject && operation !== "set") throw invalid("--new-subject is valid only with set.");
+  if (input.newSubject && operation !== "set") {
+    throw invalid("--new-subject is valid only with set.");
+  }
   if (input.newSubject && base !== null) {
     throw invalid(`${key} already exists; omit --new-subject to update it.`);
   }
@@ -312,13 +323,18 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const existingIds = runProposalIds(store.paths, run, log.proposalMarkers);
   const proposalId = nextProposalId(store, run, log.proposalMarkers);
   if (log.maxEntry + 1 > 999) {
-    throw new BimriError("refused", `${run} has exhausted its 999 journal entry IDs; close it and start a new run.`);
+    throw new BimriError(
+      "refused",
+      `${run} has exhausted its 999 journal entry IDs; close it and start a new run.`,
+    );
   }
   const newEntryId = entryId(run, log.maxEntry + 1);
   const baseEntry: MemoryEntry | null = base?.entry ?? null;
 
   const tierNumber = input.tier !== undefined ? Number(input.tier) : baseEntry?.tier;
-  if (tierNumber !== 1 && tierNumber !== 2 && tierNumber !== 3) throw invalid("tier must be 1, 2 or 3.");
+  if (tierNumber !== 1 && tierNumber !== 2 && tierNumber !== 3) {
+    throw invalid("tier must be 1, 2 or 3.");
+  }
   const tier = tierNumber as 1 | 2 | 3;
   const kind = input.kind ?? (baseEntry?.tier === 1 ? baseEntry.kind : "fact");
   const importance = input.importance !== undefined
@@ -328,7 +344,8 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const tags = input.tags !== undefined
     ? cleanTags(input.tags)
     : cleanTags(baseEntry && baseEntry.tier !== 3 ? baseEntry.tags : []);
-  const confidence = input.confidence ?? (baseEntry?.tier === 3 ? baseEntry.confidence : "emerging");
+  const confidence = input.confidence ??
+    (baseEntry?.tier === 3 ? baseEntry.confidence : "emerging");
   let observations = baseEntry?.tier === 3 ? baseEntry.observations : 1;
   if (input.observations !== undefined) {
     if (!/^-?[0-9]+$/.test(input.observations.trim())) {
@@ -379,7 +396,9 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const question = cleanScalar(input.question ?? "", "question", 1000, true);
   const falsifier = cleanScalar(falsifierInput ?? "", "falsifier", 500, true);
   if (tier === 3 && (text.includes(" | Falsify: ") || falsifier.includes(" | Falsify: "))) {
-    throw invalid("Tier 3 text and falsifier cannot contain the reserved delimiter ' | Falsify: '.");
+    throw invalid(
+      "Tier 3 text and falsifier cannot contain the reserved delimiter ' | Falsify: '.",
+    );
   }
 
   const proposal: Proposal = {
@@ -498,7 +517,9 @@ function preflight(store: Store, proposal: Proposal): void {
   proposal.base_revision = head.revision;
   proposal.base_hash = liveHash;
   proposal.base_storage = live ? live.storage : "absent";
-  proposal.base_archive_proposal_id = live?.storage === "cold" ? live.archiveProposalId ?? null : null;
+  proposal.base_archive_proposal_id = live?.storage === "cold"
+    ? live.archiveProposalId ?? null
+    : null;
   if (live !== null) proposal.target_id = live.entry.id;
   proposal.preflight_receipt = {
     engine_release: ENGINE_COMPAT_RELEASE,

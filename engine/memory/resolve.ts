@@ -172,7 +172,10 @@ function archivedClosedBy(store: Store, proposalId: string, raw: string): boolea
     if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
     const text = readTextOrNull(store.paths.archiveMonth(name.slice(0, 7))) ?? "";
     for (const line of text.split("\n")) {
-      if (/^\[ARCHIVED:[0-9]{4}-[0-9]{2}-[0-9]{2}\]$/.test(line.slice(0, 21)) && line.slice(21) === suffix) {
+      if (
+        /^\[ARCHIVED:[0-9]{4}-[0-9]{2}-[0-9]{2}\]$/.test(line.slice(0, 21)) &&
+        line.slice(21) === suffix
+      ) {
         return true;
       }
     }
@@ -331,7 +334,11 @@ export function resolveConflict(
   }
   // The owner chose an effect another run has meanwhile made current: record
   // the answer against the head without writing a new revision.
-  if (!existing && candidate !== null && chosenEffectAtHead(store, conflict, candidate)) {
+  const alreadyCurrent = candidate !== null &&
+    (candidate.operation === "set"
+      ? candidateSetMatches(candidate, live?.entry ?? null)
+      : chosenEffectAtHead(store, conflict, candidate));
+  if (!existing && alreadyCurrent) {
     const record: JsonObject = {
       authority: "human-asserted",
       bimri_version: AUTHORITY_FORMAT,
@@ -343,7 +350,7 @@ export function resolveConflict(
       started_at: utcTimestamp(),
       status: "applying",
     };
-    if (candidate.operation === "close" && conflict.current_line !== null) {
+    if (candidate!.operation === "close" && conflict.current_line !== null) {
       record.archived_raw = conflict.current_line;
     }
     return outcome(complete(store, conflict, record, head), false);
@@ -390,4 +397,33 @@ export function resolveConflict(
     }
   }
   return outcome(complete(store, conflict, applying, revisionAfter), false);
+}
+
+/**
+ * Finishes every `applying` resolution whose chosen effect the head already
+ * proves committed (a crash between the commit and the `resolved` record):
+ * the record becomes `resolved` and the candidates' decisions are finalized.
+ * Nothing is re-applied and unproven answers are left for the owner's retry.
+ * Meant for the start of sync/close (under the engine lock) so a committed
+ * answer is finalized before later same-key intents move the key on.
+ * Returns the conflict IDs it finished.
+ */
+export function finalizeCommittedResolutions(store: Store): string[] {
+  const finished: string[] = [];
+  for (const name of listNames(store.paths.folder("resolutions"))) {
+    const id = name.replace(/\.json$/, "");
+    if (!name.endsWith(".json") || !/^C[0-9]{6}$/.test(id)) continue;
+    const record = readResolution(store, id);
+    if (!record || record.status !== "applying") continue;
+    const intended = record.intended_revision_after;
+    const choice = record.choice;
+    if (typeof intended !== "number" || typeof choice !== "string") continue;
+    if (!PROPOSAL_ID.test(choice) || intended > store.state.head_revision) continue;
+    const conflict = readConflict(store, id);
+    if (!conflict || !conflict.proposal_ids.includes(choice)) continue;
+    if (!chosenEffectAtHead(store, conflict, readCandidate(store, choice))) continue;
+    complete(store, conflict, record, intended);
+    finished.push(id);
+  }
+  return finished;
 }

@@ -99,9 +99,12 @@ export function readConflict(store: Store, id: string): ConflictRecord | null {
     throw new BimriError("store-corrupt", `${label} does not carry its own ID; run doctor.`);
   }
   const hashes = v.proposal_hashes;
-  const extra = v.extra;
+  // Conflicts written before format 5.1.0 carry no `extra`.
+  const extra = v.extra === undefined ? {} : v.extra;
   const line = v.current_line;
-  if (!isJsonObject(hashes) || !isJsonObject(extra) || (line !== null && typeof line !== "string")) {
+  if (
+    !isJsonObject(hashes) || !isJsonObject(extra) || (line !== null && typeof line !== "string")
+  ) {
     throw new BimriError("store-corrupt", `${label} is malformed; run doctor.`);
   }
   const ids = stringList(v, "proposal_ids", label);
@@ -261,8 +264,7 @@ function candidateLines(
   if (p.operation === "close") {
     state =
       "Proposed post-state: absent from current memory; preserve the exact removed line in the archive.";
-    metadata =
-      `Archive effect: exact prior storage line retained with proposal provenance ${id}.`;
+    metadata = `Archive effect: exact prior storage line retained with proposal provenance ${id}.`;
   } else if (p.operation === "touch") {
     state =
       `Proposed post-state: keep the live value and authority fields; refresh recency for run ${p.run_id}.`;
@@ -547,7 +549,9 @@ class AcceptedHistory {
         if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
         const text = readRecordText(this.store.paths.archiveMonth(name.slice(0, 7))) ?? "";
         for (const line of text.split("\n")) {
-          const m = /^\[ARCHIVED:[0-9-]+\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[closed\] (.+)$/.exec(line);
+          const m = /^\[ARCHIVED:[0-9-]+\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[closed\] (.+)$/.exec(
+            line,
+          );
           if (m) this.closedRows.push({ by: m[1], raw: m[2] });
         }
       }
@@ -595,7 +599,10 @@ function satisfactionOf(
     if (n <= contestedAt) continue;
     const entry = history.entryAt(n, conflict.key);
     if (p.operation === "close") {
-      if (entry === null && conflict.current_line !== null && history.closedBy(conflict.current_line, n)) {
+      if (
+        entry === null && conflict.current_line !== null &&
+        history.closedBy(conflict.current_line, n)
+      ) {
         return { revision: n, lineHash: "absent" };
       }
     } else if (candidateSetMatches(p, entry)) {

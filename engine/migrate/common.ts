@@ -5,7 +5,7 @@
  */
 import { join, relative, resolve, sep } from "node:path";
 import { BimriError } from "../errors.ts";
-import { parseView, type ParsedView } from "../model/hot.ts";
+import { type ParsedView, parseView } from "../model/hot.ts";
 import { parseState, type State } from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
@@ -110,7 +110,11 @@ export function inventoryStore(paths: StorePaths): InventoryEntry[] {
     if (view.isSymlink) {
       out.push({ path: "bimri.md", type: "symlink", target: Deno.readLinkSync(paths.view) });
     } else if (view.isFile) {
-      out.push({ path: "bimri.md", type: "file", sha256: sha256Hex(Deno.readFileSync(paths.view)) });
+      out.push({
+        path: "bimri.md",
+        type: "file",
+        sha256: sha256Hex(Deno.readFileSync(paths.view)),
+      });
     } else out.push({ path: "bimri.md", type: "other" });
   }
   walk(paths.root, paths.dir, out, ACTIVATION_MUTABLE);
@@ -243,4 +247,15 @@ export function parseJsonObject(bytes: Uint8Array | null): JsonObject | null {
   } catch {
     return null;
   }
+}
+
+/** The limit profile of the state at `paths` (as stored), for receipts. */
+export function stateLimits(paths: StorePaths): Record<string, number> {
+  const state = parseJsonObject(readBytesOrNull(paths.state)) ?? {};
+  const out: Record<string, number> = {};
+  for (const field of LIMIT_FIELDS) {
+    const value = state[field];
+    out[field] = typeof value === "number" ? value : Number(DEFAULT_STATE_FIELDS[field]);
+  }
+  return out;
 }

@@ -62,10 +62,10 @@ export function readRawState(paths: StorePaths): JsonObject {
 
 /** True when a state object has the v4 shape (declared 4.x or the v4 `current_run_id` field). */
 export function isV4State(state: JsonObject): boolean {
-  const version = state.bimri_version ?? state.version;
-  if (typeof version === "string" && /^4(\.|$)/.test(version)) return true;
-  if (typeof version === "number" && Math.floor(version) === 4) return true;
-  return "current_run_id" in state && !("head_revision" in state);
+  const raw = state.bimri_version;
+  const version = raw === undefined || raw === null ? "" : String(raw);
+  if (version.startsWith("4")) return true;
+  return version === "" && "current_run_id" in state;
 }
 
 function firstContentLine(text: string): string | null {
@@ -146,7 +146,35 @@ export function detectStoreFormat(root: string): StoreDetection {
     if (text !== null && !text.includes("BIMRI v5") && looksLikeV4View(text)) {
       return { format: "v4", source: "bimri.md" };
     }
-    if (text !== null && firstContentLine(text) !== null) return { format: "v5-view", source: "bimri.md" };
+    if (text !== null && firstContentLine(text) !== null) {
+      return { format: "v5-view", source: "bimri.md" };
+    }
   }
   return { format: "empty", source: null };
+}
+
+/**
+ * Refuses legacy root files (any case variant of BIMRI.md other than the
+ * generated `bimri.md`, or a rolling backup) next to structured state: the
+ * owner must say which memory is authoritative. Reads only.
+ */
+export function rejectUnclaimedLegacyRoots(root: string): void {
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
+  } catch {
+    return;
+  }
+  const unclaimed = names.filter((name) => {
+    const folded = name.toLowerCase();
+    return (folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md";
+  });
+  if (unclaimed.length > 0) {
+    throw new BimriError(
+      "store-unsafe",
+      `selected structured BIMRI authority coexists with unclaimed legacy root file(s): ${
+        unclaimed.join(", ")
+      }. BIMRI stopped without importing or deleting them. Ask the owner which memory is authoritative, then move or remove the unclaimed files.`,
+    );
+  }
 }

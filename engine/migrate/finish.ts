@@ -11,15 +11,16 @@ import { type MigrationReceipt, renderReceiptLines } from "./receipt.ts";
 export function finishReceipt(
   root: string,
   partial: Omit<MigrationReceipt, "lines" | "validation" | "validation_errors">,
-  memoryLine: string,
+  memoryLines: string[],
 ): MigrationReceipt {
   const report = auditStore(new StorePaths(root));
   const base = {
     ...partial,
+    warnings: [...partial.warnings, ...report.warnings],
     validation: report.passed ? "PASSED" as const : "FAILED" as const,
     validation_errors: report.errors,
   };
-  return { ...base, lines: renderReceiptLines(base, memoryLine) };
+  return { ...base, lines: renderReceiptLines(base, memoryLines) };
 }
 
 /**

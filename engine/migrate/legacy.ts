@@ -9,7 +9,13 @@
  */
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
-import { GENESIS_VIEW, insertIntoTier, linesToText, normalizeTags, parseView } from "../model/hot.ts";
+import {
+  GENESIS_VIEW,
+  insertIntoTier,
+  linesToText,
+  normalizeTags,
+  parseView,
+} from "../model/hot.ts";
 import { KEY, TAG } from "../model/ids.ts";
 import {
   codePointLength,
@@ -23,15 +29,27 @@ import {
 import { utcTimestamp } from "../model/time.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull, syncDir } from "../store/files.ts";
+import {
+  atomicReplace,
+  createExclusive,
+  lstatOrNull,
+  readBytesOrNull,
+  syncDir,
+} from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
 import { ensureLayout } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
-import { DEFAULT_STATE_FIELDS, parseJsonObject, rel, sameBytes, validateActivatedState } from "./common.ts";
+import {
+  DEFAULT_STATE_FIELDS,
+  parseJsonObject,
+  rel,
+  sameBytes,
+  validateActivatedState,
+} from "./common.ts";
 import { LEGACY_HEADER } from "./detect.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
-import type { MigrationReceipt } from "./receipt.ts";
+import { migratedLines, type MigrationReceipt } from "./receipt.ts";
 
 /** Longest inherited text accepted (the serialized-entry ceiling). */
 export const MAX_SERIALIZED_ENTRY_CHARS = 4096;
@@ -61,7 +79,9 @@ function refuse(message: string): never {
   throw new BimriError("refused", `${message} BIMRI stopped without mutation.`);
 }
 
-function metaMatch(line: string): { id?: string; imp: number; created: string; lastUsed?: string; tags: string } | null {
+function metaMatch(
+  line: string,
+): { id?: string; imp: number; created: string; lastUsed?: string; tags: string } | null {
   const v3 = V3_META.exec(line);
   if (v3) return { id: v3[1], imp: Number(v3[2]), created: v3[3], lastUsed: v3[5], tags: v3[7] };
   const v1 = V1_META.exec(line);
@@ -87,11 +107,15 @@ function claimText(line: string, label: string): string {
     refuse(`${label} is not a parseable one-line memory claim.`);
   }
   if (/\s+->\s+/.test(text)) {
-    refuse(`${label} contains the reserved v5 pointer delimiter ' -> '; rewrite that claim before migration.`);
+    refuse(
+      `${label} contains the reserved v5 pointer delimiter ' -> '; rewrite that claim before migration.`,
+    );
   }
   if (hasLineBreakOrControl(text)) refuse(`${label} contains control characters.`);
   if (codePointLength(text) > MAX_SERIALIZED_ENTRY_CHARS) {
-    refuse(`${label} exceeds ${MAX_SERIALIZED_ENTRY_CHARS} characters and cannot be kept losslessly.`);
+    refuse(
+      `${label} exceeds ${MAX_SERIALIZED_ENTRY_CHARS} characters and cannot be kept losslessly.`,
+    );
   }
   return text;
 }
@@ -127,8 +151,12 @@ export function parseLegacy(text: string, label: string): LegacyParsed {
     }
     if (line === "" || line.startsWith("<!--")) return;
     if (tier === 0 && low === "# bimri: memory file") return;
-    if (tier === 0) refuse(`${label} line ${index + 1} contains unparseable content outside a tier.`);
-    if (line.startsWith("## ")) refuse(`${label} line ${index + 1} contains an unknown tier heading.`);
+    if (tier === 0) {
+      refuse(`${label} line ${index + 1} contains unparseable content outside a tier.`);
+    }
+    if (line.startsWith("## ")) {
+      refuse(`${label} line ${index + 1} contains an unknown tier heading.`);
+    }
     sections[tier as 1 | 2 | 3].push([index + 1, line]);
   });
   if (headings.join(",") !== "1,2,3") {
@@ -137,7 +165,9 @@ export function parseLegacy(text: string, label: string): LegacyParsed {
   const claims: LegacyClaim[] = [];
   const seen = new Set<string>();
   const add = (claim: LegacyClaim) => {
-    if (seen.has(claim.source_id)) refuse(`${label} contains duplicate source ID ${claim.source_id}.`);
+    if (seen.has(claim.source_id)) {
+      refuse(`${label} contains duplicate source ID ${claim.source_id}.`);
+    }
     seen.add(claim.source_id);
     claims.push(claim);
   };
@@ -166,7 +196,13 @@ export function parseLegacy(text: string, label: string): LegacyParsed {
       at += 2;
     } else {
       const text = claimText(line, `${label} line ${number}`);
-      add({ source_id: `T1-${String(ordinal).padStart(4, "0")}`, source_tier: 1, text, importance: 5, tags: [] });
+      add({
+        source_id: `T1-${String(ordinal).padStart(4, "0")}`,
+        source_tier: 1,
+        text,
+        importance: 5,
+        tags: [],
+      });
       at += 1;
     }
   }
@@ -193,13 +229,21 @@ export function parseLegacy(text: string, label: string): LegacyParsed {
     const [number, line] = sections[3][at];
     const meta = PATTERN_META.exec(line);
     if (!meta) refuse(`${label} line ${number} is not a recognized v1-v3 Tier 3 pattern line.`);
-    if (at + 1 >= sections[3].length) refuse(`${label} line ${number} has no following pattern claim.`);
+    if (at + 1 >= sections[3].length) {
+      refuse(`${label} line ${number} has no following pattern claim.`);
+    }
     const [textNumber, textLine] = sections[3][at + 1];
     const text = claimText(textLine, `${label} line ${textNumber}`);
     if (Number(meta[2]) < 1) refuse(`${label} line ${number} observations must be positive.`);
     const tags = claimTags(meta[3], `${label} line ${number}`);
     patterns++;
-    add({ source_id: `PATTERN-${String(patterns).padStart(4, "0")}`, source_tier: 3, text, importance: 3, tags });
+    add({
+      source_id: `PATTERN-${String(patterns).padStart(4, "0")}`,
+      source_tier: 3,
+      text,
+      importance: 3,
+      tags,
+    });
   }
   const sessionsMatch = /\bSessions:\s*([0-9]+)\b/i.exec(headerLine);
   const sessions = sessionsMatch ? Number(sessionsMatch[1]) : 0;
@@ -280,7 +324,13 @@ export function importSummary(parsed: LegacyParsed): JsonObject {
   };
 }
 
-type Asset = { name: string; role: string; bytes: Uint8Array; sha256: string; parsed: LegacyParsed };
+type Asset = {
+  name: string;
+  role: string;
+  bytes: Uint8Array;
+  sha256: string;
+  parsed: LegacyParsed;
+};
 
 /** The validated plan: which file is authoritative and what it converts to. */
 export type LegacyPlan = {
@@ -294,15 +344,24 @@ export type LegacyPlan = {
 function readAsset(root: string, name: string, role: string): Asset {
   const path = join(root, name);
   const info = lstatOrNull(path);
-  if (!info || info.isSymlink || !info.isFile) refuse(`${name} must be a regular file (not a link) during migration.`);
+  if (!info || info.isSymlink || !info.isFile) {
+    refuse(`${name} must be a regular file (not a link) during migration.`);
+  }
   const bytes = Deno.readFileSync(path);
   const text = decodeUtf8Strict(bytes);
   if (text === null) refuse(`${name} is not valid UTF-8.`);
-  return { name, role, bytes, sha256: sha256Hex(bytes), parsed: parseLegacy(text, `${role} ${name}`) };
+  return {
+    name,
+    role,
+    bytes,
+    sha256: sha256Hex(bytes),
+    parsed: parseLegacy(text, `${role} ${name}`),
+  };
 }
 
 function rootNames(root: string, folded: string): string[] {
-  return [...Deno.readDirSync(root)].map((e) => e.name).filter((n) => n.toLowerCase() === folded).sort();
+  return [...Deno.readDirSync(root)].map((e) => e.name).filter((n) => n.toLowerCase() === folded)
+    .sort();
 }
 
 /** Discovers and validates a v1-v3 source under `root` (pure: reads only). Null when there is none. */
@@ -311,7 +370,11 @@ export function planLegacy(root: string): LegacyPlan | null {
   const backups = rootNames(root, "bimri-backup.md");
   if (actives.length === 0) {
     if (backups.length > 0) {
-      refuse(`a legacy BIMRI rolling backup exists without active memory (${backups.join(", ")}); recovery is ambiguous.`);
+      refuse(
+        `a legacy BIMRI rolling backup exists without active memory (${
+          backups.join(", ")
+        }); recovery is ambiguous.`,
+      );
     }
     return null;
   }
@@ -322,14 +385,18 @@ export function planLegacy(root: string): LegacyPlan | null {
   const active = actives.map((name) => readAsset(root, name, "active memory"));
   if (active.length > 1 && active.some((a) => !sameBytes(a.bytes, active[0].bytes))) {
     refuse(
-      `multiple case variants of BIMRI.md differ (${actives.join(", ")}). Choose the authoritative legacy memory before retrying migration.`,
+      `multiple case variants of BIMRI.md differ (${
+        actives.join(", ")
+      }). Choose the authoritative legacy memory before retrying migration.`,
     );
   }
   if (active.length === 1) {
     const expected = active[0].name.replace(/\.md$/, "") + "-backup.md";
     const mismatched = backups.filter((b) => b !== expected);
     if (mismatched.length > 0) {
-      refuse(`${mismatched[0]} does not match active ${active[0].name}; backup provenance is ambiguous.`);
+      refuse(
+        `${mismatched[0]} does not match active ${active[0].name}; backup provenance is ambiguous.`,
+      );
     }
   }
   const backupAssets = backups.map((name) => readAsset(root, name, "rolling backup"));
@@ -358,6 +425,8 @@ function checkNamespace(paths: StorePaths, plan: LegacyPlan): void {
   const walk = (dir: string) => {
     for (const entry of Deno.readDirSync(dir)) {
       const full = join(dir, entry.name);
+      // The installer's own rollback copies are not history (the reference skips them too).
+      if (rel(paths.root, full) === ".bimri/install-backups") continue;
       if (entry.isDirectory && !entry.isSymlink) walk(full);
       else if (!allowed.has(rel(paths.root, full))) unexpected.push(rel(paths.root, full));
     }
@@ -367,7 +436,9 @@ function checkNamespace(paths: StorePaths, plan: LegacyPlan): void {
   if (info) walk(paths.dir);
   if (unexpected.length > 0) {
     refuse(
-      `state.json is missing while unrelated BIMRI history exists: ${unexpected.sort().join(", ")}. Restore state.json from a backup, or move these aside.`,
+      `state.json is missing while unrelated BIMRI history exists: ${
+        unexpected.sort().join(", ")
+      }. Restore state.json from a backup, or move these aside.`,
     );
   }
 }
@@ -419,7 +490,9 @@ export function migrateLegacy(root: string): MigrationReceipt {
   if (readBytesOrNull(markerPath) !== null) {
     if (
       existingMarker === null ||
-      Object.entries(markerCore).some(([k, v]) => canonicalJson(existingMarker[k] ?? null) !== canonicalJson(v))
+      Object.entries(markerCore).some(([k, v]) =>
+        canonicalJson(existingMarker[k] ?? null) !== canonicalJson(v)
+      )
     ) {
       refuse("the existing legacy migration record conflicts with the deterministic conversion.");
     }
@@ -428,8 +501,14 @@ export function migrateLegacy(root: string): MigrationReceipt {
   withEngineLock(paths, () => {
     for (const asset of plan.assets) {
       const current = readBytesOrNull(join(root, asset.name));
-      if (!sameBytes(current, asset.bytes)) refuse(`${asset.name} changed while migration was preparing; retry when quiescent.`);
-      writeOrReuse(join(paths.folder("backups"), backupName(asset)), asset.bytes, `.bimri/backups/${backupName(asset)}`);
+      if (!sameBytes(current, asset.bytes)) {
+        refuse(`${asset.name} changed while migration was preparing; retry when quiescent.`);
+      }
+      writeOrReuse(
+        join(paths.folder("backups"), backupName(asset)),
+        asset.bytes,
+        `.bimri/backups/${backupName(asset)}`,
+      );
     }
     faultPoint("legacy-after-backups");
     writeOrReuse(paths.revision(0), revisionBytes, ".bimri/revisions/V000000.md");
@@ -439,7 +518,11 @@ export function migrateLegacy(root: string): MigrationReceipt {
         canonicalJson({
           ...markerCore,
           converter_version: AUTHORITY_FORMAT,
-          receipt: { source_file: plan.primary.name, source_version: plan.parsed.version, ...summary },
+          receipt: {
+            source_file: plan.primary.name,
+            source_version: plan.parsed.version,
+            ...summary,
+          },
           completed_at: utcTimestamp(),
         }),
       );
@@ -451,7 +534,9 @@ export function migrateLegacy(root: string): MigrationReceipt {
     // names are removed only while their bytes still equal the preserved copy.
     for (const asset of plan.assets) {
       const current = readBytesOrNull(join(root, asset.name));
-      if (current !== null && !sameBytes(current, asset.bytes) && !sameBytes(current, revisionBytes)) {
+      if (
+        current !== null && !sameBytes(current, asset.bytes) && !sameBytes(current, revisionBytes)
+      ) {
         throw new BimriError(
           "io",
           `${asset.name} changed before retirement; the preserved copy in .bimri/backups remains authoritative. Run migrate again when quiescent.`,
@@ -474,24 +559,81 @@ export function migrateLegacy(root: string): MigrationReceipt {
     .filter((_, i) => codePointLength(plan.parsed.claims[i].text) > ENTRY_MAX_CHARS)
     .map((m) => m.target_key);
   const counts = plan.parsed.claims;
-  return finishReceipt(root, {
-    mode: "legacy-to-v5",
-    detected_format: "legacy",
-    detected_version: `v${plan.parsed.version}`,
-    source_file: plan.primary.name,
-    imported: {
-      tier1: counts.filter((c) => c.source_tier === 1).length,
-      tier2: counts.filter((c) => c.source_tier !== 1).length,
-      tier3: 0,
-      },
-    converted_patterns: counts.filter((c) => c.source_tier === 3).length,
-    inherited_overflow: overflow,
-    backup: ".bimri/backups/",
-    migration_record: ".bimri/migrations/legacy-to-v5.json",
-    metadata_revision: null,
-    warnings: [
-      ...plan.assets.map((a) => `preserved ${a.name} (${a.bytes.length} bytes, sha256 ${a.sha256}) as .bimri/backups/${backupName(a)}`),
-      ...notices,
-    ],
-  }, `Memory: v${plan.parsed.version} tiered Markdown migrated from ${plan.primary.name} into revision V000000.`);
+  const tier1 = counts.filter((c) => c.source_tier === 1).length;
+  const tier2 = counts.filter((c) => c.source_tier !== 1).length;
+  const patterns = counts.filter((c) => c.source_tier === 3).length;
+  const backups = plan.assets.map((a) => `.bimri/backups/${backupName(a)}`);
+  return finishReceipt(
+    root,
+    {
+      mode: "legacy-to-v5",
+      detected_format: "legacy",
+      detected_version: `v${plan.parsed.version}`,
+      source_file: plan.primary.name,
+      imported: { tier1, tier2, tier3: 0 },
+      converted_patterns: patterns,
+      inherited_overflow: overflow,
+      backup: backups.join(", "),
+      migration_record: ".bimri/migrations/legacy-to-v5.json",
+      metadata_revision: null,
+      warnings: notices,
+    },
+    migratedLines(
+      String(plan.parsed.version),
+      plan.primary.name,
+      { tier1, tier2, tier3: 0, patterns, overlength: overflow.length },
+      backups,
+      null,
+      ".bimri/migrations/legacy-to-v5.json",
+    ),
+  );
+}
+
+/**
+ * Completes the retirement of old root names after a legacy migration was
+ * interrupted once its state was durable (called on a 5.1.0 store). Files are
+ * removed only while their bytes equal the copies the migration record names.
+ * Returns notices (empty when there was nothing to do).
+ */
+export function finishLegacyRetirement(root: string): string[] {
+  const paths = new StorePaths(root);
+  const markerPath = join(paths.folder("migrations"), "legacy-to-v5.json");
+  const marker = parseJsonObject(readBytesOrNull(markerPath));
+  const state = parseJsonObject(readBytesOrNull(paths.state));
+  if (marker === null || state === null || state.legacy_migration !== "legacy-to-v5") return [];
+  if (state.head_revision !== 0 || !Array.isArray(marker.assets)) return [];
+  const pending = (marker.assets as JsonObject[]).filter((asset) => {
+    const name = String(asset.source_path ?? "");
+    return name !== "bimri.md" && /^bimri(-backup)?\.md$/i.test(name) &&
+      lstatOrNull(join(root, name)) !== null;
+  });
+  if (pending.length === 0) return [];
+  return withEngineLock(paths, () => {
+    const revision = readBytesOrNull(paths.revision(0));
+    if (revision === null || sha256Hex(revision) !== marker.revision_sha256) {
+      throw new BimriError(
+        "store-corrupt",
+        "V000000 does not match the legacy migration record; restore it before retrying. Nothing was changed.",
+      );
+    }
+    for (const asset of pending) {
+      const current = readBytesOrNull(join(root, String(asset.source_path)));
+      if (current !== null && sha256Hex(current) !== asset.sha256) {
+        throw new BimriError(
+          "refused",
+          `${asset.source_path} changed after the legacy migration; the preserved copy remains authoritative. Ask the owner which memory is current; nothing was changed.`,
+        );
+      }
+    }
+    if (!sameBytes(readBytesOrNull(paths.view), revision)) atomicReplace(paths.view, revision);
+    for (const asset of pending) {
+      try {
+        Deno.removeSync(join(root, String(asset.source_path)));
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    }
+    syncDir(root);
+    return [`retired legacy root files: ${pending.map((a) => a.source_path).join(", ")}`];
+  });
 }

@@ -4,17 +4,21 @@
  * `migrateStore`; each route validates everything before its first write.
  */
 import { BimriError } from "../errors.ts";
-import { detectStoreFormat, type StoreDetection } from "./detect.ts";
-import type { MigrationReceipt } from "./receipt.ts";
+import { detectStoreFormat, rejectUnclaimedLegacyRoots, type StoreDetection } from "./detect.ts";
+import { type MigrationReceipt, profileText } from "./receipt.ts";
+import { stateLimits } from "./common.ts";
+import { StorePaths } from "../store/paths.ts";
+import { AUTHORITY_FORMAT } from "../versions.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
 import { activateV502, resumeAdvancedActivation } from "./v502.ts";
 import { upgradeV50 } from "./v50.ts";
-import { migrateLegacy } from "./legacy.ts";
-import { migrateV4 } from "./v4.ts";
+import { finishLegacyRetirement, migrateLegacy } from "./legacy.ts";
+import { finishV4View, migrateV4 } from "./v4.ts";
 
 export { detectStoreFormat, type StoreDetection, type StoreFormat } from "./detect.ts";
 export type { MigrationMode, MigrationReceipt } from "./receipt.ts";
 export { finishReceipt } from "./finish.ts";
+export { acceptedReceiptReleases, COMPATIBLE_ARTIFACT_VERSIONS } from "./v502.ts";
 
 /** Options of a migration run. */
 export type MigrateOptions = {
@@ -30,8 +34,13 @@ function emptyCounts() {
 }
 
 /** The 5.1.0 path: verify, synchronize the view; nothing is converted. */
-function verifyCurrent(root: string, detection: StoreDetection): MigrationReceipt {
-  const notices = syncViewAndIndex(root);
+function verifyCurrent(
+  root: string,
+  detection: StoreDetection,
+  earlier: string[] = [],
+): MigrationReceipt {
+  const notices = [...earlier, ...syncViewAndIndex(root)];
+  const paths = new StorePaths(root);
   const initialized = detection.format === "empty" || detection.format === "v5-view";
   return finishReceipt(
     root,
@@ -49,10 +58,8 @@ function verifyCurrent(root: string, detection: StoreDetection): MigrationReceip
       warnings: notices,
     },
     initialized
-      ? detection.format === "v5-view"
-        ? "Memory: existing v5 bimri.md adopted as revision V000000."
-        : "Memory: new v5.1.0 store initialized."
-      : "Memory: existing v5.1.0 verified; no migration performed.",
+      ? [`Memory: initialized at v${AUTHORITY_FORMAT} (${profileText(stateLimits(paths))}).`]
+      : ["Memory: existing v5.1.0 verified; no migration performed."],
   );
 }
 
@@ -66,12 +73,17 @@ export function migrateStore(root: string, options: MigrateOptions): MigrationRe
     case "empty":
     case "v5-view":
       return verifyCurrent(root, detection);
-    case "5.1.0":
-      return resumeAdvancedActivation(root) ?? verifyCurrent(root, detection);
+    case "5.1.0": {
+      const earlier = [...finishLegacyRetirement(root), ...finishV4View(root)];
+      rejectUnclaimedLegacyRoots(root);
+      return resumeAdvancedActivation(root) ?? verifyCurrent(root, detection, earlier);
+    }
     case "5.0.2":
+      rejectUnclaimedLegacyRoots(root);
       return activateV502(root, options);
     case "5.0":
     case "5.0.1":
+      rejectUnclaimedLegacyRoots(root);
       return upgradeV50(root, options, detection.format);
     case "legacy":
       return migrateLegacy(root);

@@ -49,29 +49,49 @@ export function receiptHeadline(): string {
   return `BIMRI: migration/initialization complete at memory format v${AUTHORITY_FORMAT} (engine v${ENGINE_COMPAT_RELEASE}).`;
 }
 
-/** Renders the receipt's `lines` from its fields plus a mode-specific memory line. */
+/** A limit profile as the reference prints it: `T1/T2/T3 20/40/12, entry 500 chars, 49,152 bytes`. */
+export function profileText(limits: Readonly<Record<string, number>>): string {
+  const grouped = String(limits.hot_max_bytes).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `T1/T2/T3 ${limits.tier1_max}/${limits.tier2_max}/${limits.tier3_max}, entry ${limits.entry_max_chars} chars, ${grouped} bytes`;
+}
+
+/** The line naming a metadata-only revision (`V000003.md`), as the reference words it. */
+export function metadataRevisionLine(revision: string): string {
+  return `Memory metadata normalized in immutable revision ${revision}.md.`;
+}
+
+/**
+ * Renders the printed receipt: the headline, the route's memory lines (in the
+ * reference's wording), the validation result with any errors, then non-fatal
+ * findings as `Repair warning:` lines.
+ */
 export function renderReceiptLines(
   receipt: Omit<MigrationReceipt, "lines">,
-  memoryLine: string,
+  memoryLines: string[],
 ): string[] {
-  const lines = [receiptHeadline(), memoryLine];
-  if (receipt.mode === "legacy-to-v5" || receipt.mode === "v4-to-v5") {
-    lines.push(
-      `Imported: Tier 1 ${receipt.imported.tier1} | Tier 2 ${receipt.imported.tier2} | Tier 3 ${receipt.imported.tier3} | converted patterns ${receipt.converted_patterns}.`,
-    );
-  }
-  if (receipt.inherited_overflow.length > 0) {
-    lines.push(
-      `Inherited overflow (kept whole, reduce later): ${receipt.inherited_overflow.join(", ")}.`,
-    );
-  }
-  if (receipt.backup !== null) lines.push(`Backup: ${receipt.backup}`);
-  if (receipt.migration_record !== null) lines.push(`Migration record: ${receipt.migration_record}`);
-  if (receipt.metadata_revision !== null) {
-    lines.push(`Metadata-only revision: ${receipt.metadata_revision}`);
-  }
-  for (const warning of receipt.warnings) lines.push(`  - ${warning}`);
+  const lines = [receiptHeadline(), ...memoryLines];
   lines.push(`Validation: ${receipt.validation}.`);
   for (const error of receipt.validation_errors) lines.push(`  - ${error}`);
+  for (const warning of receipt.warnings) lines.push(`Repair warning: ${warning}`);
+  return lines;
+}
+
+/** Memory lines of a v1-v4 migration (reference wording). */
+export function migratedLines(
+  source: string,
+  sourceFile: string,
+  counts: { tier1: number; tier2: number; tier3: number; patterns: number; overlength: number },
+  backups: string[],
+  metadataRevision: string | null,
+  record: string,
+): string[] {
+  const total = counts.tier1 + counts.tier2 + counts.tier3;
+  const lines = [
+    `Memory: migrated BIMRI v${source} from ${sourceFile} to v${AUTHORITY_FORMAT}.`,
+    `Imported: Tier 1 ${counts.tier1}; Tier 2 ${counts.tier2}; Tier 3 ${counts.tier3}; total ${total}; converted patterns ${counts.patterns}; inherited overlength ${counts.overlength}.`,
+  ];
+  if (backups.length > 0) lines.push(`Byte-exact backups: ${backups.join(", ")}.`);
+  if (metadataRevision !== null) lines.push(metadataRevisionLine(metadataRevision));
+  lines.push(`Migration record: ${record}.`);
   return lines;
 }

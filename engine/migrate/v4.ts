@@ -13,11 +13,24 @@ import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { normalizeTags, parseView } from "../model/hot.ts";
 import { revisionName } from "../model/ids.ts";
-import { codePointLength, decodeUtf8Strict, pyStrip, sha256Hex, splitLines, utf8 } from "../model/text.ts";
+import {
+  codePointLength,
+  decodeUtf8Strict,
+  pyStrip,
+  sha256Hex,
+  splitLines,
+  utf8,
+} from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
 import { canonicalJson, type JsonObject } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { atomicReplace, createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import {
+  atomicReplace,
+  createExclusive,
+  listNames,
+  lstatOrNull,
+  readBytesOrNull,
+} from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
 import { ensureLayout } from "../store/store.ts";
@@ -32,10 +45,11 @@ import {
 } from "./common.ts";
 import { isV4State } from "./detect.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
-import type { MigrationReceipt } from "./receipt.ts";
+import { migratedLines, type MigrationReceipt } from "./receipt.ts";
 import { selectMetadataNormalization } from "./v50.ts";
 
-const V4_T1 = /^\[(R\d+-E\d+)\]\s+\[(decision|fact|pref|rule)\]\s+\[([^\]]*)\]\s+(.+?)(?:\s+->\s+(\S+))?$/;
+const V4_T1 =
+  /^\[(R\d+-E\d+)\]\s+\[(decision|fact|pref|rule)\]\s+\[([^\]]*)\]\s+(.+?)(?:\s+->\s+(\S+))?$/;
 const V4_T2 =
   /^\[(R\d+-E\d+)\]\s+\[I:([1-5])\]\s+\[(active|watch|closed|decision)\]\s+\[F:(R\d+)\]\s+\[L:(R\d+)\]\s+\[([^\]]*)\]\s+(.+?)(?:\s+->\s+(\S+))?$/;
 const V4_T3 =
@@ -81,16 +95,18 @@ export function convertV4View(text: string): string {
       if (m) {
         const status = m[3] === "decision" ? "watch" : m[3];
         const ptr = m[8] ? ` -> ${m[8]}` : "";
-        return `[${m[1]}] [K:legacy.${m[1].toLowerCase()}] [I:${m[2]}] [${status}] [T:working] [SRC:legacy] [F:${
-          m[4]
-        }] [L:${m[5]}] [${tagsOf(m[6], m[1])}] ${m[7]}${ptr}`;
+        return `[${m[1]}] [K:legacy.${m[1].toLowerCase()}] [I:${
+          m[2]
+        }] [${status}] [T:working] [SRC:legacy] [F:${m[4]}] [L:${m[5]}] [${tagsOf(m[6], m[1])}] ${
+          m[7]
+        }${ptr}`;
       }
     } else if (tier === 3 && !V5_T3.test(stripped)) {
       const m = V4_T3.exec(stripped);
       if (m) {
-        return `[${m[1]}] [K:legacy.pattern-${m[1].toLowerCase()}] [${m[2]}] [obs:${m[3]}] [ev:${m[4]}] ${
-          m[5]
-        } | Falsify: ${m[6]}`;
+        return `[${m[1]}] [K:legacy.pattern-${m[1].toLowerCase()}] [${m[2]}] [obs:${m[3]}] [ev:${
+          m[4]
+        }] ${m[5]} | Falsify: ${m[6]}`;
       }
     }
     return line;
@@ -99,17 +115,23 @@ export function convertV4View(text: string): string {
 }
 
 function refuse(message: string): never {
-  throw new BimriError("refused", `${message} BIMRI stopped without mutation; the v4 files are unchanged.`);
+  throw new BimriError(
+    "refused",
+    `${message} BIMRI stopped without mutation; the v4 files are unchanged.`,
+  );
 }
 
 function backupStamp(): string {
   const d = now();
   const p = (n: number) => String(n).padStart(2, "0");
-  const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0"))
+  const random = Array.from(
+    crypto.getRandomValues(new Uint8Array(4)),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
     .join("");
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${
-    p(d.getSeconds())
-  }-${random}`;
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${
+    p(d.getMinutes())
+  }${p(d.getSeconds())}-${random}`;
 }
 
 function backupFile(paths: StorePaths, rel: unknown, label: string): Uint8Array {
@@ -118,8 +140,45 @@ function backupFile(paths: StorePaths, rel: unknown, label: string): Uint8Array 
   }
   const full = join(paths.root, rel);
   const info = lstatOrNull(full);
-  if (!info || info.isSymlink || !info.isFile) refuse(`the v4 migration ${label} ${rel} is missing or unsafe.`);
+  if (!info || info.isSymlink || !info.isFile) {
+    refuse(`the v4 migration ${label} ${rel} is missing or unsafe.`);
+  }
   return Deno.readFileSync(full);
+}
+
+function reusableBackup(paths: StorePaths, prefix: string, bytes: Uint8Array): string | null {
+  for (const name of listNames(paths.folder("backups")).reverse()) {
+    if (!name.startsWith(prefix)) continue;
+    const full = join(paths.folder("backups"), name);
+    const info = lstatOrNull(full);
+    if (info?.isFile && !info.isSymlink && sameBytes(readBytesOrNull(full), bytes)) {
+      return `.bimri/backups/${name}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * After a v4 migration interrupted once its state was durable, `bimri.md`
+ * still holds the v4 source the record names: regenerate it from the head
+ * instead of treating it as a manual edit. Returns notices.
+ */
+export function finishV4View(root: string): string[] {
+  const paths = new StorePaths(root);
+  const marker = parseJsonObject(
+    readBytesOrNull(join(paths.folder("migrations"), "v4-to-v5.json")),
+  );
+  const view = readBytesOrNull(paths.view);
+  if (marker === null || view === null || sha256Hex(view) !== marker.source_hot_hash) return [];
+  return withEngineLock(paths, () => {
+    const state = parseJsonObject(readBytesOrNull(paths.state));
+    if (state === null || state.bimri_version !== AUTHORITY_FORMAT) return [];
+    const head = readBytesOrNull(paths.revision(Number(state.head_revision)));
+    if (head === null || sha256Hex(head) !== state.head_hash) return [];
+    if (!sameBytes(readBytesOrNull(paths.view), view)) return [];
+    atomicReplace(paths.view, head);
+    return ["bimri.md still held the migrated v4 source; it was regenerated from the head."];
+  });
 }
 
 /** Migrates a v4 store at `root` to v5.1.0 and returns the receipt. */
@@ -128,19 +187,27 @@ export function migrateV4(root: string): MigrationReceipt {
   for (const name of listNames(root)) {
     const folded = name.toLowerCase();
     if ((folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md") {
-      refuse(`structured v4 memory coexists with an unclaimed legacy root file ${name}; ask the owner which memory is authoritative.`);
+      refuse(
+        `structured v4 memory coexists with an unclaimed legacy root file ${name}; ask the owner which memory is authoritative.`,
+      );
     }
   }
   const hotInfo = lstatOrNull(paths.view);
   if (!hotInfo) refuse("v4 state exists but bimri.md is missing; restore it from a backup first.");
-  if (hotInfo.isSymlink || !hotInfo.isFile) refuse("v4 bimri.md must be a regular file, not a link.");
+  if (hotInfo.isSymlink || !hotInfo.isFile) {
+    refuse("v4 bimri.md must be a regular file, not a link.");
+  }
   const hotBytes = Deno.readFileSync(paths.view);
   const hotText = decodeUtf8Strict(hotBytes);
   if (hotText === null) refuse("v4 bimri.md is not valid UTF-8.");
   const stateInfo = lstatOrNull(paths.state);
-  if (stateInfo && (stateInfo.isSymlink || !stateInfo.isFile)) refuse("v4 state.json is not a regular file.");
+  if (stateInfo && (stateInfo.isSymlink || !stateInfo.isFile)) {
+    refuse("v4 state.json is not a regular file.");
+  }
   const stateBytes = stateInfo ? Deno.readFileSync(paths.state) : null;
-  const old: JsonObject = stateBytes === null ? {} : parseJsonObject(stateBytes) ?? refuse("v4 state.json is not a JSON object.");
+  const old: JsonObject = stateBytes === null
+    ? {}
+    : parseJsonObject(stateBytes) ?? refuse("v4 state.json is not a JSON object.");
   if (stateBytes !== null && !isV4State(old)) refuse("state.json is not a v4 state.");
 
   const converted = convertV4View(hotText);
@@ -149,7 +216,9 @@ export function migrateV4(root: string): MigrationReceipt {
     .filter((m) => m !== null)
     .map((m) => Number(m![1]));
   const state: JsonObject = structuredClone(DEFAULT_STATE_FIELDS) as JsonObject;
-  for (const field of ["project_id", "cadence_class", "prune_policy", "flag_threshold", "run_dates"]) {
+  for (
+    const field of ["project_id", "cadence_class", "prune_policy", "flag_threshold", "run_dates"]
+  ) {
     if (field in old) state[field] = old[field];
   }
   for (const field of LIMIT_FIELDS) if (field in old) state[field] = old[field];
@@ -167,46 +236,67 @@ export function migrateV4(root: string): MigrationReceipt {
       problems.push(`${entry.id} pointer escapes the project`);
     }
   }
-  if (problems.length > 0) refuse(`v4 memory could not be converted safely: ${problems.join("; ")}.`);
+  if (problems.length > 0) {
+    refuse(`v4 memory could not be converted safely: ${problems.join("; ")}.`);
+  }
   const normalized = selectMetadataNormalization(converted, typed);
   const revisionBytes = utf8(converted);
   const existingRevision = readBytesOrNull(paths.revision(0));
   if (existingRevision !== null && !sameBytes(existingRevision, revisionBytes)) {
-    refuse("revision V000000 conflicts with the deterministic v4 migration; neither version was overwritten.");
+    refuse(
+      "revision V000000 conflicts with the deterministic v4 migration; neither version was overwritten.",
+    );
   }
   const markerPath = join(paths.folder("migrations"), "v4-to-v5.json");
   const marker = parseJsonObject(readBytesOrNull(markerPath));
   if (readBytesOrNull(markerPath) !== null) {
-    if (marker === null || marker.migration !== "v4-to-v5") refuse("the v4 migration record is damaged.");
+    if (marker === null || marker.migration !== "v4-to-v5") {
+      refuse("the v4 migration record is damaged.");
+    }
     if (marker.source_hot_hash !== sha256Hex(hotBytes)) {
       refuse("the v4 migration record does not match the current v4 bimri.md.");
     }
     if (!sameBytes(backupFile(paths, marker.backup_hot, "hot backup"), hotBytes)) {
       refuse("the v4 migration hot backup does not match the current v4 bimri.md.");
     }
-    if (stateBytes !== null && !sameBytes(backupFile(paths, marker.backup_state, "state backup"), stateBytes)) {
+    if (
+      stateBytes !== null &&
+      !sameBytes(backupFile(paths, marker.backup_state, "state backup"), stateBytes)
+    ) {
       refuse("the v4 migration state backup does not match the current v4 state.");
     }
   } else if (existingRevision !== null) {
-    refuse("revision V000000 exists without the v4 migration record; restore the record or move V000000 aside.");
+    refuse(
+      "revision V000000 exists without the v4 migration record; restore the record or move V000000 aside.",
+    );
   }
 
   ensureLayout(paths);
   let metadataRevision: string | null = null;
   let backups: string[] = [];
   withEngineLock(paths, () => {
-    if (!sameBytes(readBytesOrNull(paths.view), hotBytes) || !sameBytes(readBytesOrNull(paths.state), stateBytes)) {
+    if (
+      !sameBytes(readBytesOrNull(paths.view), hotBytes) ||
+      !sameBytes(readBytesOrNull(paths.state), stateBytes)
+    ) {
       refuse("v4 files changed while the migration was preparing; retry when quiescent.");
     }
     let record = marker;
     if (record === null) {
+      // A run interrupted before its record may have left exact copies: reuse them.
       const stamp = backupStamp();
-      const hotBackup = `.bimri/backups/bimri-v4.md-${stamp}`;
-      createExclusive(join(root, hotBackup), hotBytes);
+      const hotBackup = reusableBackup(paths, "bimri-v4.md-", hotBytes) ??
+        `.bimri/backups/bimri-v4.md-${stamp}`;
+      if (readBytesOrNull(join(root, hotBackup)) === null) {
+        createExclusive(join(root, hotBackup), hotBytes);
+      }
       let stateBackup: string | null = null;
       if (stateBytes !== null) {
-        stateBackup = `.bimri/backups/state-v4.json-${stamp}`;
-        createExclusive(join(root, stateBackup), stateBytes);
+        stateBackup = reusableBackup(paths, "state-v4.json-", stateBytes) ??
+          `.bimri/backups/state-v4.json-${stamp}`;
+        if (readBytesOrNull(join(root, stateBackup)) === null) {
+          createExclusive(join(root, stateBackup), stateBytes);
+        }
       }
       faultPoint("v4-after-backups");
       if (existingRevision === null) createExclusive(paths.revision(0), revisionBytes);
@@ -225,13 +315,18 @@ export function migrateV4(root: string): MigrationReceipt {
       createExclusive(paths.revision(0), revisionBytes);
     }
     faultPoint("v4-after-marker");
-    backups = [record.backup_state, record.backup_hot].filter((b): b is string => typeof b === "string");
+    backups = [record.backup_state, record.backup_hot].filter((b): b is string =>
+      typeof b === "string"
+    );
     let headBytes = revisionBytes;
     if (normalized !== null) {
       headBytes = utf8(normalized);
       const existing = readBytesOrNull(paths.revision(1));
       if (existing !== null && !sameBytes(existing, headBytes)) {
-        throw new BimriError("store-unsafe", "V000001 conflicts with the v5.1.0 metadata revision; nothing was overwritten.");
+        throw new BimriError(
+          "store-unsafe",
+          "V000001 conflicts with the v5.1.0 metadata revision; nothing was overwritten.",
+        );
       }
       if (existing === null) createExclusive(paths.revision(1), headBytes);
       state.head_revision = 1;
@@ -251,18 +346,37 @@ export function migrateV4(root: string): MigrationReceipt {
     const inherited = entry.tier === 3 || entry.source === "legacy";
     if (inherited && codePointLength(entry.text) > typed.entry_max_chars) overflow.push(entry.key);
   }
-  const version = typeof old.bimri_version === "string" ? old.bimri_version : "4.0";
-  return finishReceipt(root, {
-    mode: "v4-to-v5",
-    detected_format: "v4",
-    detected_version: `v${version}`,
-    source_file: "bimri.md",
-    imported: { tier1: counts[0], tier2: counts[1], tier3: counts[2] },
-    converted_patterns: 0,
-    inherited_overflow: overflow,
-    backup: backups.join(", "),
-    migration_record: ".bimri/migrations/v4-to-v5.json",
-    metadata_revision: metadataRevision,
-    warnings: notices,
-  }, `Memory: v${version} engine memory migrated from bimri.md into revision V000000; historical IDs, logs and archives kept in place.`);
+  const version = typeof old.bimri_version === "string" || typeof old.bimri_version === "number"
+    ? String(old.bimri_version)
+    : "4.0";
+  return finishReceipt(
+    root,
+    {
+      mode: "v4-to-v5",
+      detected_format: "v4",
+      detected_version: `v${version}`,
+      source_file: "bimri.md",
+      imported: { tier1: counts[0], tier2: counts[1], tier3: counts[2] },
+      converted_patterns: counts[2],
+      inherited_overflow: overflow,
+      backup: backups.join(", "),
+      migration_record: ".bimri/migrations/v4-to-v5.json",
+      metadata_revision: metadataRevision,
+      warnings: notices,
+    },
+    migratedLines(
+      version,
+      "bimri.md",
+      {
+        tier1: counts[0],
+        tier2: counts[1],
+        tier3: counts[2],
+        patterns: counts[2],
+        overlength: overflow.length,
+      },
+      backups,
+      metadataRevision,
+      ".bimri/migrations/v4-to-v5.json",
+    ),
+  );
 }

@@ -30,7 +30,7 @@ import {
 } from "./common.ts";
 import { readRawState } from "./detect.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
-import type { MigrationReceipt } from "./receipt.ts";
+import { metadataRevisionLine, type MigrationReceipt, profileText } from "./receipt.ts";
 
 /** The stock v5.0 limit profile. */
 export const V50_DEFAULT_LIMITS: Readonly<Record<string, number>> = {
@@ -73,7 +73,8 @@ const COMPACT_METADATA: Readonly<Record<string, string>> = {
     "<!-- BIMRI v5.0.2 | Generated. -->",
   "<!-- Confirmed facts, decisions, preferences and rules. Cap: 12. -->":
     "<!-- Tier 1 capacity: state.json. -->",
-  "<!-- Current work, risks and next actions. Cap: 20. -->": "<!-- Tier 2 capacity: state.json. -->",
+  "<!-- Current work, risks and next actions. Cap: 20. -->":
+    "<!-- Tier 2 capacity: state.json. -->",
   "<!-- Evidence-backed patterns. Cap: 8. -->": "<!-- Tier 3 capacity: state.json. -->",
   "<!-- Confirmed facts, decisions, preferences and rules. Soft target: state.json. -->":
     "<!-- Tier 1 soft target: state.json. -->",
@@ -143,10 +144,6 @@ function limitsOf(state: JsonObject): Record<string, number> {
   return out;
 }
 
-function profileText(limits: Record<string, number>): string {
-  return LIMIT_FIELDS.map((f) => limits[f]).join("/");
-}
-
 /** Upgrades a v5.0 or v5.0.1 store to 5.1.0 and runs the lifecycle repair path. */
 export function upgradeV50(
   root: string,
@@ -163,7 +160,10 @@ export function upgradeV50(
   const outcome = withEngineLock(paths, () => {
     const raw = readRawState(paths);
     if (raw.bimri_version !== sourceVersion) {
-      throw new BimriError("store-unsafe", "state.json changed before the upgrade took the lock; rerun migrate.");
+      throw new BimriError(
+        "store-unsafe",
+        "state.json changed before the upgrade took the lock; rerun migrate.",
+      );
     }
     const oldLimits = limitsOf({ ...V50_DEFAULT_LIMITS, ...raw });
     const expanded = sourceVersion === "5.0" &&
@@ -181,7 +181,10 @@ export function upgradeV50(
         entry.tier !== 3 && entry.pointer !== null && !pointerInside(root, entry.pointer)
       );
       if (check.errors.length > 0 || escaping) {
-        throw new BimriError("refused", "the normalized view would be invalid; nothing was changed.");
+        throw new BimriError(
+          "refused",
+          "the normalized view would be invalid; nothing was changed.",
+        );
       }
       newHead = utf8(normalized);
       const number = state.head_revision + 1;
@@ -203,7 +206,10 @@ export function upgradeV50(
     const existingBackup = readBytesOrNull(backupPath);
     if (existingBackup !== null) {
       if (!sameBytes(existingBackup, oldBytes) || lstatOrNull(backupPath)?.isSymlink) {
-        throw new BimriError("store-unsafe", `${backupName} conflicts with the source state; nothing was changed.`);
+        throw new BimriError(
+          "store-unsafe",
+          `${backupName} conflicts with the source state; nothing was changed.`,
+        );
       }
     } else createExclusive(backupPath, oldBytes);
     faultPoint("upgrade-after-backup");
@@ -221,7 +227,10 @@ export function upgradeV50(
     }
     // Durable step 3: the state, last.
     if (!sameBytes(readBytesOrNull(paths.state), oldBytes)) {
-      throw new BimriError("io", "state.json changed while the upgrade was committing; rerun migrate.");
+      throw new BimriError(
+        "io",
+        "state.json changed while the upgrade was committing; rerun migrate.",
+      );
     }
     atomicReplace(paths.state, canonicalJson(upgraded));
     // The view: the old generated head is replaced directly; anything else is
@@ -241,11 +250,21 @@ export function upgradeV50(
   // Lifecycle repair path: layout, view synchronization (manual-edit recovery).
   ensureLayout(paths);
   const notices = syncViewAndIndex(root);
-  const profile = outcome.expanded
-    ? `stock v5.0 limits expanded ${profileText(outcome.oldLimits)} -> ${
+  const disposition = sourceVersion === "5.0.1"
+    ? "limits preserved"
+    : outcome.expanded
+    ? "stock limits expanded"
+    : "custom limits preserved";
+  const memoryLines = [
+    `Memory: upgraded v${sourceVersion} to v${AUTHORITY_FORMAT}; ${disposition} (${
       profileText(outcome.newLimits)
-    }`
-    : `existing limits preserved ${profileText(outcome.newLimits)}`;
+    }).`,
+    `Previous limits: ${profileText(outcome.oldLimits)}.`,
+    `State backup: ${outcome.backup}.`,
+  ];
+  if (outcome.metadataRevision !== null) {
+    memoryLines.push(metadataRevisionLine(outcome.metadataRevision));
+  }
   return finishReceipt(root, {
     mode: "state-upgrade",
     detected_format: sourceVersion,
@@ -258,5 +277,5 @@ export function upgradeV50(
     migration_record: null,
     metadata_revision: outcome.metadataRevision,
     warnings: notices,
-  }, `Memory: v${sourceVersion} state upgraded to v${AUTHORITY_FORMAT}; ${profile}.`);
+  }, memoryLines);
 }

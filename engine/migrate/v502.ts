@@ -20,7 +20,7 @@ import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
 import { CONFLICT_ID, PROPOSAL_ID } from "../model/ids.ts";
 import { sha256Hex } from "../model/text.ts";
-import { utcTimestamp } from "../model/time.ts";
+import { now, utcTimestamp } from "../model/time.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
 import {
@@ -36,9 +36,9 @@ import { AUTHORITY_FORMAT, BIMRI_RELEASE, ENGINE_COMPAT_RELEASE } from "../versi
 import {
   activatedStateObject,
   checkCoreHead,
-  type InventoryEntry,
   inventoryDifferences,
   inventoryDigest,
+  type InventoryEntry,
   inventoryStore,
   parseJsonObject,
   sameBytes,
@@ -115,13 +115,22 @@ export function governanceIssues(paths: StorePaths): string[] {
 type ActivationReceiptFile = JsonObject & {
   status: string;
   transaction: string;
-  state_before_sha256: string;
-  state_after_sha256: string;
-  preserved_inventory_sha256: string;
+  before_state_sha256: string;
+  after_state_sha256: string;
+  before_tree_digest: string;
 };
 
+/** `YYYYmmdd-HHMMSS-<8 hex>` in local time, the reference's transaction folder naming. */
 function transactionName(): string {
-  return utcTimestamp().replace(/[-:]/g, "");
+  const d = now();
+  const p = (n: number) => String(n).padStart(2, "0");
+  const random = Array.from(
+    crypto.getRandomValues(new Uint8Array(4)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${
+    p(d.getMinutes())
+  }${p(d.getSeconds())}-${random}`;
 }
 
 function receiptPath(root: string, transaction: string): string {
@@ -161,13 +170,30 @@ function refuseUnsafeTransactionRoot(root: string): void {
  * exist yet is not damage: the activation may not create paths, and the next
  * ordinary command creates the folder.
  */
-function layoutTolerantAudit(paths: StorePaths): { passed: boolean; errors: string[] } {
+function layoutTolerantAudit(
+  paths: StorePaths,
+): { passed: boolean; errors: string[]; warnings: string[] } {
   const report = auditStore(paths);
   const errors = report.errors.filter((error) => {
     const match = /^\.bimri\/([a-z-]+) is missing or unsafe\.$/.exec(error);
-    return !(match && STORE_FOLDERS.includes(match[1]) && lstatOrNull(paths.folder(match[1])) === null);
+    return !(match && STORE_FOLDERS.includes(match[1]) &&
+      lstatOrNull(paths.folder(match[1])) === null);
   });
-  return { passed: errors.length === 0, errors };
+  return { passed: errors.length === 0, errors, warnings: report.warnings };
+}
+
+/**
+ * Test seam for the caught-failure path: unlike `faultPoint` (which kills the
+ * process), this throws, so the rollback runs. Inert unless BIMRI_FAULT names it.
+ */
+function injectedFailure(point: string): void {
+  let configured: string | undefined;
+  try {
+    configured = Deno.env.get("BIMRI_FAULT");
+  } catch {
+    configured = undefined;
+  }
+  if (configured === point) throw new BimriError("io", `injected failure at ${point}.`);
 }
 
 /** What the final phase needs to know. */
@@ -198,9 +224,14 @@ function finishActivation(f: Finish): MigrationReceipt {
     status: "activated",
     mode,
     completed_at: utcTimestamp(),
-    preservation: { bimri_md: "passed", head: "passed", immutable: "passed" },
-    audit_passed: audit.passed,
-    audit_errors: audit.errors,
+    after_tree_digest: inventoryDigest(after),
+    after_bimri_md_sha256: receipt.before_bimri_md_sha256 ?? null,
+    accepted_head_revision_after: receipt.accepted_head_revision_before ?? null,
+    accepted_head_hash_after: receipt.accepted_head_hash_before ?? null,
+    preservation: "passed",
+    activation_preservation: "immutable-evidence-unchanged",
+    read_only_audit: audit.passed ? "passed" : "recovery-required",
+    read_only_audit_errors: audit.errors,
     recovery_issues: f.recoveryIssues,
   };
   writeReceipt(paths.root, terminal);
@@ -208,8 +239,9 @@ function finishActivation(f: Finish): MigrationReceipt {
     ? [
       "AUTHORITY RECOVERY NEEDED: the state was activated, but governance records or the view need owner repair (run doctor; quarantine-authority/restore-authority with approval).",
       ...f.recoveryIssues,
+      ...audit.warnings,
     ]
-    : [];
+    : audit.warnings;
   const base = {
     mode: mode as MigrationReceipt["mode"],
     detected_format: "5.0.2" as const,
@@ -227,16 +259,23 @@ function finishActivation(f: Finish): MigrationReceipt {
   };
   return {
     ...base,
-    lines: renderReceiptLines(
-      base,
-      `Memory: Authority store activated from v${SOURCE_VERSION} to v${AUTHORITY_FORMAT}; bimri.md and every immutable artifact kept byte-identical (${
-        f.before.length
-      } protected paths).`,
-    ),
+    lines: renderReceiptLines(base, [
+      `Authority store activated from v${SOURCE_VERSION} to v${AUTHORITY_FORMAT}; the state version was committed last.`,
+      `Accepted head unchanged: V${
+        String(receipt.accepted_head_revision_before).padStart(6, "0")
+      } ${receipt.accepted_head_hash_before}.`,
+      `Memory preservation: PASSED (bimri.md and immutable evidence/history bytes unchanged across ${f.before.length} protected paths; exact prior state backed up at ${transactionDir}/${STATE_BACKUP_NAME}).`,
+      `Activation receipt: ${transactionDir}/${ACTIVATION_RECEIPT_NAME}.`,
+    ]),
   };
 }
 
-function rollBack(paths: StorePaths, receipt: JsonObject, oldStateBytes: Uint8Array, error: unknown) {
+function rollBack(
+  paths: StorePaths,
+  receipt: JsonObject,
+  oldStateBytes: Uint8Array,
+  error: unknown,
+) {
   if (!sameBytes(readBytesOrNull(paths.state), oldStateBytes)) {
     atomicReplace(paths.state, oldStateBytes);
   }
@@ -259,21 +298,30 @@ export function resumeAdvancedActivation(root: string): MigrationReceipt | null 
     const receipt = findPreparedActivation(root);
     if (receipt === null) return null;
     const stateBytes = readBytesOrNull(paths.state);
-    if (stateBytes === null || sha256Hex(stateBytes) !== receipt.state_after_sha256) {
-      throw new BimriError(
-        "store-unsafe",
-        `an interrupted activation in ${UPDATE_BACKUPS}/${receipt.transaction} does not match the current state.json; compare it with ${STATE_BACKUP_NAME} there before continuing. Nothing was changed.`,
-      );
+    if (stateBytes === null || sha256Hex(stateBytes) !== receipt.after_state_sha256) {
+      // The activation's state write landed, and later commands have since
+      // changed state: the preservation proof can no longer be taken. Record
+      // that honestly instead of blocking the store forever.
+      writeReceipt(root, {
+        ...receipt,
+        status: "superseded",
+        superseded_at: utcTimestamp(),
+        note:
+          "state.json changed after the interrupted activation; preservation was not re-verified.",
+      });
+      return null;
     }
-    const before = receipt.inventory as unknown as InventoryEntry[];
-    if (inventoryDigest(before) !== receipt.preserved_inventory_sha256) {
+    const before = receipt.protected_manifest_before as unknown as InventoryEntry[];
+    if (inventoryDigest(before) !== receipt.before_tree_digest) {
       throw new BimriError(
         "store-unsafe",
         `the prepared activation receipt in ${UPDATE_BACKUPS}/${receipt.transaction} is damaged; nothing was changed.`,
       );
     }
-    const backup = readBytesOrNull(join(root, UPDATE_BACKUPS, receipt.transaction, STATE_BACKUP_NAME));
-    if (backup === null || sha256Hex(backup) !== receipt.state_before_sha256) {
+    const backup = readBytesOrNull(
+      join(root, UPDATE_BACKUPS, receipt.transaction, STATE_BACKUP_NAME),
+    );
+    if (backup === null || sha256Hex(backup) !== receipt.before_state_sha256) {
       throw new BimriError(
         "store-unsafe",
         `the old-state backup of ${UPDATE_BACKUPS}/${receipt.transaction} is missing or altered; nothing was changed.`,
@@ -310,7 +358,10 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
   return withEngineLock(paths, () => {
     const stateInfo = lstatOrNull(paths.state);
     if (!stateInfo || stateInfo.isSymlink || !stateInfo.isFile) {
-      throw new BimriError("store-unsafe", "state.json is not a regular file; nothing was changed.");
+      throw new BimriError(
+        "store-unsafe",
+        "state.json is not a regular file; nothing was changed.",
+      );
     }
     const oldStateBytes = readBytesOrNull(paths.state) as Uint8Array;
     const raw = readRawState(paths);
@@ -337,20 +388,24 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
     // Resume a prepared transaction for this exact old state, or start one.
     let receipt = findPreparedActivation(root);
     if (receipt !== null) {
-      const kept = readBytesOrNull(join(root, UPDATE_BACKUPS, receipt.transaction, STATE_BACKUP_NAME));
-      const sameTree = inventoryDigest(before) === receipt.preserved_inventory_sha256;
+      const kept = readBytesOrNull(
+        join(root, UPDATE_BACKUPS, receipt.transaction, STATE_BACKUP_NAME),
+      );
+      const sameTree = inventoryDigest(before) === receipt.before_tree_digest;
       if (!sameBytes(kept, oldStateBytes) || !sameTree) receipt = null;
     }
     if (receipt === null) {
       let transaction = transactionName();
-      let suffix = 1;
       while (lstatOrNull(join(root, UPDATE_BACKUPS, transaction)) !== null) {
-        transaction = `${transactionName()}-${++suffix}`;
+        transaction = transactionName();
       }
       const dir = join(root, UPDATE_BACKUPS, transaction);
       Deno.mkdirSync(dir, { recursive: true });
       if (!createExclusive(join(dir, STATE_BACKUP_NAME), oldStateBytes)) {
-        throw new BimriError("io", `could not create the state backup in ${dir}; nothing was changed.`);
+        throw new BimriError(
+          "io",
+          `could not create the state backup in ${dir}; nothing was changed.`,
+        );
       }
       const prepared: JsonObject = {
         receipt_schema: 1,
@@ -364,14 +419,15 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
         state_activated: true,
         created_at: utcTimestamp(),
         state_backup: `${UPDATE_BACKUPS}/${transaction}/${STATE_BACKUP_NAME}`,
-        state_before_sha256: sha256Hex(oldStateBytes),
-        state_after_sha256: sha256Hex(newStateBytes),
-        head_revision: state.head_revision,
-        head_hash: state.head_hash,
-        bimri_md_sha256: viewBytes === null ? "absent" : sha256Hex(viewBytes),
-        preserved_path_count: before.length,
-        preserved_inventory_sha256: inventoryDigest(before),
-        inventory: before as unknown as JsonValue,
+        state_backup_sha256: sha256Hex(oldStateBytes),
+        before_state_sha256: sha256Hex(oldStateBytes),
+        after_state_sha256: sha256Hex(newStateBytes),
+        accepted_head_revision_before: state.head_revision,
+        accepted_head_hash_before: state.head_hash,
+        before_bimri_md_sha256: viewBytes === null ? "absent" : sha256Hex(viewBytes),
+        protected_path_count: before.length,
+        before_tree_digest: inventoryDigest(before),
+        protected_manifest_before: before as unknown as JsonValue,
         recovery_issues: recoveryIssues,
       };
       writeReceipt(root, prepared);
@@ -384,6 +440,7 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
       }
       atomicReplace(paths.state, newStateBytes);
       faultPoint("activate-after-state");
+      injectedFailure("activate-error-after-state");
       return finishActivation({ paths, receipt, before, oldStateBytes, recoveryIssues });
     } catch (error) {
       rollBack(paths, receipt, oldStateBytes, error);

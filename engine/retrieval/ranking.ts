@@ -7,7 +7,8 @@
  * key or a tag says more about the subject than a hit in the text), and
  * normalized by field length; rare terms weigh more than common ones.
  */
-import { countTerm, type FoldedText, foldField, termsOf } from "./tokenize.ts";
+import { countTerm, type FoldedText, foldField, foldText, isAscii, termCount } from "./tokenize.ts";
+import { casefold } from "./casefold.ts";
 
 /** The searchable fields of one entry, by name. */
 export type SearchFields = Record<SearchField, string>;
@@ -56,7 +57,7 @@ export function indexDoc(fields: SearchFields): IndexedDoc {
   for (const name of FIELDS) {
     const value = fields[name];
     folded[name] = foldField(value);
-    lengths[name] = termsOf(folded[name].normalized).length;
+    lengths[name] = termCount(folded[name].normalized);
   }
   return { fields: folded, lengths };
 }
@@ -108,4 +109,45 @@ export function scoreDoc(doc: IndexedDoc, terms: readonly string[], stats: Corpu
     score += idf * (weighted * (K1 + 1)) / (weighted + K1);
   }
   return Math.round(score * 1e6) / 1e6;
+}
+
+/** A matching document's position in the input and its score. */
+export type RankedDocument = { index: number; score: number };
+
+/**
+ * Matches and scores documents in two passes so that a large history stays
+ * cheap: first one folded haystack per document decides the match and the
+ * document frequencies (the reference's rule, fields joined); then only the
+ * matches are folded field by field and scored. Field-length averages come
+ * from the matching documents. `background` documents (known to hold none of
+ * the terms) only enlarge the corpus size. Returns matches in input order.
+ */
+export function rankDocuments(
+  docs: readonly SearchFields[],
+  terms: readonly string[],
+  background = 0,
+): RankedDocument[] {
+  const documentFrequency = new Map<string, number>(terms.map((t) => [t, 0]));
+  const matched: number[] = [];
+  docs.forEach((fields, index) => {
+    // Terms never contain a line break, so no term can match across two fields.
+    const joined = FIELDS.map((name) => fields[name]).join("\n");
+    const plain = casefold(joined);
+    const normalized = isAscii(joined) ? plain : foldText(joined);
+    let all = true;
+    for (const term of terms) {
+      if (plain.includes(term) || normalized.includes(term)) {
+        documentFrequency.set(term, documentFrequency.get(term)! + 1);
+      } else all = false;
+    }
+    if (all) matched.push(index);
+  });
+  const indexed = matched.map((index) => indexDoc(docs[index]));
+  const averageLength = {} as Record<SearchField, number>;
+  for (const name of FIELDS) {
+    const total = indexed.reduce((sum, doc) => sum + doc.lengths[name], 0);
+    averageLength[name] = indexed.length === 0 ? 1 : Math.max(total / indexed.length, 1);
+  }
+  const stats: CorpusStats = { size: docs.length + background, documentFrequency, averageLength };
+  return matched.map((index, i) => ({ index, score: scoreDoc(indexed[i], terms, stats) }));
 }

@@ -12,10 +12,16 @@ import { BimriError } from "../errors.ts";
 import { requireKey } from "../model/ids.ts";
 import { pyStrip } from "../model/text.ts";
 import type { Store } from "../store/store.ts";
-import { corpusStats, indexDoc, matchesAll, scoreDoc, type SearchFields } from "./ranking.ts";
+import { rankDocuments, type SearchFields } from "./ranking.ts";
 import { withReadOnlyStore } from "./read_store.ts";
-import { allRecords, exactCurrentRecords, LOCATIONS, type RetrievalRecord } from "./records.ts";
-import { queryTerms } from "./tokenize.ts";
+import {
+  candidateRecords,
+  exactCurrentRecords,
+  keyRecords,
+  LOCATIONS,
+  type RetrievalRecord,
+} from "./records.ts";
+import { containsTerm, foldField, queryTerms } from "./tokenize.ts";
 
 /** Default number of matches printed. */
 export const DEFAULT_LIMIT = 20;
@@ -102,27 +108,37 @@ function searchFields(record: RetrievalRecord): SearchFields {
   };
 }
 
-/** Ranked matches of `terms` among `records` (every term must occur; see tokenize.ts). */
+/**
+ * Ranked matches of `terms` among `records` (every term must occur; see
+ * tokenize.ts). `background` counts further corpus documents known to
+ * contain none of the terms: they only enlarge the corpus for IDF.
+ */
 export function searchRecords(
   records: readonly RetrievalRecord[],
   terms: readonly string[],
+  background = 0,
 ): RecallMatch[] {
-  const docs = records.map((record) => indexDoc(searchFields(record)));
-  const stats = corpusStats(docs, terms);
-  const matches: RecallMatch[] = [];
-  records.forEach((record, i) => {
-    if (matchesAll(docs[i], terms)) {
-      matches.push({ ...record, score: scoreDoc(docs[i], terms, stats) });
-    }
+  return rankDocuments(records.map(searchFields), terms, background)
+    .map(({ index, score }) => ({ ...records[index], score }))
+    .sort(byGroupScoreAndKey);
+}
+
+/**
+ * Searches the store. A history row whose raw line (with its reason and
+ * location) contains none of the terms can neither match nor count in a
+ * term's document frequency, so it is counted but never parsed.
+ */
+export function searchStore(store: Store, terms: readonly string[]): RecallMatch[] {
+  const { records, skipped } = candidateRecords(store, (rawLine, reason) => {
+    const haystack = foldField(`${rawLine}\n${reason}\nHISTORY`);
+    return terms.some((term) => containsTerm(haystack, term));
   });
-  return matches.sort(byGroupScoreAndKey);
+  return searchRecords(records, terms, skipped);
 }
 
 /** Matches of an exact key: current only, or with held candidates and history. */
 export function lookupKey(store: Store, key: string, history: boolean): RecallMatch[] {
-  const records = history
-    ? allRecords(store).filter((record) => record.key === key)
-    : exactCurrentRecords(store, key);
+  const records = history ? keyRecords(store, key) : exactCurrentRecords(store, key);
   return records.map((record) => ({ ...record, score: 0 })).sort(byGroupScoreAndKey);
 }
 
@@ -136,9 +152,7 @@ export function recall(root: string, request: RecallRequest): RecallResult {
   const all = withReadOnlyStore(
     root,
     (store) =>
-      key !== undefined
-        ? lookupKey(store, key, request.history)
-        : searchRecords(allRecords(store), terms),
+      key !== undefined ? lookupKey(store, key, request.history) : searchStore(store, terms),
   );
   return {
     target: key ?? request.query ?? "",

@@ -210,20 +210,45 @@ export function heldRecords(
   return records;
 }
 
+/** Records to search, and how many history rows were left out unparsed. */
+export type Candidates = { records: RetrievalRecord[]; skipped: number };
+
 /**
  * Current and historical records: hot, cold, history (replaced, closed and
  * formerly cooled generations from the archive) and held candidates.
+ * `keepRow` may leave archive rows out before they are parsed (they are
+ * counted in `skipped`); held and current records are always included.
  */
-export function allRecords(store: Store): RetrievalRecord[] {
+export function candidateRecords(
+  store: Store,
+  keepRow: (rawLine: string, reason: string) => boolean = () => true,
+  onlyKey?: string,
+): Candidates {
   const { records, currentByKey } = currentRecords(store);
-  const history = historicalGenerations(
-    readAllArchiveRecords(store.paths),
-    store.state.cold_current,
-  );
-  for (const row of history) {
+  let skipped = 0;
+  for (
+    const row of historicalGenerations(readAllArchiveRecords(store.paths), store.state.cold_current)
+  ) {
+    if (!keepRow(row.rawLine, row.reason)) {
+      skipped++;
+      continue;
+    }
     const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
     records.push(entryRecord(entry, "HISTORY", row.reason));
   }
-  records.push(...heldRecords(store, currentByKey));
-  return records;
+  records.push(...heldRecords(store, currentByKey, onlyKey));
+  return { records, skipped };
+}
+
+/** Every record of one key: current, held and historical (other subjects' rows are not parsed). */
+export function keyRecords(store: Store, key: string): RetrievalRecord[] {
+  // Every memory line names its key as `[K:<key>]`; other rows cannot belong to it.
+  const marker = `[K:${key}]`;
+  const { records } = candidateRecords(store, (rawLine) => rawLine.includes(marker), key);
+  return records.filter((record) => record.key === key);
+}
+
+/** Every current, held and historical record. */
+export function allRecords(store: Store): RetrievalRecord[] {
+  return candidateRecords(store).records;
 }

@@ -4,13 +4,14 @@
  * REPLACE_EXISTING) refuses while another process holds the target open
  * without delete sharing: a Python reader of the same store, an editor, a
  * virus scanner or the search indexer. Those holds last milliseconds, so on
- * Windows only, and only for those errors, the rename is retried a few times
- * with a growing pause (about 1.3 s in all) before the error goes up. The
- * caller holds the engine lock, so no other bimri writer waits behind this.
+ * Windows only, and only for those errors, the rename is retried with a
+ * doubling pause: seven attempts and 0.63 s in all, the bound the reference
+ * engine uses, before the error goes up. The caller holds the engine lock, so
+ * no other bimri writer waits behind this.
  */
 
 /** Pauses between attempts on Windows, in milliseconds (one more attempt than pauses). */
-export const RENAME_RETRY_PAUSES_MS: readonly number[] = [5, 10, 20, 40, 80, 160, 320, 640];
+export const RENAME_RETRY_PAUSES_MS: readonly number[] = [10, 20, 40, 80, 160, 320];
 
 /** What a rename needs from the system (injected in unit tests). */
 export type RenameSystem = {
@@ -45,17 +46,26 @@ export function isTransientWindowsHold(error: unknown): boolean {
   return error instanceof Error && /\(os error (5|32|33)\)/.test(error.message);
 }
 
-/** Renames `from` over `to`; on Windows, waits out a brief hold on `to` (see the module note). */
-export function renameOver(from: string, to: string, system: RenameSystem = NATIVE_RENAME): void {
+/**
+ * Renames `from` over `to`; on Windows, waits out a brief hold on `to` (see
+ * the module note). A writer of a file people keep open in editors (the view)
+ * may pass a longer `pauses` schedule.
+ */
+export function renameOver(
+  from: string,
+  to: string,
+  system: RenameSystem = NATIVE_RENAME,
+  pauses: readonly number[] = RENAME_RETRY_PAUSES_MS,
+): void {
   for (let attempt = 0;; attempt++) {
     try {
       system.rename(from, to);
       return;
     } catch (error) {
-      const retry = system.os === "windows" && attempt < RENAME_RETRY_PAUSES_MS.length &&
+      const retry = system.os === "windows" && attempt < pauses.length &&
         isTransientWindowsHold(error);
       if (!retry) throw error;
-      system.pause(RENAME_RETRY_PAUSES_MS[attempt]);
+      system.pause(pauses[attempt]);
     }
   }
 }

@@ -45,3 +45,26 @@ Deno.test("a failed self-check rolls back every touched path and names the exact
     /^# Owner rules\n\nKeep me\.\n\n<!-- BIMRI:START -->\n/,
   );
 });
+
+Deno.test("a failed check during a code-only update restores the program files and names the receipt folder", async () => {
+  const target = await tempStore("bimri-update-rollback-");
+  const run = await bimri(target, ["start", "--actor", "codex"]);
+  assertEquals(run.code, 0, run.stderr);
+  Deno.writeTextFileSync(`${target}/AGENTS.md`, "# mine\n");
+  const before = hashTree(target);
+  const r = await bimri(target, ["install", "--target", target, "--quiescent"], {
+    noRoot: true,
+    env: { BIMRI_FORCE_SELF_CHECK_FAILURE: "1" },
+  });
+  assertEquals(r.code, 2);
+  const match =
+    /^BIMRI ERROR: code-only update failed; the program files were rolled back and memory was not changed\. Backups: (\.bimri-update-backups\/[0-9]{8}-[0-9]{6}-[0-9a-f]{8})\./
+      .exec(r.stderr);
+  assert(match, r.stderr);
+  const manifest = JSON.parse(Deno.readTextFileSync(`${target}/${match[1]}/install-manifest.json`));
+  assertEquals(manifest.status, "rolled-back");
+  const after = new Map(
+    [...hashTree(target)].filter(([path]) => !path.startsWith(".bimri-update-backups")),
+  );
+  assertEquals([...after], [...before]);
+});

@@ -66,3 +66,14 @@ Deno.test("code-only update leaves bimri.md and every record byte-identical, wit
   assertMatch(Deno.readTextFileSync(`${root}/CLAUDE.md`), /^# Owner\n\n<!-- BIMRI:START -->\n/);
   assert(JSON.parse(Deno.readTextFileSync(`${root}/.bimri/runtime.local.json`)).host_bound);
 });
+
+Deno.test("a store whose accepted head is broken is refused before any write", async () => {
+  const root = await tempStore("bimri-install-broken-");
+  await startRun(root);
+  Deno.writeTextFileSync(`${root}/.bimri/revisions/V000000.md`, "tampered\n", { append: true });
+  const before = hashTree(root);
+  const r = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals(r.code, 2);
+  assertMatch(r.stderr, /^BIMRI ERROR: .*head/);
+  assertEquals(diffTrees(before, hashTree(root)), null);
+});

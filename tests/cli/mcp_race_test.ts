@@ -4,7 +4,7 @@ import { callTool, connectMcp, dataOf, type McpSession, textOf } from "./mcp_sup
 
 const NOW = { BIMRI_NOW: "2026-12-02T12:00:00Z" };
 
-/** Agent "alpha", either a CLI agent or an MCP client: the verbs it needs, same output shape. */
+/** An agent, either a CLI agent or an MCP client: the verbs the race needs, same output shape. */
 type Agent = {
   propose(key: string, text: string): Promise<void>;
   sync(): Promise<string>;
@@ -24,7 +24,7 @@ async function cliAgent(root: string, actor: string): Promise<Agent> {
         "propose",
       ),
     sync: async () => must(await bimri(root, ["sync", "--run", run], { env: NOW }), "sync"),
-    done: async () => void must(await bimri(root, ["close", "--run", run], { env: NOW }), "close"),
+    done: () => Promise.resolve(),
   };
 }
 
@@ -40,10 +40,7 @@ async function mcpAgent(root: string, actor: string): Promise<Agent & { session:
       dataOf(result);
       return textOf(result);
     },
-    done: async () => {
-      dataOf(await callTool(session, "memory_close"));
-      await session.close();
-    },
+    done: () => session.close(),
   };
 }
 
@@ -74,8 +71,8 @@ async function race(alphaViaMcp: boolean, alphaFirst: boolean) {
   await beta.propose("api.timeout", "Timeout is 60 seconds.");
   const first = alphaFirst ? await alpha.sync() : await beta.sync();
   const second = alphaFirst ? await beta.sync() : await alpha.sync();
+  // Runs stay open (the comparison needs no close); only the MCP server process is ended.
   await alpha.done();
-  await beta.done();
   const review = await bimri(root, ["review"], { env: NOW });
   return {
     first,
@@ -130,6 +127,26 @@ Deno.test("simultaneous MCP and CLI syncs on one key raise exactly one conflict"
     assertEquals(record.type, "stale-base");
     assertEquals(record.key, "api.timeout");
     assert([...Deno.readDirSync(`${root}/.bimri/conflicts`)].length === 1);
+    // The owner's question goes through MCP too: read-only review, then an approved answer.
+    const review = await callTool(alpha.session, "memory_review");
+    assertEquals(dataOf(review).total, 1);
+    assertMatch(textOf(review), /MEMORY CONFLICT C000001\b/);
+    const refused = await callTool(alpha.session, "memory_resolve", {
+      conflict: "C000001",
+      choose: "current",
+      human_approved: false,
+    });
+    assertEquals(refused.isError, true);
+    assertMatch(textOf(refused), /--human-approved/);
+    const resolved = await callTool(alpha.session, "memory_resolve", {
+      conflict: "C000001",
+      choose: "current",
+      human_approved: true,
+    });
+    assertEquals(textOf(resolved), "BIMRI: C000001 resolved with current.\n");
+    assertEquals(dataOf(resolved).conflict_id, "C000001");
+    const after = await bimri(root, ["review"]);
+    assertMatch(after.stdout, /Actionable concurrent conflicts: 0\b/);
   } finally {
     await alpha.done();
   }

@@ -3,11 +3,11 @@
  * subprocess (the same command prefix as the CLI tests, so BIMRI_CMD works),
  * and a raw line-level session for malformed input.
  */
-import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
-import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { commandPrefix } from "../helpers/cli.ts";
 
 /** Environment every spawned server gets (TZ pinned like the CLI tests). */

@@ -29,10 +29,16 @@ Deno.test("v3 memory with its rolling backup migrates losslessly and reports ove
   const backup = Deno.readFileSync(join(root, "BIMRI-backup.md"));
   const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 0, result.stdout + result.stderr);
-  assertMatch(result.stdout, /^Memory: v3 tiered Markdown migrated from BIMRI\.md/m);
-  assertMatch(result.stdout, /^Imported: Tier 1 3 \| Tier 2 3 \| Tier 3 0 \| converted patterns 1\.$/m);
-  assertMatch(result.stdout, /^Inherited overflow \(kept whole, reduce later\): legacy\.v3\.t1-0003\.$/m);
-  assertMatch(result.stdout, /^Migration record: \.bimri\/migrations\/legacy-to-v5\.json$/m);
+  assertMatch(result.stdout, /^Memory: migrated BIMRI v3 from BIMRI\.md to v5\.1\.0\.$/m);
+  assertMatch(
+    result.stdout,
+    /^Imported: Tier 1 3; Tier 2 3; Tier 3 0; total 6; converted patterns 1; inherited overlength 1\.$/m,
+  );
+  assertMatch(
+    result.stdout,
+    /^Byte-exact backups: \.bimri\/backups\/legacy-BIMRI\.md-[0-9a-f]{64}\.bin, \.bimri\/backups\/legacy-BIMRI-backup\.md-[0-9a-f]{64}\.bin\.$/m,
+  );
+  assertMatch(result.stdout, /^Migration record: \.bimri\/migrations\/legacy-to-v5\.json\.$/m);
   assertMatch(result.stdout, /^Validation: PASSED\.$/m);
 
   // Exact source bytes preserved under content-addressed names; old names retired.
@@ -40,8 +46,10 @@ Deno.test("v3 memory with its rolling backup migrates losslessly and reports ove
   const backupCopy = `.bimri/backups/legacy-BIMRI-backup.md-${sha(backup)}.bin`;
   assertEquals(Deno.readFileSync(join(root, sourceCopy)), source);
   assertEquals(Deno.readFileSync(join(root, backupCopy)), backup);
-  assert(!exists(join(root, "BIMRI.md")) || Deno.statSync(join(root, "BIMRI.md")).ino ===
-      Deno.statSync(join(root, "bimri.md")).ino);
+  assert(
+    !exists(join(root, "BIMRI.md")) || Deno.statSync(join(root, "BIMRI.md")).ino ===
+        Deno.statSync(join(root, "bimri.md")).ino,
+  );
   assert(!exists(join(root, "BIMRI-backup.md")));
 
   const view = read(root, "bimri.md");
@@ -68,8 +76,14 @@ Deno.test("v3 memory with its rolling backup migrates losslessly and reports ove
   assertEquals(record.migration, "legacy-to-v5");
   assertEquals(record.source_version, 3);
   assertEquals(record.source_hot_hash, sha(source));
-  assertEquals(record.revision_sha256, sha(Deno.readFileSync(join(root, ".bimri/revisions/V000000.md"))));
-  assertEquals(record.assets.map((a: { backup_path: string }) => a.backup_path), [sourceCopy, backupCopy]);
+  assertEquals(
+    record.revision_sha256,
+    sha(Deno.readFileSync(join(root, ".bimri/revisions/V000000.md"))),
+  );
+  assertEquals(record.assets.map((a: { backup_path: string }) => a.backup_path), [
+    sourceCopy,
+    backupCopy,
+  ]);
   assertEquals(record.assets[0].byte_length, source.length);
   assertEquals(record.id_map.length, 6);
   assertEquals(record.receipt.inherited_overlength_claims, 1);
@@ -102,7 +116,10 @@ Deno.test("v3 memory with its rolling backup migrates losslessly and reports ove
   assertEquals(propose.code, 0, propose.stderr);
   const sync = await bimri(root, ["sync", "--run", run]);
   assertEquals(sync.code, 0, sync.stderr);
-  assertMatch(read(root, "bimri.md"), /\[K:legacy\.v3\.t2-20260502-01\].*README install section drafted\./);
+  assertMatch(
+    read(root, "bimri.md"),
+    /\[K:legacy\.v3\.t2-20260502-01\].*README install section drafted\./,
+  );
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
 });
 
@@ -110,14 +127,23 @@ Deno.test("v1 (lowercase) and v2 (uppercase) sources migrate with their counts",
   const v1 = await copyFixture("legacy-v1");
   const r1 = await bimri(v1, ["migrate"]);
   assertEquals(r1.code, 0, r1.stdout + r1.stderr);
-  assertMatch(r1.stdout, /v1 tiered Markdown migrated from bimri\.md/);
-  assertMatch(r1.stdout, /Imported: Tier 1 1 \| Tier 2 2 \| Tier 3 0 \| converted patterns 1\./);
-  assertMatch(read(v1, "bimri.md"), /\[K:legacy\.v1\.t1-0001\] \[fact\].* Project: a static site for the bakery\.$/m);
+  assertMatch(r1.stdout, /Memory: migrated BIMRI v1 from bimri\.md to v5\.1\.0\./);
+  assertMatch(
+    r1.stdout,
+    /Imported: Tier 1 1; Tier 2 2; Tier 3 0; total 3; converted patterns 1; inherited overlength 0\./,
+  );
+  assertMatch(
+    read(v1, "bimri.md"),
+    /\[K:legacy\.v1\.t1-0001\] \[fact\].* Project: a static site for the bakery\.$/m,
+  );
   assertEquals(JSON.parse(read(v1, ".bimri/state.json")).run_count, 3);
   const v2 = await copyFixture("legacy-v2");
   const r2 = await bimri(v2, ["migrate"]);
   assertEquals(r2.code, 0, r2.stdout + r2.stderr);
-  assertMatch(r2.stdout, /Imported: Tier 1 1 \| Tier 2 1 \| Tier 3 0 \| converted patterns 0\./);
+  assertMatch(
+    r2.stdout,
+    /Imported: Tier 1 1; Tier 2 1; Tier 3 0; total 2; converted patterns 0; inherited overlength 0\./,
+  );
   assertMatch(read(v2, "bimri.md"), /\[K:legacy\.v2\.t2-legacy-0001\] \[I:2\] \[active\]/);
 });
 
@@ -138,13 +164,41 @@ const REFUSALS: Array<[string, Record<string, string>, RegExp]> = [
     { "BIMRI.md": TIERS("- one\n", ""), "bimri-backup.md": TIERS("- one\n", "") },
     /backup provenance is ambiguous/,
   ],
-  ["a rolling backup without active memory", { "BIMRI-backup.md": TIERS("- one\n", "") }, /without active memory/],
-  ["a Tier 2 claim without metadata", { "BIMRI.md": TIERS("- one\n", "Loose line.\n") }, /Tier 2 metadata/],
-  ["metadata without its claim", { "BIMRI.md": TIERS("- one\n", `${META}\n`) }, /no following memory claim/],
-  ["two version headers", { "BIMRI.md": HEADER + TIERS("- one\n", "") }, /exactly one BIMRI v1, v2, or v3 header/],
-  ["a missing tier heading", { "BIMRI.md": `${HEADER}## Tier 1: Core Intelligence\n- one\n` }, /ordered Tier 1/],
-  ["a claim using the pointer delimiter", { "BIMRI.md": TIERS("- see -> docs\n", "") }, /pointer delimiter/],
-  ["a claim too long to keep losslessly", { "BIMRI.md": TIERS(`- ${"y".repeat(4090)}\n`, "") }, /4096|cannot be kept/],
+  [
+    "a rolling backup without active memory",
+    { "BIMRI-backup.md": TIERS("- one\n", "") },
+    /without active memory/,
+  ],
+  [
+    "a Tier 2 claim without metadata",
+    { "BIMRI.md": TIERS("- one\n", "Loose line.\n") },
+    /Tier 2 metadata/,
+  ],
+  [
+    "metadata without its claim",
+    { "BIMRI.md": TIERS("- one\n", `${META}\n`) },
+    /no following memory claim/,
+  ],
+  [
+    "two version headers",
+    { "BIMRI.md": HEADER + TIERS("- one\n", "") },
+    /exactly one BIMRI v1, v2, or v3 header/,
+  ],
+  [
+    "a missing tier heading",
+    { "BIMRI.md": `${HEADER}## Tier 1: Core Intelligence\n- one\n` },
+    /ordered Tier 1/,
+  ],
+  [
+    "a claim using the pointer delimiter",
+    { "BIMRI.md": TIERS("- see -> docs\n", "") },
+    /pointer delimiter/,
+  ],
+  [
+    "a claim too long to keep losslessly",
+    { "BIMRI.md": TIERS(`- ${"y".repeat(4090)}\n`, "") },
+    /4096|cannot be kept/,
+  ],
   [
     "unrelated history without state",
     { "BIMRI.md": TIERS("- one\n", ""), ".bimri/log/R000001.md": "# Run R000001\n" },
@@ -177,3 +231,14 @@ for (const point of ["legacy-after-backups", "legacy-after-marker", "legacy-afte
     assert(!exists(join(root, "BIMRI-backup.md")));
   });
 }
+
+Deno.test("a current store next to an unclaimed legacy file is refused with nothing written", async () => {
+  const root = await writeFiles({});
+  assertEquals((await bimri(root, ["migrate"])).code, 0);
+  Deno.writeTextFileSync(join(root, "BIMRI-backup.md"), TIERS("- stray\n", ""));
+  const before = hashTree(root);
+  const result = await bimri(root, ["migrate"]);
+  assertEquals(result.code, 2);
+  assertMatch(result.stderr, /unclaimed legacy root file\(s\): BIMRI-backup\.md/);
+  assertEquals(diffTrees(before, hashTree(root)), null);
+});

@@ -35,18 +35,17 @@ Deno.test("migrate on an empty folder initializes, then verifies with the refere
 
 Deno.test("v5.0.2 activation: only state.json changes, receipt and exact backup recorded", async () => {
   const root = await copyFixture("reference-v5.0.2-populated");
+  // An owner's symlink among unknown files must be preserved, never followed.
+  Deno.symlinkSync("../unknown-owner-file.txt", join(root, ".bimri/inbox/owner-link"));
   const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
   const before = hashTree(root);
 
-  // Without the quiescence attestation nothing is written (not even the lock file).
-  const refused = await bimri(root, ["migrate"]);
-  assertEquals(refused.code, 2);
-  assertMatch(refused.stderr, /^BIMRI ERROR: .*--quiescent/);
-  assertEquals(diffTrees(before, hashTree(root)), null);
-
-  const result = await bimri(root, ["migrate", "--quiescent"]);
+  const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 0, result.stdout + result.stderr);
-  assertMatch(result.stdout, /^Memory: Authority store activated from v5\.0\.2 to v5\.1\.0/m);
+  assertMatch(
+    result.stdout,
+    /^Authority store activated from v5\.0\.2 to v5\.1\.0; the state version was committed last\.$/m,
+  );
   assertMatch(result.stdout, /^Validation: PASSED\.$/m);
   const after = hashTree(root);
   const ignored = [".bimri/state.json", ".bimri/engine.lock", ".bimri-update-backups"];
@@ -68,8 +67,21 @@ Deno.test("v5.0.2 activation: only state.json changes, receipt and exact backup 
   assertEquals(receipt.status, "activated");
   assertEquals(receipt.source_memory_format, "5.0.2");
   assertEquals(receipt.target_memory_format, "5.1.0");
-  assertEquals(receipt.head_revision, 8);
-  assert(receipt.inventory.some((e: { path: string }) => e.path === ".bimri/unknown-owner-file.txt"));
+  assertEquals(receipt.accepted_head_revision_before, 8);
+  assertEquals(receipt.accepted_head_revision_after, 8);
+  assertEquals(receipt.before_tree_digest, receipt.after_tree_digest);
+  assertEquals(receipt.read_only_audit, "passed");
+  assert(
+    receipt.protected_manifest_before.some((e: { path: string }) =>
+      e.path === ".bimri/unknown-owner-file.txt"
+    ),
+  );
+  assert(
+    receipt.protected_manifest_before.some((e: { path: string; type: string; target?: string }) =>
+      e.path === ".bimri/inbox/owner-link" && e.type === "symlink" &&
+      e.target === "../unknown-owner-file.txt"
+    ),
+  );
 
   // The activated store verifies, passes doctor and keeps working.
   const again = await bimri(root, ["migrate"]);
@@ -103,7 +115,7 @@ Deno.test("v5.0.2 activation refuses damaged core authority with nothing written
   const root = await copyFixture("reference-v5.0.2-populated");
   Deno.writeTextFileSync(join(root, ".bimri/revisions/V000008.md"), "tampered\n");
   const before = hashTree(root);
-  const result = await bimri(root, ["migrate", "--quiescent"]);
+  const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 2);
   assertMatch(result.stderr, /head_hash does not match/);
   const after = withoutPaths(hashTree(root), [".bimri/engine.lock"]);
@@ -113,8 +125,10 @@ Deno.test("v5.0.2 activation refuses damaged core authority with nothing written
 Deno.test("v5.0.2 activation with a damaged governance record finishes recovery-required", async () => {
   const root = await copyFixture("reference-v5.0.2-populated");
   Deno.writeTextFileSync(join(root, ".bimri/conflicts/C000001.json"), "{broken");
-  const result = await bimri(root, ["migrate", "--quiescent"]);
-  assertMatch(result.stdout, /AUTHORITY RECOVERY NEEDED/);
+  const result = await bimri(root, ["migrate"]);
+  // The state is activated, but the command reports the failed audit (exit 2).
+  assertEquals(result.code, 2);
+  assertMatch(result.stderr, /^BIMRI ERROR: migration validation failed: .*C000001/);
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
   assertEquals(read(root, ".bimri/conflicts/C000001.json"), "{broken");
   const dir = [...Deno.readDirSync(join(root, ".bimri-update-backups"))][0].name;
@@ -128,11 +142,11 @@ for (const point of ["activate-after-backup", "activate-after-state"]) {
   Deno.test(`an activation interrupted at ${point} resumes on the next migrate`, async () => {
     const root = await copyFixture("reference-v5.0.2-populated");
     const before = hashTree(root);
-    const crashed = await bimri(root, ["migrate", "--quiescent"], {
+    const crashed = await bimri(root, ["migrate"], {
       env: { BIMRI_FAULT: point },
     });
     assertEquals(crashed.code, 86);
-    const resumed = await bimri(root, ["migrate", "--quiescent"]);
+    const resumed = await bimri(root, ["migrate"]);
     assertEquals(resumed.code, 0, resumed.stdout + resumed.stderr);
     assertMatch(resumed.stdout, /Authority store activated from v5\.0\.2/);
     const transactions = [...Deno.readDirSync(join(root, ".bimri-update-backups"))];
@@ -149,14 +163,36 @@ for (const point of ["activate-after-backup", "activate-after-state"]) {
   });
 }
 
+Deno.test("a caught activation failure restores the old state and a retry succeeds", async () => {
+  const root = await copyFixture("reference-v5.0.2-populated");
+  const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
+  const failed = await bimri(root, ["migrate"], {
+    env: { BIMRI_FAULT: "activate-error-after-state" },
+  });
+  assertEquals(failed.code, 2);
+  assertMatch(failed.stderr, /old state was restored/);
+  assertEquals(Deno.readFileSync(join(root, ".bimri/state.json")), oldState);
+  const [first] = [...Deno.readDirSync(join(root, ".bimri-update-backups"))];
+  const receipt = JSON.parse(
+    read(root, `.bimri-update-backups/${first.name}/activation-receipt.json`),
+  );
+  assertEquals(receipt.status, "rolled-back");
+  const retry = await bimri(root, ["migrate"]);
+  assertEquals(retry.code, 0, retry.stdout + retry.stderr);
+  assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
+});
+
 Deno.test("v5.0 stock profile expands; metadata-only revision; exact state backup", async () => {
   const root = await copyFixture("v5.0-stock");
   const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
   const oldHead = read(root, ".bimri/revisions/V000002.md");
-  const result = await bimri(root, ["migrate", "--quiescent"]);
+  const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 0, result.stdout + result.stderr);
-  assertMatch(result.stdout, /stock v5\.0 limits expanded 12\/20\/8\/500\/16384 -> 20\/40\/12\/500\/49152/);
-  assertMatch(result.stdout, /^Metadata-only revision: V000003$/m);
+  assertMatch(
+    result.stdout,
+    /^Memory: upgraded v5\.0 to v5\.1\.0; stock limits expanded \(T1\/T2\/T3 20\/40\/12, entry 500 chars, 49,152 bytes\)\.\nPrevious limits: T1\/T2\/T3 12\/20\/8, entry 500 chars, 16,384 bytes\.\nState backup: \.bimri\/backups\/state-v5\.0-[0-9a-f]{64}\.json\.$/m,
+  );
+  assertMatch(result.stdout, /^Memory metadata normalized in immutable revision V000003\.md\.$/m);
   const state = JSON.parse(read(root, ".bimri/state.json"));
   assertEquals(
     [state.tier1_max, state.tier2_max, state.tier3_max, state.hot_max_bytes],
@@ -180,14 +216,17 @@ Deno.test("v5.0 stock profile expands; metadata-only revision; exact state backu
 
 Deno.test("v5.0.1 custom profile is kept; interrupted upgrade reruns idempotently", async () => {
   const root = await copyFixture("v5.0.1-custom");
-  const crashed = await bimri(root, ["migrate", "--quiescent"], {
+  const crashed = await bimri(root, ["migrate"], {
     env: { BIMRI_FAULT: "upgrade-after-revision" },
   });
   assertEquals(crashed.code, 86);
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.0.1");
-  const result = await bimri(root, ["migrate", "--quiescent"]);
+  const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 0, result.stdout + result.stderr);
-  assertMatch(result.stdout, /existing limits preserved 15\/30\/10\/400\/20000/);
+  assertMatch(
+    result.stdout,
+    /^Memory: upgraded v5\.0\.1 to v5\.1\.0; limits preserved \(T1\/T2\/T3 15\/30\/10, entry 400 chars, 20,000 bytes\)\.$/m,
+  );
   const state = JSON.parse(read(root, ".bimri/state.json"));
   assertEquals([state.tier1_max, state.entry_max_chars, state.hot_max_bytes], [15, 400, 20000]);
   assertEquals(state.head_revision, 3);
@@ -199,7 +238,7 @@ Deno.test("v5.0 upgrade preserves an edited bimri.md through manual-edit recover
   const root = await copyFixture("v5.0-stock");
   const edited = read(root, "bimri.md") + "owner note\n";
   Deno.writeTextFileSync(join(root, "bimri.md"), edited);
-  const result = await bimri(root, ["migrate", "--quiescent"]);
+  const result = await bimri(root, ["migrate"]);
   assertEquals(read(root, "bimri.md"), read(root, ".bimri/revisions/V000003.md"));
   const recovery = [...Deno.readDirSync(join(root, ".bimri/recovery"))].map((e) => e.name);
   assert(recovery.some((n) => n.startsWith("manual-hot-")), result.stdout + result.stderr);

@@ -38,7 +38,17 @@ async function conflicted(
   const root = await tempStore();
   const seed = await startRun(root, "seed");
   ok(
-    await bimri(root, ["propose", "--run", seed, ...seedArgs, "--new-subject", "--key", key, "--text", "Seed value."]),
+    await bimri(root, [
+      "propose",
+      "--run",
+      seed,
+      ...seedArgs,
+      "--new-subject",
+      "--key",
+      key,
+      "--text",
+      "Seed value.",
+    ]),
     "seed propose",
   );
   ok(await bimri(root, ["close", "--run", seed]), "seed close");
@@ -63,7 +73,9 @@ function unchangedExceptLock(root: string, action: () => Promise<void>): Promise
   return action().then(() => {
     const after = hashTree(root);
     for (const tree of [before, after]) {
-      for (const k of [...tree.keys()]) if (k.includes("audit-") || k.endsWith("engine.lock")) tree.delete(k);
+      for (const k of [...tree.keys()]) {
+        if (k.includes("audit-") || k.endsWith("engine.lock")) tree.delete(k);
+      }
     }
     const diff = diffTrees(before, after);
     assert(diff === null, `a refused resolve wrote something: ${diff}`);
@@ -81,12 +93,27 @@ Deno.test("choosing a candidate commits it confirmed with its source kept, final
       assertMatch(r.stderr, /^BIMRI ERROR: resolve requires --human-approved/m);
     });
     await unchangedExceptLock(root, async () => {
-      const r = await bimri(root, ["resolve", conflict, "--choose", "R000009-Q001", "--human-approved"]);
+      const r = await bimri(root, [
+        "resolve",
+        conflict,
+        "--choose",
+        "R000009-Q001",
+        "--human-approved",
+      ]);
       assertEquals(r.code, 2);
-      assertEquals(r.stderr, `BIMRI ERROR: choose current, dismiss, or one of: ${losers.join(", ")}\n`);
+      assertEquals(
+        r.stderr,
+        `BIMRI ERROR: choose current, dismiss, or one of: ${losers.join(", ")}\n`,
+      );
     });
     await unchangedExceptLock(root, async () => {
-      const r = await bimri(root, ["resolve", "C000042", "--choose", "current", "--human-approved"]);
+      const r = await bimri(root, [
+        "resolve",
+        "C000042",
+        "--choose",
+        "current",
+        "--human-approved",
+      ]);
       assertEquals(r.code, 2);
       assertEquals(r.stderr, "BIMRI ERROR: unknown conflict: C000042\n");
     });
@@ -109,7 +136,10 @@ Deno.test("choosing a candidate commits it confirmed with its source kept, final
     assertEquals(state.head_revision, headBefore + 1);
     assertEquals(state.last_revision_reason, `accepted ${losers[1]}`);
     const view = Deno.readTextFileSync(join(root, "bimri.md"));
-    assertMatch(view, /\[K:api\.timeout\] \[I:3\] \[active\] \[T:confirmed\] \[SRC:agent\] .* Loser B\./);
+    assertMatch(
+      view,
+      /\[K:api\.timeout\] \[I:3\] \[active\] \[T:confirmed\] \[SRC:agent\] .* Loser B\./,
+    );
 
     const chosen = json(root, `decisions/${losers[1]}.json`);
     const other = json(root, `decisions/${losers[0]}.json`);
@@ -130,7 +160,10 @@ Deno.test("choosing a candidate commits it confirmed with its source kept, final
         "repeat",
       );
       assertEquals(again.stdout, `BIMRI: ${conflict} already resolved as ${losers[1]}.\n`);
-      const bare = ok(await bimri(root, ["resolve", conflict, "--choose", losers[1]]), "bare repeat");
+      const bare = ok(
+        await bimri(root, ["resolve", conflict, "--choose", losers[1]]),
+        "bare repeat",
+      );
       assertMatch(bare.stdout, /already resolved as/);
     });
     const review = ok(await bimri(root, ["review"]), "review");
@@ -176,7 +209,10 @@ Deno.test("a Concurrent removal resolved by its close candidate completes (the r
   try {
     const { root, losers, conflict } = c;
     const review = ok(await bimri(root, ["review", conflict]), "review");
-    assertMatch(review.stdout, new RegExp(`^MEMORY CONFLICT ${conflict} — Concurrent removal$`, "m"));
+    assertMatch(
+      review.stdout,
+      new RegExp(`^MEMORY CONFLICT ${conflict} — Concurrent removal$`, "m"),
+    );
     assertMatch(review.stdout, /^Action: remove\/archive$/m);
     const live = json(root, `conflicts/${conflict}.json`).current_line as string;
     const head = json(root, "state.json").head_revision as number;
@@ -194,7 +230,12 @@ Deno.test("a Concurrent removal resolved by its close candidate completes (the r
     assert(!Deno.readTextFileSync(join(root, "bimri.md")).includes("[K:z.item]"), "key removed");
     const archive = [...Deno.readDirSync(join(root, ".bimri", "archive"))]
       .map((e) => Deno.readTextFileSync(join(root, ".bimri", "archive", e.name))).join("");
-    assertMatch(archive, new RegExp(`\\[BY:${losers[0]}\\] \\[closed\\] ${live.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+    assertMatch(
+      archive,
+      new RegExp(
+        `\\[BY:${losers[0]}\\] \\[closed\\] ${live.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`,
+      ),
+    );
     // A retry reports the finished answer instead of refusing.
     const again = ok(
       await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]),
@@ -217,7 +258,13 @@ Deno.test("a Recovery review (manual edit of bimri.md) is dismissed", async () =
     const review = ok(await bimri(root, ["review", "--all"]), "review");
     assertMatch(review.stdout, /^Recovery reviews: 1$/m);
     assertMatch(review.stdout, /^MEMORY RECOVERY C000001 — Recovery review$/m);
-    const refused = await bimri(root, ["resolve", "C000001", "--choose", "R000001-Q001", "--human-approved"]);
+    const refused = await bimri(root, [
+      "resolve",
+      "C000001",
+      "--choose",
+      "R000001-Q001",
+      "--human-approved",
+    ]);
     assertEquals(refused.code, 2);
     assertEquals(refused.stderr, "BIMRI ERROR: choose current, dismiss, or one of: \n");
     const r = ok(

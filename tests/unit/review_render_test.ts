@@ -106,7 +106,10 @@ Deno.test("a removal conflict with the live value gone shows absence and the arc
     text,
     /^Proposed post-state: absent from current memory; preserve the exact removed line in the archive\.$/m,
   );
-  assertMatch(text, /^Archive effect: exact prior storage line retained with proposal provenance R000003-Q001\.$/m);
+  assertMatch(
+    text,
+    /^Archive effect: exact prior storage line retained with proposal provenance R000003-Q001\.$/m,
+  );
   assertMatch(text, /^Choose R000003-Q001: remove z\.item from hot memory/m);
 });
 

@@ -8,6 +8,7 @@
 import { posix, win32 } from "node:path";
 import { assertEquals, assertThrows } from "../helpers/assert.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
+import { atomicReplace } from "../../engine/store/files.ts";
 import {
   cleanFolderArgument,
   findStoreRoot,
@@ -133,8 +134,10 @@ Deno.test("windows: a hold that never ends fails after the bounded retries", () 
   const stuck = flakyRename("windows", 1000, held);
   assertThrows(() => renameOver("a.tmp", "state.json", stuck.system), /Access is denied/);
   assertEquals(stuck.calls(), RENAME_RETRY_PAUSES_MS.length + 1);
-  const total = stuck.pauses.reduce((a, b) => a + b, 0);
-  assertEquals(total < 2000, true, `retries wait ${total} ms in all`);
+  assertEquals(stuck.pauses.reduce((a, b) => a + b, 0), 630);
+  const longer = flakyRename("windows", 1000, held);
+  assertThrows(() => renameOver("a", "b", longer.system, [1, 2, 3]), /Access is denied/);
+  assertEquals(longer.pauses, [1, 2, 3]);
 });
 
 Deno.test("rename errors are not retried off Windows or when they are not a hold", () => {
@@ -158,5 +161,16 @@ Deno.test("the native rename really replaces an existing file (the path this OS 
   renameOver(`${dir}/new.tmp`, target);
   assertEquals(Deno.readTextFileSync(target), "new");
   assertEquals([...Deno.readDirSync(dir)].length, 1);
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("a failed replace leaves the target and no temporary file behind", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "bimri-replace-fail-" });
+  // A non-empty folder in the target's place makes the final rename fail on every OS.
+  const target = `${dir}/state.json`;
+  Deno.mkdirSync(`${target}/inside`, { recursive: true });
+  assertThrows(() => atomicReplace(target, "new"));
+  assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["state.json"]);
+  assertEquals(Deno.statSync(`${target}/inside`).isDirectory, true);
   Deno.removeSync(dir, { recursive: true });
 });

@@ -1,0 +1,151 @@
+/**
+ * Byte pressure: cooling into cold_current with exact archive bindings,
+ * rehydration by set and touch, close of a cold subject, and the
+ * capacity-residency-required hold when nothing can cool.
+ */
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+
+const LONG = "lorem ipsum dolor sit amet ".repeat(12).trim();
+
+function state(root: string) {
+  return JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+}
+
+function setCeiling(root: string, bytes: number): void {
+  // Test setup: a smaller ceiling reaches byte pressure with a few subjects.
+  const s = state(root);
+  s.hot_max_bytes = bytes;
+  Deno.writeTextFileSync(`${root}/.bimri/state.json`, JSON.stringify(s, null, 2) + "\n");
+}
+
+function archive(root: string): string[] {
+  return [...Deno.readDirSync(`${root}/.bimri/archive`)].flatMap((e) =>
+    Deno.readTextFileSync(`${root}/.bimri/archive/${e.name}`).split("\n").filter((l) => l !== "")
+  );
+}
+
+function assertBindings(root: string): void {
+  const rows = archive(root);
+  for (
+    const [key, cold] of Object.entries(state(root).cold_current) as [
+      string,
+      Record<string, string>,
+    ][]
+  ) {
+    const row = `[ARCHIVED:${cold.archived_on}] [BY:${cold.archived_by}] [cooled] ${cold.raw_line}`;
+    assertEquals(rows.filter((r) => r === row).length, 1, `cold binding of ${key}`);
+  }
+}
+
+Deno.test("cooling, rehydration by set and touch, close of a cold subject, capacity hold", async () => {
+  const root = await tempStore();
+  const run = await startRun(root);
+  const p = (args: string[]) => bimri(root, ["propose", "--run", run, ...args]);
+  for (const [i, importance] of [4, 1, 5, 3].entries()) {
+    const r = await p([
+      "--tier",
+      "2",
+      "--new-subject",
+      "--key",
+      `p.s${i}`,
+      "--importance",
+      String(importance),
+      "--text",
+      `S${i} ${LONG}`,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+  }
+  assertMatch((await bimri(root, ["sync", "--run", run])).stdout, /applied 4,/);
+  const viewBytes = Deno.readFileSync(`${root}/bimri.md`).length;
+  setCeiling(root, viewBytes + 100);
+
+  // A fifth subject crosses the ceiling: compacting is not enough, p.s1 (importance 1) cools.
+  await p([
+    "--tier",
+    "2",
+    "--new-subject",
+    "--key",
+    "p.s4",
+    "--importance",
+    "2",
+    "--text",
+    `S4 ${LONG}`,
+  ]);
+  assertMatch((await bimri(root, ["sync", "--run", run])).stdout, /applied 1,/);
+  let s = state(root);
+  assertEquals(Object.keys(s.cold_current), ["p.s1"]);
+  assertEquals(s.cold_current["p.s1"].archived_by, `${run}-Q005`);
+  let view = Deno.readTextFileSync(`${root}/bimri.md`);
+  assert(!view.includes("[K:p.s1]") && view.includes("[K:p.s4]"));
+  assert(Deno.readFileSync(`${root}/bimri.md`).length <= s.hot_max_bytes);
+  assert(view.includes("<!-- BIMRI v5.0.2 | Generated. -->"), "header compacted under pressure");
+  assertBindings(root);
+
+  // Set on the cold subject rehydrates it; the next coolest (p.s4, importance 2) cools.
+  await p(["--key", "p.s1", "--text", `S1 again ${LONG}`]);
+  const proposal = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/proposals/${run}-Q006.json`));
+  assertEquals([proposal.base_storage, proposal.base_archive_proposal_id], ["cold", `${run}-Q005`]);
+  assertMatch((await bimri(root, ["sync", "--run", run])).stdout, /applied 1,/);
+  s = state(root);
+  assertEquals(Object.keys(s.cold_current), ["p.s4"]);
+  view = Deno.readTextFileSync(`${root}/bimri.md`);
+  assertMatch(view, /\[K:p\.s1\] \[I:1\].* S1 again /);
+  assert(
+    archive(root).some((r) => r.includes(`[BY:${run}-Q006] [replaced] [${run}-E002] [K:p.s1]`)),
+  );
+  assertBindings(root);
+
+  // Another run's touch of the cold subject rehydrates it unchanged except L:.
+  await bimri(root, ["close", "--run", run]);
+  const run2 = await startRun(root, "claude");
+  const p2 = (args: string[]) => bimri(root, ["propose", "--run", run2, ...args]);
+  await p2(["--operation", "touch", "--key", "p.s4"]);
+  assertMatch((await bimri(root, ["sync", "--run", run2])).stdout, /applied 1,/);
+  s = state(root);
+  assert(!("p.s4" in s.cold_current), "touched subject is hot again");
+  assertMatch(Deno.readTextFileSync(`${root}/bimri.md`), /\[K:p\.s4\] .*\[L:R000002\] \[\] S4 /);
+  assertBindings(root);
+
+  // Close of whatever is cold now: a closed row, and it leaves cold_current.
+  const [coldKey] = Object.keys(s.cold_current);
+  assert(coldKey, "something cooled to make room for the touch");
+  await p2(["--operation", "close", "--key", coldKey]);
+  assertMatch((await bimri(root, ["sync", "--run", run2])).stdout, /applied 1,/);
+  assertEquals(Object.keys(state(root).cold_current), []);
+  assert(archive(root).some((r) => r.includes("[closed]") && r.includes(`[K:${coldKey}]`)));
+
+  // Nothing can cool below a Tier 1 line this long: the intent is held, truth unchanged.
+  setCeiling(root, 700);
+  const before = Deno.readTextFileSync(`${root}/bimri.md`);
+  const held = await p2([
+    "--tier",
+    "1",
+    "--new-subject",
+    "--key",
+    "core.big",
+    "--kind",
+    "fact",
+    "--source",
+    "user",
+    "--trust",
+    "confirmed",
+    "--text",
+    LONG + LONG.slice(0, 150),
+  ]);
+  assertEquals(held.code, 0, held.stderr);
+  const heldProposal = JSON.parse(
+    Deno.readTextFileSync(`${root}/.bimri/proposals/${held.stdout.trim()}.json`),
+  );
+  assertEquals(heldProposal.hold_reason, "capacity-residency-required");
+  const sync = await bimri(root, ["sync", "--run", run2]);
+  assertMatch(
+    sync.stdout,
+    /^BIMRI HELD: The intent is preserved, but no eligible hot resident could cool; current truth is unchanged\.$/m,
+  );
+  assertMatch(sync.stdout, /held candidates 1,/);
+  assertEquals(Deno.readTextFileSync(`${root}/bimri.md`), before);
+  setCeiling(root, 49152);
+  const doctor = await bimri(root, ["doctor"]);
+  assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
+});

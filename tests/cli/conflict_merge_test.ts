@@ -1,0 +1,128 @@
+/**
+ * Runs that do not really disagree: independent keys merge without any
+ * conflict, and the same value written by two runs is a strict no-op.
+ */
+import { join } from "node:path";
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, type CliResult, startRun, tempStore } from "../helpers/cli.ts";
+
+function ok(result: CliResult, what: string): CliResult {
+  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
+  return result;
+}
+
+function json(root: string, rel: string): Record<string, unknown> {
+  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
+}
+
+async function seed(root: string, keys: string[]): Promise<void> {
+  const run = await startRun(root, "seed");
+  for (const key of keys) {
+    ok(
+      await bimri(root, [
+        "propose",
+        "--run",
+        run,
+        "--tier",
+        "2",
+        "--new-subject",
+        "--key",
+        key,
+        "--text",
+        `Seed value of ${key}.`,
+      ]),
+      "seed propose",
+    );
+  }
+  ok(await bimri(root, ["close", "--run", run, "--outcome", "success"]), "seed close");
+}
+
+Deno.test("runs changing independent keys merge without conflict", async () => {
+  const root = await tempStore();
+  try {
+    await seed(root, ["ind.a", "ind.b", "ind.c"]);
+    const runs = await Promise.all(["x", "y", "z"].map((actor) => startRun(root, actor)));
+    const keys = ["ind.a", "ind.b", "ind.c"];
+    const ids = await Promise.all(runs.map(async (run, i) =>
+      ok(
+        await bimri(root, ["propose", "--run", run, "--key", keys[i], "--text", `New ${keys[i]}.`]),
+        "propose",
+      ).stdout.trim()
+    ));
+    const syncs = await Promise.all(runs.map((run) => bimri(root, ["sync", "--run", run])));
+    for (const s of syncs) {
+      ok(s, "sync");
+      assertMatch(
+        s.stdout,
+        /applied 1, held candidates 0, already satisfied\/no change 0, new concurrent conflicts 0\b/,
+      );
+    }
+    for (const id of ids) assertEquals(json(root, `decisions/${id}.json`).outcome, "accepted");
+    assertEquals(json(root, "state.json").conflict_count, 0);
+    const head = Deno.readTextFileSync(join(root, "bimri.md"));
+    for (const key of keys) assertMatch(head, new RegExp(`\\[K:${key}\\].* New ${key}\\.`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the same value written by two runs is a strict no-op, not a conflict", async () => {
+  const root = await tempStore();
+  try {
+    await seed(root, ["same.value"]);
+    const [a, b] = await Promise.all([startRun(root, "a"), startRun(root, "b")]);
+    const ids = [];
+    for (const run of [a, b]) {
+      const r = await bimri(root, [
+        "propose",
+        "--run",
+        run,
+        "--key",
+        "same.value",
+        "--text",
+        "Agreed.",
+      ]);
+      ids.push(ok(r, "propose").stdout.trim());
+    }
+    ok(await bimri(root, ["sync", "--run", a]), "sync a");
+    const second = ok(await bimri(root, ["sync", "--run", b]), "sync b");
+    assertMatch(second.stdout, /already satisfied\/no change 1, new concurrent conflicts 0\b/);
+    const decision = json(root, `decisions/${ids[1]}.json`);
+    assertEquals(decision.outcome, "noop");
+    assertEquals(decision.reason, "current memory already matches");
+    assertEquals(json(root, "state.json").conflict_count, 0);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a touch after another run's touch of the same generation is a causal no-op", async () => {
+  const root = await tempStore();
+  try {
+    await seed(root, ["touch.me"]);
+    const [a, b] = [await startRun(root, "a"), await startRun(root, "b")];
+    const ids = [];
+    for (const run of [a, b]) {
+      const r = await bimri(root, [
+        "propose",
+        "--run",
+        run,
+        "--operation",
+        "touch",
+        "--key",
+        "touch.me",
+      ]);
+      ids.push(ok(r, "touch").stdout.trim());
+    }
+    ok(await bimri(root, ["sync", "--run", b]), "sync b");
+    const later = ok(await bimri(root, ["sync", "--run", a]), "sync a");
+    assertMatch(later.stdout, /already satisfied\/no change 1, new concurrent conflicts 0\b/);
+    assertEquals(json(root, `decisions/${ids[0]}.json`).outcome, "noop");
+    assertEquals(json(root, "state.json").conflict_count, 0);
+    // Recency is not regressed: the line keeps the later toucher's run.
+    const view = Deno.readTextFileSync(join(root, "bimri.md"));
+    assertMatch(view, new RegExp(`\\[K:touch\\.me\\].*\\[L:${b}\\]`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

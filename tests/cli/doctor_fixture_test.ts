@@ -1,0 +1,57 @@
+/**
+ * The reference's v5.0.2 fixture, with its state stamped 5.1.0 the way an
+ * activation does, audits clean: frozen v5.0.2 proposals, decisions (an
+ * applying one included), conflicts without `extra` and resolutions without
+ * `intended_revision_after` keep their own contract.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, diffTrees, hashTree } from "../helpers/cli.ts";
+import { copyStore } from "../helpers/healthy_store.ts";
+
+const FIXTURE = fileURLToPath(
+  new URL("../../../shared/fixtures/reference-v5.0.2-populated", import.meta.url),
+);
+
+function available(): boolean {
+  try {
+    return Deno.statSync(join(FIXTURE, ".bimri/state.json")).isFile;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "an activated v5.0.2 reference store passes the read-only audit and is left untouched",
+  ignore: !available(),
+  async fn() {
+    const root = await copyStore(FIXTURE);
+    const bimriDir = join(root, ".bimri");
+    // The shared copy of the fixture lacks revision files whose bytes duplicate
+    // others; the head is byte-identical to bimri.md (FIXTURE-MANIFEST.json).
+    const manifest = JSON.parse(Deno.readTextFileSync(join(root, "FIXTURE-MANIFEST.json")));
+    const head = join(
+      bimriDir,
+      "revisions",
+      `V${String(manifest.accepted_head_revision).padStart(6, "0")}.md`,
+    );
+    try {
+      Deno.statSync(head);
+    } catch {
+      Deno.copyFileSync(join(root, "bimri.md"), head);
+    }
+    const statePath = join(bimriDir, "state.json");
+    const state = JSON.parse(Deno.readTextFileSync(statePath));
+    state.bimri_version = "5.1.0";
+    state.cold_current ??= {};
+    Deno.writeTextFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+    const before = hashTree(root);
+    const r = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(r.code, 0, r.stdout);
+    assertMatch(r.stdout, /^BIMRI doctor \(read-only\): PASSED$/m);
+    assertMatch(r.stdout, /decision R000011-Q001 is applying/);
+    assertMatch(r.stdout, /abandoned temporary file \.bimri\/recovery\/\.bimri-tmp-fixture/);
+    assertEquals(diffTrees(before, hashTree(root)), null);
+  },
+});

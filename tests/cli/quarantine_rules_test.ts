@@ -1,0 +1,140 @@
+/**
+ * The rules of quarantine-authority and restore-authority: refusals write
+ * nothing (no approval, valid record, unreferenced ID, bad kind), a replacement
+ * that fails validation stays behind its stub without a receipt, and linked
+ * quarantines restore in stages until the whole graph validates.
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, diffTrees, hashTree } from "../helpers/cli.ts";
+import { buildHealthyStore, copyStore, recordFile } from "../helpers/healthy_store.ts";
+
+const healthy = buildHealthyStore();
+
+Deno.test("refused quarantines write nothing", async () => {
+  const s = await healthy;
+  const root = await copyStore(s.root);
+  const before = hashTree(root);
+  const cases: [string[], RegExp][] = [
+    [["--kind", "decision", "--id", `${s.closedRun}-Q001`], /--human-approved/],
+    [["--kind", "decision", "--id", `${s.closedRun}-Q001`, "--human-approved"], /is valid/],
+    [
+      ["--kind", "proposal", "--id", "R000099-Q001", "--human-approved"],
+      /no run log, dependent record or conflict counter refers/,
+    ],
+    [["--kind", "conflict", "--id", "C000009", "--human-approved"], /nothing was quarantined/],
+    [["--kind", "journal", "--id", "R000001-E001", "--human-approved"], /--kind must be one of/],
+    [["--kind", "proposal", "--id", "../../etc", "--human-approved"], /invalid proposal ID/],
+  ];
+  for (const [args, pattern] of cases) {
+    const r = await bimri(root, ["quarantine-authority", ...args]);
+    assertEquals(r.code, 2, args.join(" "));
+    assertMatch(r.stderr, /^BIMRI ERROR: /);
+    assertMatch(r.stderr, pattern);
+  }
+  const restore = await bimri(root, [
+    "restore-authority",
+    "--kind",
+    "decision",
+    "--id",
+    `${s.closedRun}-Q001`,
+    "--from",
+    recordFile(root, "decisions", `${s.closedRun}-Q001`),
+    "--human-approved",
+  ]);
+  assertEquals(restore.code, 2);
+  assertMatch(restore.stderr, /is not quarantined/);
+  const filter = (t: Map<string, string>) =>
+    new Map([...t].filter(([k]) => !k.startsWith(".bimri/audit-")));
+  assertEquals(diffTrees(filter(before), filter(hashTree(root))), null);
+});
+
+Deno.test("linked quarantines restore in stages; an invalid replacement stays behind its stub", async () => {
+  const s = await healthy;
+  const root = await copyStore(s.root);
+  const proposalId = `${s.loserRun}-Q001`;
+  const proposalPath = recordFile(root, "proposals", proposalId);
+  const conflictPath = recordFile(root, "conflicts", "C000001");
+  const reviewedProposal = join(root, "proposal.json");
+  const reviewedConflict = join(root, "conflict.json");
+  Deno.copyFileSync(proposalPath, reviewedProposal);
+  Deno.copyFileSync(conflictPath, reviewedConflict);
+  Deno.writeTextFileSync(proposalPath, "{");
+  Deno.writeTextFileSync(conflictPath, "");
+  for (const [kind, id] of [["proposal", proposalId], ["conflict", "C000001"]]) {
+    const q = await bimri(root, [
+      "quarantine-authority",
+      "--kind",
+      kind,
+      "--id",
+      id,
+      "--human-approved",
+    ]);
+    assertEquals(q.code, 0, q.stderr);
+  }
+  // A replacement whose candidate hash is wrong fails the shadow graph check.
+  const wrong = JSON.parse(Deno.readTextFileSync(reviewedConflict));
+  wrong.proposal_hashes[proposalId] = "0".repeat(64);
+  const wrongPath = join(root, "wrong.json");
+  Deno.writeTextFileSync(wrongPath, JSON.stringify(wrong));
+  const stubBefore = Deno.readFileSync(conflictPath);
+  const recoveryBefore = [...Deno.readDirSync(join(root, ".bimri/recovery"))].length;
+  // First the proposal, so the conflict's candidate check can run.
+  const staged = await bimri(root, [
+    "restore-authority",
+    "--kind",
+    "proposal",
+    "--id",
+    proposalId,
+    "--from",
+    reviewedProposal,
+    "--human-approved",
+  ]);
+  assertEquals(staged.code, 0, staged.stderr);
+  assertMatch(staged.stdout, /^Staged: shared-memory writes stay paused/m);
+  assertMatch(staged.stdout, /conflict C000001/);
+  const sync = await bimri(root, ["sync", "--run", s.winnerRun]);
+  assertEquals(sync.code, 2, "writes stay paused while a linked stub remains");
+  const bad = await bimri(root, [
+    "restore-authority",
+    "--kind",
+    "conflict",
+    "--id",
+    "C000001",
+    "--from",
+    wrongPath,
+    "--human-approved",
+  ]);
+  assertEquals(bad.code, 2);
+  assertMatch(bad.stderr, /stays behind its quarantine stub and no receipt was written/);
+  assertEquals(Deno.readFileSync(conflictPath), stubBefore);
+  assertEquals(
+    [...Deno.readDirSync(join(root, ".bimri/recovery"))].length,
+    recoveryBefore + 1,
+    "only the proposal's receipt exists",
+  );
+  const good = await bimri(root, [
+    "restore-authority",
+    "--kind",
+    "conflict",
+    "--id",
+    "C000001",
+    "--from",
+    reviewedConflict,
+    "--human-approved",
+  ]);
+  assertEquals(good.code, 0, good.stderr);
+  assertMatch(good.stdout, /Authority validates again/);
+  const doctor = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 0, doctor.stdout);
+  const receipts = [...Deno.readDirSync(join(root, ".bimri/recovery"))]
+    .filter((e) => e.name.startsWith("authority-restore-"));
+  assertEquals(receipts.length, 2);
+  // Altered evidence fails doctor even though authority itself is valid again.
+  const evidence = [...Deno.readDirSync(join(root, ".bimri/recovery"))]
+    .find((e) => e.name.startsWith("authority-conflict-"))!;
+  Deno.writeTextFileSync(join(root, ".bimri/recovery", evidence.name), "x");
+  const altered = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(altered.code, 1);
+  assert(altered.stdout.includes(evidence.name), altered.stdout);
+});

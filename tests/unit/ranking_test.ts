@@ -1,0 +1,260 @@
+/**
+ * Ranking (BM25F within the reference's groups), result rendering, and the
+ * index rows built from hand-written revision, state, log and archive files.
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { searchRecords, searchStore } from "../../engine/retrieval/recall.ts";
+import { allRecords } from "../../engine/retrieval/records.ts";
+import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
+import { queryTerms } from "../../engine/retrieval/tokenize.ts";
+import { compactSortedJson, renderTsv, resultJson } from "../../engine/retrieval/output.ts";
+import { indexRows, renderIndex } from "../../engine/retrieval/index_tsv.ts";
+import { historicalGenerations, parseArchiveText } from "../../engine/retrieval/archive_read.ts";
+import { parseView } from "../../engine/model/hot.ts";
+import { genesisState } from "../../engine/model/state.ts";
+import { StorePaths } from "../../engine/store/paths.ts";
+import type { Store } from "../../engine/store/store.ts";
+
+function record(
+  key: string,
+  text: string,
+  extra: Partial<RetrievalRecord> = {},
+): RetrievalRecord {
+  return {
+    location: "HOT",
+    key,
+    id: `R000001-E${String(key.length).padStart(3, "0")}`,
+    reason: "current",
+    trust: "working",
+    source: "agent",
+    text,
+    typed: { tier: 2 },
+    tags: [],
+    falsifier: "",
+    ...extra,
+  };
+}
+
+Deno.test("relevance beats alphabetical order within a group", () => {
+  const records = [
+    record("aaa.notes", "Misc notes; one mention of retry among many other unrelated words here."),
+    record("mmm.deploy", "Deploy checklist for the retry service and the retry queue."),
+    record("zzz.retry", "Retry budget.", { tags: ["retry"] }),
+  ];
+  const matches = searchRecords(records, queryTerms("retry"));
+  assertEquals(matches.map((m) => m.key), ["zzz.retry", "mmm.deploy", "aaa.notes"]);
+  assert(matches[0].score > matches[1].score && matches[1].score > matches[2].score);
+});
+
+Deno.test("groups come first: HOT, COLD, HELD, HISTORY whatever the score", () => {
+  const records = [
+    record("x.history", "retry retry retry", { location: "HISTORY", reason: "replaced" }),
+    record("x.held", "retry retry", { location: "HELD", reason: "classification-required" }),
+    record("x.cold", "retry", { location: "COLD" }),
+    record("x.hot", "a long text that mentions retry only once among many words", {}),
+  ];
+  const matches = searchRecords(records, queryTerms("retry"));
+  assertEquals(matches.map((m) => m.location), ["HOT", "COLD", "HELD", "HISTORY"]);
+});
+
+Deno.test("a key hit counts more than the same hit in the text", () => {
+  const records = [
+    record("ops.notes", "backup the store"),
+    record("ops.backup", "store nightly"),
+  ];
+  assertEquals(searchRecords(records, queryTerms("backup")).map((m) => m.key), [
+    "ops.backup",
+    "ops.notes",
+  ]);
+});
+
+Deno.test("equal scores fall back to key, id, reason; results repeat exactly", () => {
+  const records = [
+    record("b.same", "same words", { id: "R000002-E001" }),
+    record("a.same", "same words", { id: "R000003-E001" }),
+    record("a.same", "same words", {
+      id: "R000001-E001",
+      location: "HISTORY",
+      reason: "replaced",
+    }),
+    record("a.same", "same words", { id: "R000001-E001", location: "HISTORY", reason: "closed" }),
+  ];
+  const first = searchRecords(records, queryTerms("same words"));
+  assertEquals(first.map((m) => `${m.location} ${m.key} ${m.id} ${m.reason}`), [
+    "HOT a.same R000003-E001 current",
+    "HOT b.same R000002-E001 current",
+    "HISTORY a.same R000001-E001 closed",
+    "HISTORY a.same R000001-E001 replaced",
+  ]);
+  const again = searchRecords([...records].reverse(), queryTerms("same words"));
+  assertEquals(again, first);
+});
+
+Deno.test("every term must occur; non-matching records are left out", () => {
+  const records = [record("a.one", "alpha beta"), record("b.two", "alpha only")];
+  assertEquals(searchRecords(records, queryTerms("alpha beta")).map((m) => m.key), ["a.one"]);
+  assertEquals(searchRecords(records, queryTerms("gamma")), []);
+});
+
+Deno.test("TSV and JSON rendering follow the reference's shapes", () => {
+  const matches = searchRecords(
+    [record("a.one", "Alpha café 🚀"), record("b.two", "alpha two")],
+    queryTerms("alpha"),
+  );
+  const first = matches.filter((m) => m.key === "a.one");
+  const result = { target: "alpha", matches: first, total: 2, omitted: 1 };
+  assertEquals(
+    renderTsv(result),
+    "HOT\ta.one\tR000001-E005\tcurrent\tworking\tagent\tAlpha café 🚀\nBIMRI: 1 additional matches omitted.\n",
+  );
+  assertEquals(
+    renderTsv({ target: "zebra", matches: [], total: 0, omitted: 0 }),
+    "BIMRI: no memory matched zebra.\n",
+  );
+  const json = compactSortedJson(resultJson(result));
+  assert(json.startsWith('{"matches": [{"id": "R000001-E005", "key": "a.one", "location": "HOT"'));
+  assert(json.includes('"text": "Alpha café 🚀"'), "non-ASCII stays raw, as ensure_ascii=False");
+  assert(json.endsWith('"omitted": 1, "total": 2}'));
+  assertEquals(JSON.parse(json).matches[0].score, first[0].score);
+});
+
+const VIEW = `# BIMRI Memory
+
+<!-- BIMRI v5.0.2 | Generated view. Do not edit directly. -->
+<!-- Full history: .bimri/log/ | Revisions: .bimri/revisions/ -->
+
+## Tier 1: Core Intelligence
+
+<!-- Confirmed facts, decisions, preferences and rules. Soft target: state.json. -->
+[R000001-E003] [K:project.goal] [decision] [T:confirmed] [SRC:user] [strategy] Ship it. -> .bimri/log/R000001.md
+
+## Tier 2: Active Context
+
+<!-- Current work, risks and next actions. Soft target: state.json. -->
+[R000002-E001] [K:task.alpha] [I:3] [active] [T:working] [SRC:agent] [F:R000001] [L:R000002] [] ${
+  "A".repeat(170)
+}   -> .bimri/log/R000002.md
+
+## Tier 3: Pattern Recognition
+
+<!-- Evidence-backed patterns. Soft target: state.json. -->
+[P0001] [K:flow.arch] [developing] [obs:2] [ev:R000001-E001] Simplify first. | Falsify: speed wins.
+
+<!-- END BIMRI -->
+`;
+
+const COLD_LINE =
+  "[R000001-E004] [K:task.cold] [I:1] [watch] [T:working] [SRC:agent] [F:R000001] [L:R000001] [] Cold one. -> .bimri/log/R000001.md";
+const ALPHA_V1 =
+  "[R000001-E001] [K:task.alpha] [I:3] [active] [T:working] [SRC:agent] [F:R000001] [L:R000001] [] Alpha v1. -> .bimri/log/R000001.md";
+const GONE =
+  "[R000001-E002] [K:task.gone] [I:2] [active] [T:working] [SRC:agent] [F:R000001] [L:R000001] [] Gone. -> .bimri/log/R000001.md";
+
+function fixtureStore(root: string): Store {
+  const paths = new StorePaths(root);
+  for (const folder of ["log", "archive"]) {
+    Deno.mkdirSync(paths.folder(folder), { recursive: true });
+  }
+  Deno.writeTextFileSync(
+    join(paths.folder("log"), "R000001.md"),
+    "# Run R000001 | 2026-12-02T12:00:00Z | actor:codex | base:V000000\n\n## Outcome\n\n" +
+      "[ID:R000001-E001] [I:3] First note.\n  [ID:R000001-E002] [I:2] Indented note.   \n" +
+      "[PROPOSE:R000001-Q001] [set] [K:task.alpha] [BASE:absent] Alpha v1.\n",
+  );
+  Deno.writeTextFileSync(
+    join(paths.folder("archive"), "2026-11.md"),
+    `[ARCHIVED:2026-11-30] [BY:R000001-Q002] [cooled] ${GONE}\n`,
+  );
+  Deno.writeTextFileSync(
+    join(paths.folder("archive"), "2026-12.md"),
+    [
+      `[ARCHIVED:2026-12-01] [BY:R000002-Q001] [replaced] ${ALPHA_V1}`,
+      `[ARCHIVED:2026-12-01] [BY:R000002-Q002] [closed] ${GONE}`,
+      `[ARCHIVED:2026-12-02] [BY:R000002-Q003] [cooled] ${COLD_LINE}`,
+      "",
+    ].join("\n"),
+  );
+  const state = genesisState("0".repeat(64));
+  state.cold_current["task.cold"] = {
+    entry_id: "R000001-E004",
+    key: "task.cold",
+    tier: 2,
+    raw_line: COLD_LINE,
+    line_hash: "0".repeat(64),
+    archived_by: "R000002-Q003",
+    archived_on: "2026-12-02",
+  };
+  return { paths, state, head: { revision: 3, text: VIEW, hash: "", view: parseView(VIEW) } };
+}
+
+Deno.test("index rows from hand-written files: columns, ranks, cold exclusion, order", () => {
+  const root = Deno.makeTempDirSync({ prefix: "bimri-index-unit-" });
+  try {
+    const rows = indexRows(fixtureStore(root));
+    const text = renderIndex(rows);
+    const lines = text.split("\n");
+    assertEquals(lines[0], "id\tkey\tloc\ttrust\tsource\tstatus\tfile\theadline");
+    assertEquals(lines.at(-1), "");
+    assertEquals(rows.map((r) => `${r[0]} ${r[2]} ${r[5]} ${r[6]}`), [
+      "P0001 T3 developing bimri.md",
+      "R000001-E001 archive replaced .bimri/archive/2026-12.md",
+      "R000001-E001 log detail .bimri/log/R000001.md",
+      "R000001-E002 archive closed .bimri/archive/2026-12.md",
+      "R000001-E002 log detail .bimri/log/R000001.md",
+      "R000001-E003 T1 decision bimri.md",
+      "R000001-E004 cold watch .bimri/state.json",
+      "R000002-E001 T2 active bimri.md",
+    ]);
+    const byId = (id: string, loc: string) => rows.find((r) => r[0] === id && r[2] === loc)!;
+    assertEquals(byId("P0001", "T3").slice(3, 5), ["", ""]);
+    assertEquals(byId("R000002-E001", "T2")[7], "A".repeat(160));
+    assertEquals(byId("R000001-E002", "log")[7], "[ID:R000001-E002] [I:2] Indented note.");
+    assertEquals(byId("R000001-E001", "archive")[7], ALPHA_V1.slice(0, 160));
+    for (const line of lines.slice(1, -1)) assertEquals(line.split("\t").length, 8);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("historical generations keep the highest reason and skip the current cold binding", () => {
+  const records = parseArchiveText(
+    [
+      "[ARCHIVED:2026-12-01] [BY:R000001-Q001] [cooled] LINE-A",
+      "ignored line",
+      "[ARCHIVED:2026-12-01] [BY:R000001-Q002] [closed] LINE-A",
+      "[ARCHIVED:2026-12-01] [BY:R000001-Q003] [replaced] LINE-A",
+      "[ARCHIVED:2026-12-01] [BY:R000001-Q004] [cooled] LINE-B",
+      "[ARCHIVED:2026-12-01] [BY:R000001-Q005] [cooled] LINE-C",
+    ].join("\n"),
+    ".bimri/archive/2026-12.md",
+  );
+  const cold = {
+    "k.b": {
+      entry_id: "R000001-E001",
+      key: "k.b",
+      tier: 2,
+      raw_line: "LINE-B",
+      line_hash: "",
+      archived_by: "R000001-Q004",
+      archived_on: "2026-12-01",
+    },
+  };
+  assertEquals(
+    historicalGenerations(records, cold).map((r) => `${r.rawLine} ${r.reason} ${r.proposalId}`),
+    ["LINE-A closed R000001-Q002", "LINE-C cooled R000001-Q005"],
+  );
+});
+
+Deno.test("skipping unparsed history rows changes neither the matches nor the scores", () => {
+  const root = Deno.makeTempDirSync({ prefix: "bimri-rank-skip-" });
+  try {
+    const store = fixtureStore(root);
+    for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
+      const terms = queryTerms(query);
+      assertEquals(searchStore(store, terms), searchRecords(allRecords(store), terms), query);
+    }
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
