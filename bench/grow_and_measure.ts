@@ -13,7 +13,6 @@ import { runCli } from "../main.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
 const PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run"];
-const SILENT = { stdout: () => {}, stderr: () => {} };
 
 type Sample = { ms: number; rssKb: number | null; code: number };
 type Figures = { p50: number; p95: number; maxRssMb: number | null; failures: number };

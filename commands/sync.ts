@@ -28,6 +28,7 @@ new concurrent conflicts N, agent-action failures N.`,
         run: result.run,
         revision: store.head.revision,
         memory: summaryJson(result.memory),
+        notices: result.memory.notices,
       }, [...result.notices, ...result.memory.warnings]);
     });
   },

@@ -65,6 +65,8 @@ const ARCHIVE_ROW =
 
 type ArchiveRow = { date: string; by: string; reason: string; raw: string };
 
+type LoadedRevision = { bytes: Uint8Array; view: ParsedView | null };
+
 function isTemporary(name: string): boolean {
   return name.startsWith(".bimri-tmp-") || name.startsWith(".bimri-new-");
 }
@@ -105,8 +107,13 @@ class Audit {
   readonly errors: string[] = [];
   readonly warnings: string[] = [];
   private state!: State;
-  private revisions = new Map<number, { bytes: Uint8Array; view: ParsedView | null }>();
-  private archiveRows: ArchiveRow[] = [];
+  /** SHA-256 of every revision file (numbers present on disk). */
+  private revisionHashes = new Map<number, string>();
+  /** A few recently parsed revisions: memory stays bounded on long histories. */
+  private recentRevisions = new Map<number, LoadedRevision>();
+  private head: LoadedRevision | null = null;
+  /** Archive rows by the proposal that wrote them. */
+  private archiveBy = new Map<string, ArchiveRow[]>();
 
   constructor(private readonly paths: StorePaths, private readonly shadow: ShadowRecord | null) {}
 
@@ -217,7 +224,8 @@ class Audit {
           this.errors.push(`revision ${revisionName(n)}: ${problem}.`);
         }
       }
-      this.revisions.set(n, { bytes, view });
+      this.revisionHashes.set(n, sha256Hex(bytes));
+      if (n === this.state.head_revision) this.head = { bytes, view };
       if (n > this.state.head_revision) {
         this.warnings.push(
           `revision ${
@@ -229,7 +237,7 @@ class Audit {
   }
 
   private checkHead(): void {
-    const head = this.revisions.get(this.state.head_revision);
+    const head = this.head;
     const headName = revisionName(this.state.head_revision);
     if (!head) {
       this.errors.push(`accepted head revision ${headName} is missing.`);
@@ -291,7 +299,10 @@ class Audit {
           this.errors.push(`archive .bimri/archive/${name} line ${index + 1} is malformed.`);
           return;
         }
-        this.archiveRows.push({ date: match[1], by: match[2], reason: match[3], raw: match[4] });
+        const row = { date: match[1], by: match[2], reason: match[3], raw: match[4] };
+        const list = this.archiveBy.get(row.by) ?? [];
+        list.push(row);
+        this.archiveBy.set(row.by, list);
       });
     }
   }
@@ -311,7 +322,7 @@ class Audit {
       if (!pointerContained(entry.tier === 3 ? null : entry.pointer)) {
         this.errors.push(`cold_current.${key} has a pointer outside the project root.`);
       }
-      const bound = this.archiveRows.filter((r) =>
+      const bound = (this.archiveBy.get(cold.archived_by) ?? []).filter((r) =>
         r.date === cold.archived_on && r.by === cold.archived_by && r.reason === "cooled" &&
         r.raw === cold.raw_line
       );
@@ -337,11 +348,30 @@ class Audit {
     }
   }
 
+  private loadRevision(n: number): LoadedRevision | undefined {
+    if (n === this.state.head_revision && this.head) return this.head;
+    if (!this.revisionHashes.has(n)) return undefined;
+    const cached = this.recentRevisions.get(n);
+    if (cached) return cached;
+    const bytes = readBytesOrNull(this.paths.revision(n));
+    if (bytes === null) return undefined;
+    const text = decodeUtf8Strict(bytes);
+    const loaded = {
+      bytes,
+      view: text === null ? null : parseView(text, this.state.entry_max_chars),
+    };
+    this.recentRevisions.set(n, loaded);
+    if (this.recentRevisions.size > 16) {
+      this.recentRevisions.delete(this.recentRevisions.keys().next().value as number);
+    }
+    return loaded;
+  }
+
   private keyLine(
     revision: number,
     key: string,
   ): { line: string; entry: MemoryEntry } | null | undefined {
-    const rev = this.revisions.get(revision);
+    const rev = this.loadRevision(revision);
     if (!rev || !rev.view) return undefined;
     const found = rev.view.entries.find((e) => e.entry.key === key);
     return found ? { line: found.raw, entry: found.entry } : null;
@@ -410,7 +440,9 @@ class Audit {
         }
       }
       if (isJsonObject(extra) && extra.current_storage === "cold") {
-        const bound = this.archiveRows.some((r) =>
+        const bound = (this.archiveBy.get(String(extra.current_archive_proposal_id)) ?? []).some((
+          r,
+        ) =>
           r.by === extra.current_archive_proposal_id && r.date === extra.current_archive_date &&
           r.reason === "cooled" && r.raw === c.current_line
         );
@@ -454,17 +486,17 @@ class Audit {
       this.errors.push(`proposal ${id} has base_revision ${base}, beyond the head.`);
       return;
     }
-    const rev = this.revisions.get(base);
-    if (!rev) return; // History before an upgrade may lack revision files.
+    const revHash = this.revisionHashes.get(base);
+    if (revHash === undefined) return; // History before an upgrade may lack revision files.
     const receipt = p.preflight_receipt;
-    if (isJsonObject(receipt) && receipt.observed_head_hash !== sha256Hex(rev.bytes)) {
+    if (isJsonObject(receipt) && receipt.observed_head_hash !== revHash) {
       this.errors.push(
         `proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`,
       );
     }
     const storage = p.base_storage as string | undefined;
     if (storage === "cold") {
-      const bound = this.archiveRows.some((r) =>
+      const bound = (this.archiveBy.get(String(p.base_archive_proposal_id)) ?? []).some((r) =>
         r.by === p.base_archive_proposal_id && r.reason === "cooled" &&
         lineHash(r.raw) === p.base_hash
       );
@@ -489,7 +521,7 @@ class Audit {
   private checkAcceptedEffect(id: string, p: JsonObject, revision: number): void {
     const found = this.keyLine(revision, p.key as string);
     if (found === undefined) return;
-    const cooledNow = this.archiveRows.some((r) =>
+    const cooledNow = (this.archiveBy.get(id) ?? []).some((r) =>
       r.by === id && r.reason === "cooled" && pyStrip(r.raw).includes(`[K:${p.key}]`)
     );
     const op = p.operation;

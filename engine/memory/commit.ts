@@ -18,7 +18,7 @@
  *   (nothing after the failing step is written) when the effect cannot be
  *   committed, e.g. no eligible resident can cool. Signature is stable.
  *
- * - `plannedRevisionNumber(store)`: the revision number the next commit will
+ * - `plannedRevisionNumber(store)` (engine/store/store.ts): the revision number the next commit will
  *   take (a resolution records it as `intended_revision_after` first).
  *
  * Durable steps of one commit, in order (each is on disk before the next;
@@ -49,10 +49,12 @@ import { readRecord } from "../store/records.ts";
 import {
   type Head,
   invalidateAuditWitness,
+  plannedRevisionNumber,
   readRevision,
   saveState,
   type Store,
 } from "../store/store.ts";
+import { finalizeCommittedResolutions } from "./resolve.ts";
 import { appendArchive, previousMonth, readArchiveMonth, recentMonths } from "./archive.ts";
 import { raiseStaleBaseConflict } from "./conflicts.ts";
 import {
@@ -115,6 +117,9 @@ export function applyPendingProposals(store: Store, run: string): ApplySummary {
   if (pending.length === 0) return summary;
   // The reference's audit checkpoint must re-prove the store after authority writes.
   invalidateAuditWitness(store.paths);
+  // An owner answer whose effect already committed (crash before its `resolved`
+  // record) is finalized before later same-key intents can move the key on.
+  finalizeCommittedResolutions(store);
   const markers = new Set(logFacts.proposalMarkers);
   const newConflicts: { conflictId: string; proposalId: string }[] = [];
   const heldNotices: string[] = [];
@@ -237,7 +242,7 @@ function planEffect(
   live: LiveGeneration | null,
 ): EffectPlan | null {
   const effect = effectContent(store.head.text, proposal, live);
-  const cooling = planCooling(effect.text, store.state, proposal.key);
+  const cooling = planCooling(effect.text, store.state, proposal.key, store.head.text);
   if (cooling === null) return null;
   const parsed = parseView(cooling.text, store.state.entry_max_chars);
   if (parsed.errors.length > 0) {
@@ -338,14 +343,6 @@ function commitSteps(
 
 function headFor(revision: number, text: string, hash: string, state: State): Head {
   return { revision, text, hash, view: parseView(text, state.entry_max_chars) };
-}
-
-/** The revision number the next commit will take (head + 1, skipping orphan files). */
-export function plannedRevisionNumber(store: Store): number {
-  let n = store.state.head_revision + 1;
-  while (n <= 999999 && lstatOrNull(store.paths.revision(n)) !== null) n++;
-  if (n > 999999) throw new BimriError("refused", "the store has used every revision number.");
-  return n;
 }
 
 /** Options of `commitProposalEffect`. */
@@ -494,39 +491,104 @@ function closedByAcceptedProposal(store: Store, proposal: Proposal, raw: string)
   return false;
 }
 
+/** An accepted writer of a key, with the revision its decision names. */
+type KeyWriter = { writer: Proposal; revision: number };
+
 /**
- * The latest accepted proposal of another or the same run that changed
- * `proposal.key` after its base, from the same observed generation. Scans
- * decisions: this runs only when a proposal's base has moved.
+ * The latest accepted proposal (of any run) that changed `proposal.key`
+ * after its base, from the same observed generation. Runs only when a
+ * proposal's base has moved. Bounded by what happened since the base: the
+ * revisions after it that carry the key name the writing runs (entry ID and
+ * `L:`), the archive months since the proposal name closers and replacers,
+ * and only those runs' own proposals and decisions are read.
  */
 function acceptedKeyWriterAfter(
   store: Store,
   proposal: Proposal,
   operation: string | null,
-): { writer: Proposal; revision: number } | null {
-  let best: { writer: Proposal; revision: number } | null = null;
+): KeyWriter | null {
+  const runs = new Set<string>();
+  const marker = `[K:${proposal.key}]`;
+  let patternSeen = proposal.tier === 3;
+  const addEntryRuns = (entry: MemoryEntry) => {
+    if (entry.tier === 3) {
+      patternSeen = true;
+      return;
+    }
+    runs.add(entry.id.split("-")[0]);
+    if (entry.tier === 2) runs.add(entry.last_run);
+  };
+  for (let n = proposal.base_revision + 1; n <= store.head.revision; n++) {
+    const text = n === store.head.revision ? store.head.text : readRevision(store.paths, n);
+    if (text === null || !text.includes(marker)) continue;
+    const found = parseView(text, store.state.entry_max_chars).entries.find((e) =>
+      e.entry.key === proposal.key
+    );
+    if (found) addEntryRuns(found.entry);
+  }
+  const cold = store.state.cold_current[proposal.key];
+  const coldEntry = cold ? parseAnyEntry(cold.raw_line) : null;
+  if (coldEntry) addEntryRuns(coldEntry);
+  for (const month of monthsSince(proposal.created_at)) {
+    for (const row of readArchiveMonth(store.paths, month)) {
+      if (row.rawLine.includes(marker)) runs.add(row.proposalId.slice(0, 7));
+    }
+  }
+  // Pattern lines carry no run; only then are all decisions consulted.
+  if (patternSeen) return scanAllDecisionsForWriter(store, proposal, operation);
+  let best: KeyWriter | null = null;
+  for (const run of [...runs].sort()) {
+    if (!/^R[0-9]{6}$/.test(run) || lstatOrNull(store.paths.log(run)) === null) continue;
+    const markers = scanRunLog(run, readRunLog(store.paths, run)).proposalMarkers;
+    for (const id of runProposalIds(store.paths, run, markers)) {
+      if (id === proposal.proposal_id) continue;
+      best = betterWriter(best, writerCandidate(store, proposal, operation, id));
+    }
+  }
+  return best;
+}
+
+/** The writer evidence of proposal `id` if it qualifies, else null. */
+function writerCandidate(
+  store: Store,
+  proposal: Proposal,
+  operation: string | null,
+  id: string,
+): KeyWriter | null {
+  let decision: Decision | null;
+  try {
+    decision = readDecision(store.paths, id);
+  } catch {
+    return null;
+  }
+  if (decision?.outcome !== "accepted" || typeof decision.revision !== "number") return null;
+  const revision = decision.revision;
+  if (!(proposal.base_revision < revision && revision <= store.head.revision)) return null;
+  const writer = readProposal(store.paths, id)?.proposal;
+  if (!writer || writer.key !== proposal.key) return null;
+  if (operation !== null && writer.operation !== operation) return null;
+  if (writer.base_hash !== proposal.base_hash) return null;
+  return { writer, revision };
+}
+
+function betterWriter(a: KeyWriter | null, b: KeyWriter | null): KeyWriter | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  if (b.revision !== a.revision) return b.revision > a.revision ? b : a;
+  return b.writer.proposal_id > a.writer.proposal_id ? b : a;
+}
+
+/** Fallback for Tier 3 keys, whose lines do not name a run: every decision is read. */
+function scanAllDecisionsForWriter(
+  store: Store,
+  proposal: Proposal,
+  operation: string | null,
+): KeyWriter | null {
+  let best: KeyWriter | null = null;
   for (const name of listNames(store.paths.folder("decisions"))) {
     const id = name.replace(/\.json$/, "");
     if (!PROPOSAL_ID.test(id) || id === proposal.proposal_id) continue;
-    let decision: Decision | null;
-    try {
-      decision = readDecision(store.paths, id);
-    } catch {
-      continue;
-    }
-    if (decision?.outcome !== "accepted" || typeof decision.revision !== "number") continue;
-    const revision = decision.revision;
-    if (!(proposal.base_revision < revision && revision <= store.head.revision)) continue;
-    const writer = readProposal(store.paths, id)?.proposal;
-    if (!writer || writer.key !== proposal.key) continue;
-    if (operation !== null && writer.operation !== operation) continue;
-    if (writer.base_hash !== proposal.base_hash) continue;
-    if (
-      best === null || revision > best.revision ||
-      (revision === best.revision && id > best.writer.proposal_id)
-    ) {
-      best = { writer, revision };
-    }
+    best = betterWriter(best, writerCandidate(store, proposal, operation, id));
   }
   return best;
 }

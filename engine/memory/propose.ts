@@ -531,7 +531,7 @@ function preflight(store: Store, proposal: Proposal): void {
   if (hold !== null) return;
 
   const effect = effectContent(head.text, proposal, live);
-  const plan = planCooling(effect.text, state, proposal.key);
+  const plan = planCooling(effect.text, state, proposal.key, head.text);
   if (plan === null) {
     proposal.hold_reason = "capacity-residency-required";
     return;

@@ -118,11 +118,23 @@ export type CoolingPlan = { text: string; cooled: ViewEntry[] };
  * Makes `text` fit under `hot_max_bytes`: compact header comments, then cool
  * Tier 2 residents other than `incomingKey` in retention order, then the
  * incoming Tier 2 line itself. Null when nothing more can cool (the intent
- * must be held as capacity-residency-required).
+ * must be held as capacity-residency-required). With `headText`, a change
+ * that strictly shrinks an already oversized head is taken as it is.
  */
-export function planCooling(text: string, state: State, incomingKey: string): CoolingPlan | null {
+export function planCooling(
+  text: string,
+  state: State,
+  incomingKey: string,
+  headText?: string,
+): CoolingPlan | null {
   const limit = state.hot_max_bytes;
   if (utf8Length(text) <= limit) return { text, cooled: [] };
+  // A head already over the ceiling (legacy overflow, a lowered ceiling) may
+  // still take any change that strictly shrinks it, without cooling.
+  if (headText !== undefined) {
+    const before = utf8Length(headText);
+    if (before > limit && utf8Length(text) < before) return { text, cooled: [] };
+  }
   let content = text;
   const compacted = linesToText(compactHeader(splitLines(text)));
   if (utf8Length(compacted) < utf8Length(content)) {

@@ -14,7 +14,7 @@ import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
 import { listNames, readTextOrNull } from "../store/files.ts";
-import { plannedRevisionNumber } from "./commit.ts";
+import { plannedRevisionNumber } from "../store/store.ts";
 import { replaceRecord } from "../store/records.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";

@@ -177,3 +177,11 @@ export function invalidateAuditWitness(paths: StorePaths): void {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
 }
+
+/** The revision number the next commit will take (head + 1, skipping orphan files). */
+export function plannedRevisionNumber(store: Store): number {
+  let n = store.state.head_revision + 1;
+  while (n <= 999999 && lstatOrNull(store.paths.revision(n)) !== null) n++;
+  if (n > 999999) throw new BimriError("refused", "the store has used every revision number.");
+  return n;
+}

@@ -11,7 +11,7 @@ for (const d of DAMAGES.slice(0, 3)) {
   });
 }
 
-Deno.test("a changed resolution status pauses writes until its exact retry", async () => {
+Deno.test("a failed resolution is reported at start and pauses canonical writes", async () => {
   const s = await healthy();
   const root = await copyStore(s.root);
   const run = await startRun(root, "tester");

@@ -99,3 +99,18 @@ Deno.test("the forecast names the next subject to cool only under pressure", () 
   });
   assertEquals([pressed.percent, pressed.nextToCool], [100, "k.a"]);
 });
+
+Deno.test("a change that shrinks an already oversized head is taken without cooling", () => {
+  const state = genesisState("0".repeat(64));
+  const lines = Array.from(
+    { length: 4 },
+    (_, i) => t2(`R000001-E00${i + 1}`, `k.subject-${i}`, 3, "active", "R000001"),
+  );
+  const head = viewWith(lines);
+  const smaller = viewWith(lines.slice(1));
+  const tight = { ...state, hot_max_bytes: utf8Length(smaller) - 50 };
+  const plan = planCooling(smaller, tight, "k.subject-0", head);
+  assertEquals(plan, { text: smaller, cooled: [] });
+  const grown = planCooling(head, tight, "k.subject-0", smaller);
+  assert(grown !== null && grown.cooled.length > 0, "growth past the ceiling still cools");
+});
