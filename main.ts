@@ -11,7 +11,8 @@ import {
   HOT_GRAMMAR,
 } from "./engine/versions.ts";
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
-import { COMMANDS, findCommand } from "./commands/mod.ts";
+import type { Command } from "./commands/command.ts";
+import { loadCommand } from "./commands/loaders.ts";
 import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 
 const encoder = new TextEncoder();
@@ -38,8 +39,8 @@ export function versionText(): string {
   return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n`;
 }
 
-function mainHelp(): string {
-  const listed = COMMANDS.filter((c) => !c.name.startsWith("__")); // internal verbs stay hidden
+function mainHelp(commands: readonly Command[]): string {
+  const listed = commands.filter((c) => !c.name.startsWith("__")); // internal verbs stay hidden
   const width = Math.max(...listed.map((c) => c.name.length));
   const verbs = listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
   return `usage: bimri [--root DIR] [--json] COMMAND [flags]
@@ -145,11 +146,12 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       return 0;
     }
     if (globals.rest.length === 0) {
-      io.stdout(mainHelp());
+      const { COMMANDS } = await import("./commands/mod.ts");
+      io.stdout(mainHelp(COMMANDS));
       return globals.help ? 0 : 2;
     }
     const [name, ...args] = globals.rest;
-    const command = findCommand(name);
+    const command = await loadCommand(name);
     if (!command) {
       throw new BimriError(
         "usage",

@@ -2,7 +2,7 @@
  * Text rules shared by every format: Python-compatible trimming and line
  * splitting, code-point lengths, single-line validation and hashing.
  */
-import { createHash } from "node:crypto";
+import { sha256HexOfBytes } from "./sha256.ts";
 
 // Python's str.strip() removes these (whitespace per str.isspace), not U+FEFF.
 const STRIP_CHARS =
@@ -86,8 +86,7 @@ export function utf8Length(text: string): number {
 
 /** Lowercase hex SHA-256 of bytes or of the UTF-8 of a string. */
 export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(typeof data === "string" ? encoder.encode(data) : data)
-    .digest("hex");
+  return sha256HexOfBytes(typeof data === "string" ? encoder.encode(data) : data);
 }
 
 /** Line hash: SHA-256 of the trimmed line, or `absent` when there is no line. */
