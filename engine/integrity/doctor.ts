@@ -9,6 +9,7 @@
  * revision effects, proposal base-snapshot bindings, quarantine evidence,
  * restore receipts, manual-edit evidence, and the index shape.
  */
+import { isV4ArchiveRow } from "../memory/archive.ts";
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
 import {
@@ -293,7 +294,7 @@ class Audit {
         continue;
       }
       text.split("\n").forEach((line, index) => {
-        if (!line.startsWith("[ARCHIVED:")) return;
+        if (!line.startsWith("[ARCHIVED:") || isV4ArchiveRow(line)) return;
         const match = ARCHIVE_ROW.exec(line.replace(/\r$/, ""));
         if (!match || !parseAnyEntry(match[4]) || !name.startsWith(match[1].slice(0, 7))) {
           this.errors.push(`archive .bimri/archive/${name} line ${index + 1} is malformed.`);

@@ -25,6 +25,15 @@ export function parseArchiveRow(line: string): ArchiveRow | null {
   return m ? { date: m[1], proposalId: m[2], reason: m[3], rawLine: m[4] } : null;
 }
 
+/**
+ * A row written by a v4 engine (`[ARCHIVED:R003 2026-04-03] [status:closed] ...`).
+ * Migration keeps v4 archives in place as inert history: readers skip these
+ * rows instead of treating them as damaged v5 records.
+ */
+export function isV4ArchiveRow(line: string): boolean {
+  return /^\[ARCHIVED:R[0-9]+ [0-9]{4}-[0-9]{2}-[0-9]{2}\]/.test(line);
+}
+
 /** The rows of one month file (empty when the file does not exist). */
 export function readArchiveMonth(paths: StorePaths, month: string): ArchiveRow[] {
   const path = paths.archiveMonth(month);
@@ -33,7 +42,7 @@ export function readArchiveMonth(paths: StorePaths, month: string): ArchiveRow[]
   if (text === null) return [];
   const rows: ArchiveRow[] = [];
   for (const line of text.split("\n")) {
-    if (!line.startsWith("[ARCHIVED:")) continue;
+    if (!line.startsWith("[ARCHIVED:") || isV4ArchiveRow(line)) continue;
     const row = parseArchiveRow(line);
     if (row === null) {
       throw new BimriError(

@@ -3,6 +3,7 @@
  * every record of every month (history), one month for a cold binding, and
  * the reference's rule for collapsing repeated generations.
  */
+import { isV4ArchiveRow } from "../memory/archive.ts";
 import { BimriError } from "../errors.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { decodeUtf8Strict, pyStrip, splitLines } from "../model/text.ts";
@@ -49,7 +50,7 @@ function readMonthText(paths: StorePaths, name: string): string {
 export function parseArchiveText(text: string, file: string): ArchiveRecord[] {
   const records: ArchiveRecord[] = [];
   splitLines(text).forEach((line, index) => {
-    if (!line.startsWith("[ARCHIVED:")) return;
+    if (!line.startsWith("[ARCHIVED:") || isV4ArchiveRow(line)) return;
     const match = RECORD.exec(line);
     const reason = match ? pyStrip(match[3]) : "";
     const rawLine = match ? pyStrip(match[4]) : "";
