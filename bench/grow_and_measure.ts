@@ -3,7 +3,11 @@
  * through the same CLI code path), then measures each everyday command as a
  * separate `deno run` process: p50/p95 wall time and peak RSS.
  *
- *   deno task bench [--sizes 100,1000,10000] [--samples 15] [--keep]
+ *   deno task bench [--sizes 100,1000,10000] [--samples 15] [--keep] [--snapshots DIR]
+ *
+ * With --snapshots, each grown size is saved as DIR/<size> (plus its live
+ * subject list) and reused by later invocations, so growth to 10,000 runs is
+ * paid once; measurements always run on a fresh copy.
  *
  * Prints a table per size and one JSON line with every figure.
  */
@@ -229,7 +233,13 @@ function table(size: number, results: Record<string, Figures>): string {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { sizes: { type: "string" }, samples: { type: "string" }, keep: { type: "boolean" } },
+    options: {
+      sizes: { type: "string" },
+      samples: { type: "string" },
+      keep: { type: "boolean" },
+      snapshots: { type: "string" },
+      "grow-only": { type: "boolean" },
+    },
   });
   const sizes = (values.sizes ?? "100,1000,10000").split(",").map(Number).sort((a, b) => a - b);
   const samples = Number(values.samples ?? "15");
@@ -240,13 +250,62 @@ if (import.meta.main) {
   console.error(
     `bench store: ${root}; ${Deno.build.os}/${Deno.build.arch}, ${navigator.hardwareConcurrency} cores`,
   );
+  const snapshots = values.snapshots;
+  const copyTree = async (from: string, to: string) => {
+    await Deno.remove(to, { recursive: true }).catch(() => {});
+    const out = await new Deno.Command("cp", { args: ["-a", from, to] }).output();
+    if (!out.success) throw new Error(`cp -a ${from} ${to} failed`);
+  };
   for (const size of sizes) {
     const t0 = performance.now();
-    await grow(root, grown, size, live);
+    const saved = snapshots ? `${snapshots}/${size}` : null;
+    let reused = false;
+    if (saved) {
+      try {
+        const meta = JSON.parse(Deno.readTextFileSync(`${saved}.live.json`));
+        live.splice(0, live.length, ...meta.live);
+        await copyTree(saved, root + ".tmp");
+        await Deno.remove(root, { recursive: true });
+        await Deno.rename(root + ".tmp", root);
+        reused = true;
+      } catch {
+        // Not saved yet: grow.
+      }
+    }
+    if (!reused) {
+      if (saved) {
+        // Continue from the largest smaller snapshot.
+        const smaller = sizes.filter((s) => s < size).reverse().find((s) => {
+          try {
+            return Deno.statSync(`${snapshots}/${s}.live.json`).isFile;
+          } catch {
+            return false;
+          }
+        });
+        if (smaller !== undefined) {
+          const meta = JSON.parse(Deno.readTextFileSync(`${snapshots}/${smaller}.live.json`));
+          live.splice(0, live.length, ...meta.live);
+          await copyTree(`${snapshots}/${smaller}`, root + ".tmp");
+          await Deno.remove(root, { recursive: true });
+          await Deno.rename(root + ".tmp", root);
+          grown = smaller;
+        }
+      }
+      await grow(root, grown, size, live);
+      console.error(`grew to ${size} runs in ${Math.round((performance.now() - t0) / 1000)} s`);
+      if (saved) {
+        Deno.mkdirSync(snapshots!, { recursive: true });
+        await copyTree(root, saved);
+        Deno.writeTextFileSync(`${saved}.live.json`, JSON.stringify({ live }));
+      }
+    }
     grown = size;
-    console.error(`grew to ${size} runs in ${Math.round((performance.now() - t0) / 1000)} s`);
-    report[size] = await measureAll(root, samples, live);
-    grown += samples;
+    if (values["grow-only"]) continue;
+    // Measure on a copy so the grown store (and any snapshot) stays at `size` runs.
+    const work = `${root}-measure`;
+    await copyTree(root, work);
+    report[size] = await measureAll(work, samples, [...live]);
+    await Deno.remove(work, { recursive: true });
     console.log(table(size, report[size]));
   }
   console.log(

@@ -75,7 +75,7 @@ import {
 } from "./proposal_record.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { renderNewConflictNotices } from "./review.ts";
-import { requireHealthyAuthority } from "../integrity/authority.ts";
+import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView, syncView } from "./view_sync.ts";
 
@@ -704,5 +704,6 @@ export function syncRun(store: Store, runInput: string): SyncResult {
   entry.base_revision = store.head.revision;
   entry.last_activity_at = utcTimestamp();
   saveState(store.paths, store.state);
+  refreshAuthoritySummary(store);
   return { run, memory, notices: [...sync.notices, ...sync.warnings] };
 }

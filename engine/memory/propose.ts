@@ -30,6 +30,7 @@ import {
 } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
+import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/authority.ts";
 import { appendLine, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { createRecord, readRecord } from "../store/records.ts";
 import { invalidateAuditWitness, readRevision, saveState, type Store } from "../store/store.ts";
@@ -444,6 +445,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   preflight(store, proposal);
 
   // Durable writes: the rationale entry, the immutable proposal, then its marker.
+  noteAuthorityBaseline(store);
   invalidateAuditWitness(store.paths);
   const logPath = store.paths.log(run);
   appendLine(logPath, `[ID:${newEntryId}] [I:${importance}] ${rationale}`);
@@ -458,6 +460,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   );
   store.state.active_runs[run].last_activity_at = utcTimestamp();
   saveState(store.paths, store.state);
+  refreshAuthoritySummary(store);
   return {
     proposal_id: proposalId,
     created: true,

@@ -21,7 +21,7 @@ import {
   scanRunLog,
 } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
-import { requireHealthyAuthority } from "../integrity/authority.ts";
+import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
 
 /** Close outcomes. */
 export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
@@ -319,6 +319,7 @@ export function closeRun(
   delete state.active_runs[run];
   state.last_closed_at = closedAt;
   saveState(store.paths, state);
+  refreshAuthoritySummary(store);
   return {
     run,
     outcome,

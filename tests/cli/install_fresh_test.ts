@@ -19,7 +19,10 @@ Deno.test("install into an empty folder: layout, genesis, adapters, bindings, sm
     /^bimri \S+ installed into .* \(compatible engine 5\.1\.2, memory format 5\.1\.0, hot grammar 5\.0\.2\)\.$/m,
   );
   assertMatch(r.stdout, /^Verified runtime \((compiled|deno-run)\): \/\S+/m);
-  assertMatch(r.stdout, /^Memory: new v5\.1\.0 store initialized\.$/m);
+  assertMatch(
+    r.stdout,
+    /^Memory: initialized at v5\.1\.0 \(T1\/T2\/T3 20\/40\/12, entry 500 chars, 49,152 bytes\)\.$/m,
+  );
   assertMatch(r.stdout, /^Hook smoke test: PASSED \(hook-start opened R000001 /m);
   assertMatch(r.stdout, /^Doctor passed\.$/m);
   assertMatch(r.stdout, /Never commit either \.local\.json file/);

@@ -7,7 +7,7 @@ Deno.test("install migrates v3 memory, keeps the installer backups out of the mi
   const original = Deno.readFileSync(`${target}/BIMRI.md`);
   const r = await bimri(target, ["install", "--target", target], { noRoot: true });
   assertEquals(r.code, 0, r.stderr + r.stdout);
-  assertMatch(r.stdout, /^Memory: v3 .*migrated/m);
+  assertMatch(r.stdout, /^Memory: migrated BIMRI v3 from BIMRI\.md to v5\.1\.0\.$/m);
   assertMatch(r.stdout, /^Validation: PASSED\.$/m);
   assertMatch(r.stdout, /^Hook smoke test: rendered hook verified /m);
   assertMatch(r.stdout, /^Doctor passed\.$/m);
