@@ -6,7 +6,7 @@
 import { join, relative, resolve, sep } from "node:path";
 import { BimriError } from "../errors.ts";
 import { type ParsedView, parseView } from "../model/hot.ts";
-import { parseState, type State } from "../model/state.ts";
+import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
@@ -30,29 +30,10 @@ export const ACTIVATION_MUTABLE: ReadonlySet<string> = new Set([
 ]);
 
 /** The v5.1 state fields a 5.1.0 state must have, with the values a new store starts from. */
-export const DEFAULT_STATE_FIELDS: Readonly<Record<string, JsonValue>> = {
-  bimri_version: AUTHORITY_FORMAT,
-  project_id: "unset",
-  cadence_class: "interactive",
-  run_count: 0,
-  conflict_count: 0,
-  pattern_count: 0,
-  head_revision: 0,
+export const DEFAULT_STATE_FIELDS: Readonly<Record<string, JsonValue>> = stateToJson({
+  ...genesisState(""),
   head_hash: null,
-  active_runs: {},
-  session_runs: {},
-  run_dates: {},
-  cold_current: {},
-  last_started_at: null,
-  last_closed_at: null,
-  prune_policy: "archive_only",
-  tier1_max: 20,
-  tier2_max: 40,
-  tier3_max: 12,
-  entry_max_chars: 500,
-  hot_max_bytes: 49152,
-  flag_threshold: 0.5,
-};
+});
 
 /** Fields a pre-5.1 state may lack because 5.1 introduced them (filled, never guessed otherwise). */
 export const LIFECYCLE_FIELDS: readonly string[] = ["cold_current"];
