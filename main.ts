@@ -175,7 +175,10 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
   } catch (error) {
     if (error instanceof BimriError) return emit(errorResult(error), json, io);
     const message = error instanceof Error ? error.message : String(error);
-    const failure = new BimriError("io", `${message}. Nothing further was written; run doctor.`);
+    const failure = new BimriError(
+      "io",
+      `unexpected failure: ${message}. Run doctor to check the store.`,
+    );
     return emit(errorResult(failure), json, io);
   }
 }

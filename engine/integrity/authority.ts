@@ -443,6 +443,14 @@ function activeKey(state: State, without: string | null = null): string {
     .map((r) => `${r}:${state.active_runs[r].base_revision}`).join(",");
 }
 
+function loadSummaryText(paths: StorePaths): string | null {
+  try {
+    return Deno.readTextFileSync(summaryPath(paths));
+  } catch {
+    return null;
+  }
+}
+
 function loadSummary(paths: StorePaths): Summary | null {
   const info = lstatOrNull(summaryPath(paths));
   if (!info || !info.isFile) return null;
@@ -620,8 +628,12 @@ export function refreshAuthoritySummary(store: Store): void {
     conflict_count: store.state.conflict_count,
     active: activeKey(store.state),
   };
+  const text = JSON.stringify(summary);
+  if (loadSummaryText(store.paths) === text) {
+    return;
+  }
   try {
-    atomicReplace(summaryPath(store.paths), JSON.stringify(summary));
+    atomicReplace(summaryPath(store.paths), text);
   } catch {
     // Without a summary the next check takes the slow path.
   }
