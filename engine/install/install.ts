@@ -581,9 +581,59 @@ function versionFields() {
 type PathRecord =
   | { type: "file"; bytes: number; sha256: string }
   | { type: "directory" }
-  | { type: "symlink"; target: string }
-  | { type: "other" }
+  | { type: "symlink"; target: string; target_bytes_hex: string }
+  | { type: "other"; mode: number }
   | { type: "missing" };
+
+/**
+ * Every program path the reference engine's code-only update backs up. Its
+ * installer re-validates each `.bimri-update-backups/<stamp>/install-manifest.json`
+ * and requires `records` to name exactly these paths (absent ones with
+ * `existed: false`), so bimri records the same set even though it ships fewer.
+ */
+const UPDATE_RECEIPT_TARGETS: readonly string[] = [
+  "bimri-engine.py",
+  "BIMRI-PROTOCOL.md",
+  "BIMRI-MEMORY.template.md",
+  "BIMRI-STATE.template.json",
+  "BIMRI-AGENT-BLOCK.md",
+  "INSTALL.md",
+  "MIGRATION.md",
+  "hooks-example.json",
+  "legacy/README.md",
+  "legacy/v1/BIMRI-global-instructions.md",
+  "legacy/v3/BIMRI-global-instructions.md",
+  "legacy/v3/BIMRI-global-instructions-v3.md",
+  "legacy/v3/README.md",
+  "BIMRI-LICENSE",
+  ...ADAPTER_FILES,
+  ...LOCAL_FILES,
+];
+/** Program folders the reference receipt records as `directories` (name -> existed). */
+const UPDATE_RECEIPT_DIRECTORIES: readonly string[] = ["legacy", "legacy/v1", "legacy/v3"];
+
+/**
+ * The reference's protected-tree digest: SHA-256 of the records as compact,
+ * key-sorted, ASCII-escaped JSON (Python `json.dumps(sort_keys=True,
+ * separators=(",", ":"), ensure_ascii=True)`), so its receipt validator can
+ * recompute the digest bimri writes.
+ */
+function treeDigest(records: Record<string, PathRecord>): string {
+  const sortKeys = (value: JsonValue): JsonValue => {
+    if (Array.isArray(value)) return value.map(sortKeys);
+    if (value !== null && typeof value === "object") {
+      const out: JsonObject = {};
+      for (const key of Object.keys(value).sort()) out[key] = sortKeys(value[key]);
+      return out;
+    }
+    return value;
+  };
+  const compact = JSON.stringify(sortKeys(records as unknown as JsonValue)).replace(
+    /[\u0080-\uffff]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return sha256Hex(compact);
+}
 
 /** Path type and exact content of `bimri.md` and everything under `.bimri/` that is memory. */
 export type ProtectedManifest = {
@@ -598,13 +648,21 @@ export type ProtectedManifest = {
 function pathRecord(path: string): PathRecord {
   const info = lstatOrNull(path);
   if (!info) return { type: "missing" };
-  if (info.isSymlink) return { type: "symlink", target: Deno.readLinkSync(path) };
+  if (info.isSymlink) {
+    const target = Deno.readLinkSync(path);
+    const hex = Array.from(
+      new TextEncoder().encode(target),
+      (b) => b.toString(16).padStart(2, "0"),
+    );
+    return { type: "symlink", target, target_bytes_hex: hex.join("") };
+  }
   if (info.isDirectory) return { type: "directory" };
   if (info.isFile) {
     const bytes = Deno.readFileSync(path);
     return { type: "file", bytes: bytes.length, sha256: sha256Hex(bytes) };
   }
-  return { type: "other" };
+  // The file-type bits of st_mode, as the reference records them (stat.S_IFMT).
+  return { type: "other", mode: (info.mode ?? 0) & 0o170000 };
 }
 
 /** Describes every protected store path without following symbolic links. */
@@ -634,7 +692,7 @@ export function protectedManifest(target: string): ProtectedManifest {
   } catch { /* the audit reports an unreadable state */ }
   return {
     records,
-    tree_digest: sha256Hex(canonicalJson(records as unknown as JsonValue)),
+    tree_digest: treeDigest(records),
     bimri_md_sha256: hot.type === "file" ? hot.sha256 : null,
     state_sha256: state?.type === "file" ? state.sha256 : null,
     accepted_head_revision: head.revision,
@@ -725,7 +783,7 @@ async function codeOnlyUpdate(
     before = protectedManifest(target);
     const pre = auditStore(paths);
     Deno.mkdirSync(backupDir, { recursive: true });
-    for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
+    for (const name of UPDATE_RECEIPT_TARGETS) {
       const bytes = readBytesOrNull(join(target, name));
       if (bytes === null) {
         records[name] = { existed: false, backup: null, sha256: null };
@@ -738,15 +796,28 @@ async function codeOnlyUpdate(
     }
     const stateBytes = Deno.readFileSync(paths.state);
     atomicReplace(join(backupDir, stateBackup), stateBytes);
+    const snapshot: ProtectedManifest = before;
     manifest = {
       bimri_release: BIMRI_RELEASE,
       compatible_engine: ENGINE_COMPAT_RELEASE,
+      // The reference installer identifies a receipt by engine_release + memory_format.
+      engine_release: ENGINE_COMPAT_RELEASE,
       memory_format: AUTHORITY_FORMAT,
       mode: "code-only-update",
       created_at: utcTimestamp(),
       target,
       status: "prepared",
       records: records as unknown as JsonObject,
+      directories: Object.fromEntries(
+        UPDATE_RECEIPT_DIRECTORIES.map((name) => [
+          name,
+          lstatOrNull(join(target, name))?.isDirectory === true,
+        ]),
+      ),
+      protected_manifest_before: {
+        ...snapshot,
+        protected_path_count: Object.keys(snapshot.records).length,
+      } as unknown as JsonObject,
       protected_path_count: Object.keys(before.records).length,
       before_tree_digest: before.tree_digest,
       before_bimri_md_sha256: before.bimri_md_sha256,
@@ -781,6 +852,8 @@ async function codeOnlyUpdate(
             status: restoreErrors.length ? "rollback-incomplete" : "rolled-back",
             rolled_back_at: utcTimestamp(),
             rollback_errors: restoreErrors,
+            preservation: restoreErrors.length ? "failed" : "passed",
+            protected_write_attempts: 0,
           }),
         );
       } catch { /* the error below still names the backup folder */ }
@@ -831,6 +904,7 @@ async function codeOnlyUpdate(
     read_only_audit: audit.passed ? "passed" : "recovery-required",
     read_only_audit_errors: audit.errors,
     preservation: "passed",
+    protected_write_attempts: 0,
   };
   atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
   const revision = after.accepted_head_revision ?? 0;

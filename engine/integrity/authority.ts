@@ -23,9 +23,11 @@
  *    only memoized per-file facts, so deleting it (or it being unreadable or
  *    of another schema) just means every file is read once more and the
  *    answers are identical. It lives in the `audit-*` namespace with the other
- *    derived audit caches and is ignored by everything else. Only `start` and
- *    `hook-start` write it (a refused command must leave the store as it was);
- *    other commands use it read-only and re-read what changed since.
+ *    derived audit caches and is ignored by everything else. `start` and
+ *    `hook-start` write it, and sync and close after a successful write (a
+ *    refused command must leave the store as it was); other commands use it
+ *    read-only and re-read what changed since. doctor and status do not use
+ *    it: they read every record.
  * 2. The graph checks (deletion anchors from run logs and the conflict
  *    counter, candidate hashes, decision/conflict/resolution links, failed
  *    resolutions, quarantine stubs) are recomputed in memory from those facts
@@ -34,8 +36,10 @@
  * 3. The everyday fast path (O(1) in history). A second derived record,
  *    `.bimri/audit-integrity-summary.json`, holds the lstat fingerprints
  *    (inode, size, mtime, ctime) of the five authority folders (proposals,
- *    decisions, conflicts, resolutions, log) plus run_count, conflict_count and
- *    the active runs with their bases, written only when a check found the
+ *    decisions, conflicts, resolutions, log) plus run_count, conflict_count,
+ *    the active runs with their bases and the IDs of held decisions (which
+ *    retrieval lists without reading every decision while the decisions
+ *    folder is unchanged; see summary.ts), written only when a check found the
  *    store healthy and the engine's own successful write (start, propose,
  *    sync, close) then refreshed it before releasing the lock. A check whose
  *    folder fingerprints and state facts all match trusts that no record was
@@ -55,8 +59,10 @@
  * unexplained folder change). Damage that adds, removes, renames or links a
  * record, or touches a record of an active run, is still refused at once.
  * Without the fast path the check costs one listing per folder and one lstat
- * per record (about 300 ms at 10,000 runs on the 2-core machine); with it,
- * six lstats and one small read.
+ * per record (close to a second at 10,000 runs on the 2-core machine); with
+ * it, six lstats, one small read and the active runs' own records. Only sync
+ * and close ask for it (`everyday`); index, maintain and resolve always check
+ * every file.
  * Semantic effect checks (revision bindings of decisions, base snapshots)
  * belong to the full audit in doctor.ts.
  */
@@ -67,8 +73,17 @@ import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { conflictId, RUN_ID } from "../model/ids.ts";
+import {
+  fingerprint,
+  folderPrint,
+  loadSummary,
+  loadSummaryText,
+  type Summary,
+  SUMMARY_SCHEMA,
+  summaryPath,
+  WATCHED_FOLDERS,
+} from "./summary.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
-import { scanRunLog } from "../memory/run_log.ts";
 import {
   AUTHORITY_KINDS,
   type AuthorityKind,
@@ -117,17 +132,6 @@ type CacheDoc = {
 const CACHE_SCHEMA = 1;
 const CACHE_NAME = "audit-integrity-cache.json";
 
-function fingerprint(info: Deno.FileInfo): string {
-  const ctime = (info as { ctime?: Date | null }).ctime;
-  return [
-    info.isSymlink ? "l" : info.isFile ? "f" : "o",
-    info.ino ?? 0,
-    info.size,
-    info.mtime?.getTime() ?? 0,
-    ctime?.getTime() ?? 0,
-  ].join(":");
-}
-
 function cachePath(paths: StorePaths): string {
   return paths.folder(CACHE_NAME);
 }
@@ -147,6 +151,9 @@ function loadCache(paths: StorePaths): CacheDoc {
   }
 }
 
+/** The type bits of a path, from lstat or a directory entry (never followed). */
+type NodeKind = { isFile: boolean; isSymlink: boolean };
+
 /** Reads one authority path and derives its facts (never follows a link). */
 export function readRecordFacts(
   path: string,
@@ -154,18 +161,28 @@ export function readRecordFacts(
   id: string,
   info: Deno.FileInfo,
 ): RecordFacts {
-  const fp = fingerprint(info);
-  if (info.isSymlink) {
+  return readFactsOfNode(path, kind, id, info, fingerprint(info));
+}
+
+function readFactsOfNode(
+  path: string,
+  kind: AuthorityKind,
+  id: string,
+  node: NodeKind,
+  fp: string,
+  options: CollectOptions = {},
+): RecordFacts {
+  if (node.isSymlink) {
     return {
       fp,
       problem: "is a symbolic link; BIMRI never follows links in authority paths",
       stub: false,
     };
   }
-  if (!info.isFile) return { fp, problem: "is not a regular file", stub: false };
-  const bytes = readBytesOrNull(path);
+  if (!node.isFile) return { fp, problem: "is not a regular file", stub: false };
+  const bytes = options.read ? options.read(path) : readBytesOrNull(path);
   if (bytes === null) return { fp, problem: "disappeared while being read", stub: false };
-  return factsFromBytes(bytes, kind, id, fp);
+  return factsFromBytes(bytes, kind, id, fp, options);
 }
 
 /** Facts of a record's bytes as if they stood at the record path of `kind`/`id`. */
@@ -174,8 +191,10 @@ export function factsFromBytes(
   kind: AuthorityKind,
   id: string,
   fp = "",
+  options: CollectOptions = {},
 ): RecordFacts {
-  const sha = sha256Hex(bytes);
+  // Only conflict candidates' hashes are ever compared: a full scan hashes those afterwards.
+  const sha = options.lazySha ? undefined : options.hash ? options.hash(bytes) : sha256Hex(bytes);
   const text = decodeUtf8Strict(bytes);
   let value: JsonValue;
   try {
@@ -185,6 +204,7 @@ export function factsFromBytes(
     return { fp, problem: "is not valid JSON", stub: false, sha };
   }
   if (!isJsonObject(value)) return { fp, problem: "is not a JSON object", stub: false, sha };
+  options.onValue?.(kind, id, value);
   if (isStub(value)) {
     const problems = stubProblems(value, kind, id);
     return {
@@ -204,6 +224,39 @@ export function factsFromBytes(
     sha,
   };
   return { ...facts, ...summarize(kind, value) };
+}
+
+/** A folder entry's name and type (from a directory listing; never followed). */
+export type FolderEntry = { name: string; isFile: boolean; isSymlink: boolean };
+
+/** Options of `collectFacts` for a full audit that shares its work. */
+export type CollectOptions = {
+  /** Entries of a store folder (one listing per audit; types without lstat). */
+  entries?: (folder: string) => Iterable<FolderEntry>;
+  /** Reads a file's bytes (the audit reuses one buffer; the result is used at once). */
+  read?: (path: string) => Uint8Array | null;
+  /** SHA-256 hex of bytes (the audit passes a native digest). */
+  hash?: (bytes: Uint8Array) => string;
+  /** Skip hashing every record; collectFacts hashes conflict candidates at the end. */
+  lazySha?: boolean;
+  /** Receives each record's parsed JSON object, before any validation. */
+  onValue?: (kind: AuthorityKind, id: string, value: JsonObject) => void;
+};
+
+/** Hashes the conflict candidates a lazy (`lazySha`) collection left unhashed. */
+export function hashCandidates(
+  paths: StorePaths,
+  records: AuthorityFacts["records"],
+  options: CollectOptions = {},
+): void {
+  for (const c of records.conflict.values()) {
+    for (const id of c.proposalIds ?? []) {
+      const p = records.proposal.get(id);
+      if (!p || p.sha !== undefined || !idGrammar("proposal").test(id)) continue;
+      const bytes = readBytesOrNull(recordPathOf(paths, "proposal", id));
+      if (bytes !== null) p.sha = options.hash ? options.hash(bytes) : sha256Hex(bytes);
+    }
+  }
 }
 
 function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts> {
@@ -235,6 +288,11 @@ export type AuthorityFacts = {
   records: Record<AuthorityKind, Map<string, RecordFacts>>;
   /** Run -> proposal IDs referenced by `[PROPOSE:]` markers, and closure. */
   logs: Map<string, { markers: string[]; closed: boolean }>;
+  /**
+   * Full scans only: log file name -> its first `[OUTCOME:]` value (or null),
+   * for every regular log file read (status counts outcomes from it).
+   */
+  outcomes?: Map<string, string | null>;
   /** True when the cache given to `collectFacts` was updated. */
   dirty: boolean;
 };
@@ -248,7 +306,10 @@ export function collectFacts(
   paths: StorePaths,
   cache: CacheDoc | null,
   activeRuns: ReadonlySet<string> = new Set(),
+  options: CollectOptions = {},
 ): AuthorityFacts {
+  // Without a cache no fingerprint is needed: directory entries give the types.
+  const direct = cache === null && options.entries !== undefined;
   let dirty = false;
   const records = {
     proposal: new Map(),
@@ -260,6 +321,17 @@ export function collectFacts(
   for (const kind of AUTHORITY_KINDS) {
     const folder = paths.folder(KIND_FOLDER[kind]);
     const grammar = idGrammar(kind);
+    if (direct) {
+      for (const entry of options.entries!(KIND_FOLDER[kind])) {
+        const id = entry.name.endsWith(".json") ? entry.name.slice(0, -5) : "";
+        if (!grammar.test(id)) continue;
+        records[kind].set(
+          id,
+          readFactsOfNode(`${folder}/${entry.name}`, kind, id, entry, "", options),
+        );
+      }
+      continue;
+    }
     for (const name of listNames(folder)) {
       if (!name.endsWith(".json")) continue;
       const id = name.slice(0, -5);
@@ -279,6 +351,21 @@ export function collectFacts(
   const logs = new Map<string, { markers: string[]; closed: boolean }>();
   const nextLogs: Record<string, LogFacts> = {};
   const logFolder = paths.folder("log");
+  if (direct) {
+    const outcomes = new Map<string, string | null>();
+    for (const entry of options.entries!("log")) {
+      const run = entry.name.endsWith(".md") ? entry.name.slice(0, -3) : "";
+      if (!RUN_ID.test(run) || !entry.isFile || entry.isSymlink) continue;
+      const path = `${logFolder}/${entry.name}`;
+      const bytes = options.read ? options.read(path) : readBytesOrNull(path);
+      const decoded = bytes === null ? null : decodeUtf8Strict(bytes);
+      const scanned = scanLogMarkers(run, decoded ?? "");
+      logs.set(run, { markers: scanned.proposalMarkers, closed: scanned.closed });
+      if (decoded !== null) outcomes.set(entry.name, scanned.outcome);
+    }
+    if (options.lazySha) hashCandidates(paths, records, options);
+    return { records, logs, dirty: false, outcomes };
+  }
   for (const name of listNames(logFolder)) {
     const run = name.endsWith(".md") ? name.slice(0, -3) : "";
     if (!RUN_ID.test(run)) continue;
@@ -298,7 +385,7 @@ export function collectFacts(
       dirty = true;
       const bytes = readBytesOrNull(path);
       const text = bytes === null ? "" : (decodeUtf8Strict(bytes) ?? "");
-      const scanned = scanRunLog(run, text);
+      const scanned = scanLogMarkers(run, text);
       facts = { fp, markers: scanned.proposalMarkers, closed: scanned.closed };
     }
     logs.set(run, { markers: facts.markers, closed: facts.closed });
@@ -313,6 +400,44 @@ export function collectFacts(
   }
   return { records, logs, dirty };
 }
+
+/**
+ * The `[PROPOSE:]` markers and closure of a run log, exactly as scanRunLog
+ * finds them, but only lines that start with one of those markers are
+ * examined (the audit scans every log of the store).
+ */
+export function scanLogMarkers(
+  run: string,
+  text: string,
+): { proposalMarkers: string[]; closed: boolean; outcome: string | null } {
+  const proposalMarkers: string[] = [];
+  let closed = false;
+  let outcome: string | null = null;
+  const closedPrefix = `[CLOSED:${run}`;
+  for (let start = 0; start <= text.length;) {
+    const nl = text.indexOf("\n", start);
+    const end = nl < 0 ? text.length : nl;
+    if (text.startsWith("[PROPOSE:", start)) {
+      const marker = PROPOSE_MARKER.exec(text.slice(start, end));
+      if (marker) proposalMarkers.push(marker[1]);
+    } else if (text.startsWith(closedPrefix, start) && start + closedPrefix.length < end) {
+      // scanRunLog's `^\[CLOSED:<run>(\s|\])`.
+      const next = text[start + closedPrefix.length];
+      if (next === "]" || /\s/.test(next)) closed = true;
+    } else if (outcome === null && text.startsWith("[OUTCOME:", start)) {
+      outcome = OUTCOME_LINE.exec(text.slice(start, end))?.[1] ?? null;
+    }
+    if (nl < 0) break;
+    start = nl + 1;
+  }
+  return { proposalMarkers, closed, outcome };
+}
+
+/** scanRunLog's proposal marker. */
+const PROPOSE_MARKER = /^\[PROPOSE:(R[0-9]{6}-Q[0-9]{3})\](\s|$)/;
+
+/** A close outcome line, as status counts them (the first one per log). */
+const OUTCOME_LINE = /^\[OUTCOME:(success|partial|overflow|fail)\]/;
 
 function issue(kind: AuthorityKind, id: string, problem: string): AuthorityIssue {
   return { kind, id, path: recordRelPath(kind, id), problem };
@@ -403,37 +528,49 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
 
 /** Full check (no cache): reads every record. Used by doctor and status. */
 export function fullAuthorityIssues(paths: StorePaths, state: State): AuthorityIssue[] {
-  return authorityIssues(state, collectFacts(paths, null));
+  return authorityIssues(state, fullFacts(paths));
+}
+
+function fullFacts(paths: StorePaths): AuthorityFacts {
+  const options: CollectOptions = {
+    entries: (folder) => sortedEntries(paths, folder),
+    lazySha: true,
+  };
+  return collectFacts(paths, null, new Set(), options);
+}
+
+/** A store folder's entries in name order (types from the listing: no lstat per file). */
+export function sortedEntries(paths: StorePaths, folder: string): Deno.DirEntry[] {
+  const list: Deno.DirEntry[] = [];
+  try {
+    for (const entry of Deno.readDirSync(paths.folder(folder))) list.push(entry);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 // ---------------------------------------------------------------------------
 // The everyday fast path (layer 3 of the header).
 
-const SUMMARY_SCHEMA = 1;
-const SUMMARY_NAME = "audit-integrity-summary.json";
-const WATCHED_FOLDERS = ["proposals", "decisions", "conflicts", "resolutions", "log"] as const;
-
-type Summary = {
-  schema: number;
-  folders: Record<string, string>;
-  run_count: number;
-  conflict_count: number;
-  active: string;
+type HealthBasis = {
+  /** A dirty facts cache to persist on success (slow path), else null. */
+  cache: CacheDoc | null;
+  /** Held decision IDs when the operation began. */
+  held: Set<string>;
 };
 
-/** Per loaded store (one per `withStore`): proven healthy, and a dirty facts cache to persist. */
-const verified = new WeakMap<Store, { cache: CacheDoc | null }>();
-
-function summaryPath(paths: StorePaths): string {
-  return paths.folder(SUMMARY_NAME);
-}
+/** Per loaded store (one per `withStore`): proven healthy, with what the refresh needs. */
+const verified = new WeakMap<Store, HealthBasis>();
+/** Held decisions this operation wrote (commit's loop reports them). */
+const heldWritten = new WeakMap<Store, Set<string>>();
 
 function folderPrints(paths: StorePaths): Record<string, string> | null {
   const out: Record<string, string> = {};
   for (const folder of WATCHED_FOLDERS) {
-    const info = lstatOrNull(paths.folder(folder));
-    if (!info || !info.isDirectory) return null;
-    out[folder] = fingerprint(info);
+    const print = folderPrint(paths, folder);
+    if (print === null) return null;
+    out[folder] = print;
   }
   return out;
 }
@@ -443,39 +580,17 @@ function activeKey(state: State, without: string | null = null): string {
     .map((r) => `${r}:${state.active_runs[r].base_revision}`).join(",");
 }
 
-function loadSummaryText(paths: StorePaths): string | null {
-  try {
-    return Deno.readTextFileSync(summaryPath(paths));
-  } catch {
-    return null;
-  }
-}
-
-function loadSummary(paths: StorePaths): Summary | null {
-  const info = lstatOrNull(summaryPath(paths));
-  if (!info || !info.isFile) return null;
-  try {
-    const doc = JSON.parse(Deno.readTextFileSync(summaryPath(paths))) as Summary;
-    if (doc?.schema !== SUMMARY_SCHEMA || typeof doc.folders !== "object" || !doc.folders) {
-      return null;
-    }
-    return doc;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * True when the summary proves that no authority folder changed since the
  * engine's last healthy write. `ownStart` names the run this `start` just
  * created, whose new log is the one explained change.
  */
-function summaryMatches(store: Store, ownStart: string | null): boolean {
+function summaryMatches(store: Store, ownStart: string | null): Summary | null {
   const summary = loadSummary(store.paths);
   const prints = folderPrints(store.paths);
-  if (!summary || !prints) return false;
+  if (!summary || !prints) return null;
   const state = store.state;
-  if (summary.conflict_count !== state.conflict_count) return false;
+  if (summary.conflict_count !== state.conflict_count) return null;
   let explainedLog = false;
   if (ownStart !== null && summary.run_count + 1 === state.run_count) {
     const own = state.active_runs[ownStart];
@@ -483,15 +598,28 @@ function summaryMatches(store: Store, ownStart: string | null): boolean {
       own.base_revision === store.head.revision &&
       summary.active === activeKey(state, ownStart) &&
       lstatOrNull(store.paths.log(ownStart))?.isFile === true;
-    if (!explainedLog) return false;
+    if (!explainedLog) return null;
   } else if (summary.run_count !== state.run_count || summary.active !== activeKey(state)) {
-    return false;
+    return null;
   }
   for (const folder of WATCHED_FOLDERS) {
     if (folder === "log" && explainedLog) continue;
-    if (summary.folders[folder] !== prints[folder]) return false;
+    if (summary.folders[folder] !== prints[folder]) return null;
   }
-  return true;
+  return summary;
+}
+
+function heldOf(facts: AuthorityFacts): Set<string> {
+  const held = new Set<string>();
+  for (const [id, d] of facts.records.decision) if (d.outcome === "held") held.add(id);
+  return held;
+}
+
+/** Commit's loop reports each held decision it writes, so the summary's list stays exact. */
+export function noteHeldDecision(store: Store, id: string): void {
+  let set = heldWritten.get(store);
+  if (!set) heldWritten.set(store, set = new Set());
+  set.add(id);
 }
 
 function runIdNumber(run: string): number {
@@ -509,7 +637,7 @@ function activeRunIssues(store: Store): AuthorityIssue[] {
     if (!RUN_ID.test(run)) continue;
     const bytes = readBytesOrNull(store.paths.log(run));
     const text = bytes === null ? "" : (decodeUtf8Strict(bytes) ?? "");
-    const log = scanRunLog(run, text);
+    const log = scanLogMarkers(run, text);
     for (const id of log.proposalMarkers) {
       if (!id.startsWith(`${run}-Q`)) {
         out.push(
@@ -560,15 +688,17 @@ function recordPathOf(paths: StorePaths, kind: AuthorityKind, id: string): strin
  * and, when healthy, the summary are written at once (callers hold the engine
  * lock); canonical writes persist them only on success, through
  * `refreshAuthoritySummary`, since a refused command must leave the store as
- * it was.
+ * it was. Without `fastPath` (index, maintain, resolve) every file is checked.
  */
 export function cachedAuthorityIssues(
   store: Store,
   persist = false,
   ownStart: string | null = null,
+  fastPath = true,
 ): AuthorityIssue[] {
-  if (summaryMatches(store, ownStart) && activeRunIssues(store).length === 0) {
-    verified.set(store, { cache: null });
+  const matched = fastPath ? summaryMatches(store, ownStart) : null;
+  if (matched && activeRunIssues(store).length === 0) {
+    verified.set(store, { cache: null, held: new Set(matched.held) });
     if (persist) refreshAuthoritySummary(store);
     return [];
   }
@@ -576,11 +706,13 @@ export function cachedAuthorityIssues(
   const cache = loadCache(store.paths);
   const facts = collectFacts(store.paths, cache, new Set(Object.keys(store.state.active_runs)));
   const issues = authorityIssues(store.state, facts);
-  if (issues.length === 0) verified.set(store, { cache: facts.dirty ? cache : null });
+  if (issues.length === 0) {
+    verified.set(store, { cache: facts.dirty ? cache : null, held: heldOf(facts) });
+  }
   if (persist) {
     if (facts.dirty) writeFactsCache(store.paths, cache);
     if (issues.length === 0) {
-      verified.set(store, { cache: null });
+      verified.get(store)!.cache = null;
       refreshAuthoritySummary(store);
     }
   }
@@ -603,8 +735,9 @@ function writeFactsCache(paths: StorePaths, cache: CacheDoc): void {
  */
 export function noteAuthorityBaseline(store: Store): void {
   if (verified.has(store)) return;
-  if (summaryMatches(store, null) && activeRunIssues(store).length === 0) {
-    verified.set(store, { cache: null });
+  const matched = summaryMatches(store, null);
+  if (matched && activeRunIssues(store).length === 0) {
+    verified.set(store, { cache: null, held: new Set(matched.held) });
   }
 }
 
@@ -627,6 +760,7 @@ export function refreshAuthoritySummary(store: Store): void {
     run_count: store.state.run_count,
     conflict_count: store.state.conflict_count,
     active: activeKey(store.state),
+    held: [...new Set([...proven.held, ...(heldWritten.get(store) ?? [])])].sort(),
   };
   const text = JSON.stringify(summary);
   if (loadSummaryText(store.paths) === text) {
@@ -667,9 +801,19 @@ export function authorityBriefLines(store: Store): { lines: string[]; issues: Au
   return { lines: recoveryBlock(issues), issues };
 }
 
+/** Facts of the full check `authorityStatusLines` ran on this loaded store (status reuses them). */
+const statusFacts = new WeakMap<Store, AuthorityFacts>();
+
+/** The facts the full status check collected for `store`, if it ran. */
+export function fullFactsOf(store: Store): AuthorityFacts | undefined {
+  return statusFacts.get(store);
+}
+
 /** The full status report block (every issue, no cache). */
 export function authorityStatusLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
-  const issues = fullAuthorityIssues(store.paths, store.state);
+  const facts = fullFacts(store.paths);
+  statusFacts.set(store, facts);
+  const issues = authorityIssues(store.state, facts);
   return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
 }
 
@@ -677,6 +821,11 @@ export function authorityStatusLines(store: Store): { lines: string[]; issues: A
 export type HealthOptions = {
   /** A resolve retrying this conflict may proceed past its own failed resolution. */
   retryConflict?: string;
+  /**
+   * sync and close: the O(1) summary check (layer 3) may vouch for the store.
+   * Other canonical writes (index, maintain, resolve) always check every file.
+   */
+  everyday?: boolean;
 };
 
 /**
@@ -684,7 +833,7 @@ export type HealthOptions = {
  * (protocol 9.5). Call first in every canonical write path, before any write.
  */
 export function requireHealthyAuthority(store: Store, options: HealthOptions = {}): void {
-  const issues = cachedAuthorityIssues(store).filter((i) =>
+  const issues = cachedAuthorityIssues(store, false, null, options.everyday === true).filter((i) =>
     !(options.retryConflict && i.kind === "resolution" && i.id === options.retryConflict &&
       i.problem.startsWith("resolution status is failed"))
   );

@@ -11,9 +11,11 @@
  */
 import { isV4ArchiveRow } from "../memory/archive.ts";
 import { isAbsolute, normalize } from "node:path";
+import { createHash } from "node:crypto";
 import { BimriError } from "../errors.ts";
 import {
   type MemoryEntry,
+  newViewParseMemo,
   parseAnyEntry,
   type ParsedView,
   parseEntryForTier,
@@ -26,16 +28,16 @@ import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { revisionName } from "../model/ids.ts";
-import { authorityIssues, collectFacts, factsFromBytes, issueLine } from "./authority.ts";
 import {
-  AUTHORITY_KINDS,
-  type AuthorityKind,
-  HOLD_REASONS,
-  isStub,
-  isV51,
-  KIND_FOLDER,
-  receiptProblems,
-} from "./schemas.ts";
+  authorityIssues,
+  collectFacts,
+  type CollectOptions,
+  factsFromBytes,
+  type FolderEntry,
+  hashCandidates,
+  issueLine,
+} from "./authority.ts";
+import { type AuthorityKind, HOLD_REASONS, isStub, isV51, receiptProblems } from "./schemas.ts";
 
 /**
  * A record audited as if `bytes` stood at its path: restore's isolated shadow,
@@ -67,6 +69,73 @@ const ARCHIVE_ROW =
 type ArchiveRow = { date: string; by: string; reason: string; raw: string };
 
 type LoadedRevision = { bytes: Uint8Array; view: ParsedView | null };
+
+/** A folder listing kept compactly: sorted names and type bits (1 file, 2 link, 4 folder). */
+type Listing = { names: string[]; kinds: Uint8Array };
+
+/** What a key looked like at one revision: its line and entry, or null when absent. */
+type KeyLine = { hash: string; tier: number; id: string } | null;
+
+function keyLineOf(raw: string, entry: MemoryEntry): KeyLine {
+  // Only the line's hash is kept (thousands of answers; the text is not needed).
+  return { hash: nativeSha256(pyStrip(raw)), tier: entry.tier, id: entry.id };
+}
+
+/** The fields of a proposal the audit's effect checks use (records are not kept whole). */
+type ProposalFacts = {
+  key: string;
+  baseRevision: number;
+  baseHash: unknown;
+  baseStorage: string | undefined;
+  baseArchiveProposalId: unknown;
+  observedHeadHash: unknown;
+  hasReceipt: boolean;
+  operation: unknown;
+  tier: unknown;
+  entryId: unknown;
+  holdReason: unknown;
+  v51: boolean;
+};
+
+/** The fields of a decision the audit uses. */
+type DecisionFacts = {
+  outcome: unknown;
+  revision: number;
+  reason: unknown;
+  resolutionId: unknown;
+};
+
+/** Native SHA-256 (the audit hashes every revision: hundreds of megabytes at scale). */
+function nativeSha256(bytes: Uint8Array | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function decisionFacts(d: JsonObject): DecisionFacts {
+  return {
+    outcome: d.outcome,
+    revision: d.revision as number,
+    reason: d.reason,
+    resolutionId: d.resolution_id,
+  };
+}
+
+function proposalFacts(p: JsonObject): ProposalFacts {
+  const receipt = p.preflight_receipt;
+  return {
+    key: p.key as string,
+    baseRevision: p.base_revision as number,
+    baseHash: p.base_hash,
+    baseStorage: p.base_storage as string | undefined,
+    baseArchiveProposalId: p.base_archive_proposal_id,
+    observedHeadHash: isJsonObject(receipt) ? receipt.observed_head_hash : undefined,
+    hasReceipt: isJsonObject(receipt),
+    operation: p.operation,
+    tier: p.tier,
+    entryId: p.entry_id,
+    holdReason: p.hold_reason,
+    v51: isV51(p),
+  };
+}
 
 function isTemporary(name: string): boolean {
   return name.startsWith(".bimri-tmp-") || name.startsWith(".bimri-new-");
@@ -110,9 +179,22 @@ class Audit {
   private state!: State;
   /** SHA-256 of every revision file (numbers present on disk). */
   private revisionHashes = new Map<number, string>();
-  /** A few recently parsed revisions: memory stays bounded on long histories. */
-  private recentRevisions = new Map<number, LoadedRevision>();
   private head: LoadedRevision | null = null;
+  /** One listing per folder per audit (entry types come without lstat). */
+  private listings = new Map<string, Listing>();
+  /** Shared parse of lines repeated across revisions. */
+  private memo = newViewParseMemo();
+  /** Key lookups the effect checks need, by revision, answered while revisions stream by. */
+  private queries = new Map<number, Set<string>>();
+  private answers = new Map<number, Map<string, KeyLine>>();
+  /** Authority read once, before the revisions (see prepareAuthority). */
+  /** Graph findings, computed while the facts are at hand and reported in checkAuthority. */
+  private graphIssues: string[] = [];
+  private proposals = new Map<string, ProposalFacts>();
+  private decisions = new Map<string, DecisionFacts>();
+  private conflicts = new Map<string, JsonObject>();
+  private resolutions = new Map<string, JsonObject>();
+  private stubEvidence: { kind: AuthorityKind; id: string; file: string }[] = [];
   /** Archive rows by the proposal that wrote them. */
   private archiveBy = new Map<string, ArchiveRow[]>();
 
@@ -138,7 +220,9 @@ class Audit {
       }
       throw error;
     }
+    this.prepareAuthority();
     this.readRevisions();
+    this.listings.clear();
     this.checkHead();
     this.readArchive();
     this.checkCold();
@@ -171,9 +255,8 @@ class Audit {
       }
     }
     for (const folder of FLAT_FOLDERS) {
-      for (const name of listNames(this.paths.folder(folder))) {
-        const info = lstatOrNull(`${this.paths.folder(folder)}/${name}`);
-        if (!info) continue;
+      for (const info of this.entries(folder)) {
+        const name = info.name;
         if (info.isSymlink || !info.isFile) {
           // Authority folders are reported with their record by the authority checks.
           if (
@@ -194,25 +277,59 @@ class Audit {
         }
       }
     }
-    const logFolder = this.paths.folder("log");
-    for (const name of listNames(logFolder)) {
-      const info = lstatOrNull(`${logFolder}/${name}`);
-      if (info && (info.isSymlink || !info.isFile)) {
-        this.errors.push(`.bimri/log/${name} is not a regular file.`);
+    for (const info of this.entries("log")) {
+      if (info.isSymlink || !info.isFile) {
+        this.errors.push(`.bimri/log/${info.name} is not a regular file.`);
       }
     }
   }
 
+  /**
+   * The entries of a store folder, sorted by name, listed once per audit and
+   * kept compactly (names plus type bits: tens of thousands of entries).
+   */
+  private *entries(folder: string): Generator<FolderEntry & { isDirectory: boolean }> {
+    let list = this.listings.get(folder);
+    if (!list) {
+      const raw: Deno.DirEntry[] = [];
+      try {
+        for (const entry of Deno.readDirSync(this.paths.folder(folder))) raw.push(entry);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      raw.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      list = {
+        names: raw.map((e) => e.name),
+        kinds: Uint8Array.from(
+          raw,
+          (e) => (e.isFile ? 1 : 0) | (e.isSymlink ? 2 : 0) | (e.isDirectory ? 4 : 0),
+        ),
+      };
+      this.listings.set(folder, list);
+    }
+    for (let i = 0; i < list.names.length; i++) {
+      const kind = list.kinds[i];
+      yield {
+        name: list.names[i],
+        isFile: (kind & 1) !== 0,
+        isSymlink: (kind & 2) !== 0,
+        isDirectory: (kind & 4) !== 0,
+      };
+    }
+  }
+
   private readRevisions(): void {
+    // Streamed: each revision is read, hashed and parsed once, answers the key
+    // lookups queued for it by prepareAuthority, and is dropped (only the head is kept).
     const folder = this.paths.folder("revisions");
-    for (const name of listNames(folder)) {
+    for (const info of this.entries("revisions")) {
+      const name = info.name;
       const match = /^V([0-9]{6})\.md$/.exec(name);
       if (!match) {
         if (!isTemporary(name)) this.warnings.push(`unexpected file .bimri/revisions/${name}.`);
         continue;
       }
-      const info = lstatOrNull(`${folder}/${name}`);
-      if (!info?.isFile || info.isSymlink) continue;
+      if (!info.isFile || info.isSymlink) continue;
       const n = Number(match[1]);
       const bytes = readBytesOrNull(`${folder}/${name}`);
       if (bytes === null) continue;
@@ -220,12 +337,23 @@ class Audit {
       let view: ParsedView | null = null;
       if (text === null) this.errors.push(`revision ${name} is not valid UTF-8.`);
       else {
-        view = parseView(text, this.state.entry_max_chars);
+        view = parseView(text, this.state.entry_max_chars, this.memo);
         for (const problem of view.errors) {
           this.errors.push(`revision ${revisionName(n)}: ${problem}.`);
         }
       }
-      this.revisionHashes.set(n, sha256Hex(bytes));
+      this.revisionHashes.set(n, nativeSha256(bytes));
+      const wanted = this.queries.get(n);
+      if (wanted && view) {
+        const found = new Map<string, KeyLine>();
+        for (const key of wanted) found.set(key, null);
+        for (const e of view.entries) {
+          if (wanted.has(e.entry.key)) {
+            found.set(e.entry.key, keyLineOf(e.raw, e.entry));
+          }
+        }
+        this.answers.set(n, found);
+      }
       if (n === this.state.head_revision) this.head = { bytes, view };
       if (n > this.state.head_revision) {
         this.warnings.push(
@@ -244,7 +372,7 @@ class Audit {
       this.errors.push(`accepted head revision ${headName} is missing.`);
       return;
     }
-    if (sha256Hex(head.bytes) !== this.state.head_hash) {
+    if (this.revisionHashes.get(this.state.head_revision) !== this.state.head_hash) {
       this.errors.push("accepted head revision does not match state.head_hash.");
     }
     if (head.bytes.length > this.state.hot_max_bytes) {
@@ -273,7 +401,7 @@ class Audit {
     const viewBytes = readBytesOrNull(this.paths.view);
     if (viewBytes === null) {
       this.warnings.push("bimri.md is missing; the next command regenerates it.");
-    } else if (sha256Hex(viewBytes) !== sha256Hex(head.bytes)) {
+    } else if (nativeSha256(viewBytes) !== nativeSha256(head.bytes)) {
       this.errors.push(
         "generated bimri.md differs from the accepted head; recovery is needed and read-only doctor left the file unchanged.",
       );
@@ -349,63 +477,107 @@ class Audit {
     }
   }
 
-  private loadRevision(n: number): LoadedRevision | undefined {
-    if (n === this.state.head_revision && this.head) return this.head;
-    if (!this.revisionHashes.has(n)) return undefined;
-    const cached = this.recentRevisions.get(n);
-    if (cached) return cached;
-    const bytes = readBytesOrNull(this.paths.revision(n));
-    if (bytes === null) return undefined;
-    const text = decodeUtf8Strict(bytes);
-    const loaded = {
-      bytes,
-      view: text === null ? null : parseView(text, this.state.entry_max_chars),
-    };
-    this.recentRevisions.set(n, loaded);
-    if (this.recentRevisions.size > 16) {
-      this.recentRevisions.delete(this.recentRevisions.keys().next().value as number);
+  /** Queues a key lookup at `revision` for the revision pass. */
+  private ask(revision: number, key: string): void {
+    if (typeof revision !== "number" || typeof key !== "string") return;
+    let keys = this.queries.get(revision);
+    if (!keys) this.queries.set(revision, keys = new Set());
+    keys.add(key);
+  }
+
+  /** The key's line at `revision`; undefined when that revision is missing or unreadable. */
+  private keyLine(revision: number, key: string): KeyLine | undefined {
+    if (revision === this.state.head_revision && this.head) {
+      if (!this.head.view) return undefined;
+      const found = this.head.view.entries.find((e) => e.entry.key === key);
+      return found ? keyLineOf(found.raw, found.entry) : null;
     }
-    return loaded;
+    return this.answers.get(revision)?.get(key);
   }
 
-  private keyLine(
-    revision: number,
-    key: string,
-  ): { line: string; entry: MemoryEntry } | null | undefined {
-    const rev = this.loadRevision(revision);
-    if (!rev || !rev.view) return undefined;
-    const found = rev.view.entries.find((e) => e.entry.key === key);
-    return found ? { line: found.raw, entry: found.entry } : null;
-  }
-
-  private checkAuthority(): void {
-    const facts = collectFacts(this.paths, null);
+  /**
+   * Reads every authority record once, before the revisions: keeps the few
+   * fields the effect checks need and queues their key lookups. Findings are
+   * reported later, in checkAuthority, in the audit's usual order.
+   */
+  private prepareAuthority(): void {
+    // Compact fields of every parsed record; usability is filtered after validation.
+    const compactProposals = new Map<string, ProposalFacts>();
+    const compactDecisions = new Map<string, DecisionFacts>();
+    const values = new Map<string, JsonObject>();
+    const keep = (kind: AuthorityKind, id: string, value: JsonObject) => {
+      if (kind === "proposal") compactProposals.set(id, proposalFacts(value));
+      else if (kind === "decision") compactDecisions.set(id, decisionFacts(value));
+      else values.set(`${kind}/${id}`, value);
+    };
+    const options: CollectOptions = {
+      entries: (folder) => this.entries(folder),
+      hash: nativeSha256,
+      lazySha: true,
+      onValue: (kind, id, value) => {
+        if (isStub(value)) {
+          if (typeof value.recovery_file === "string" && !this.isShadowed(kind, id)) {
+            this.stubEvidence.push({ kind, id, file: value.recovery_file });
+          }
+          return;
+        }
+        keep(kind, id, value);
+      },
+    };
+    const facts = collectFacts(this.paths, null, new Set(), options);
     const shadow = this.shadow;
     if (shadow) {
       facts.records[shadow.kind].set(
         shadow.id,
-        factsFromBytes(shadow.bytes, shadow.kind, shadow.id),
+        factsFromBytes(shadow.bytes, shadow.kind, shadow.id, "", { hash: nativeSha256 }),
       );
-    }
-    for (const issue of authorityIssues(this.state, facts)) this.errors.push(`${issueLine(issue)}`);
-    const load = (kind: AuthorityKind, id: string): JsonObject | null => {
-      const f = facts.records[kind].get(id);
-      if (!f || f.problem || f.stub) return null;
-      if (shadow && this.isShadowed(kind, id)) {
-        return JSON.parse(new TextDecoder().decode(shadow.bytes)) as JsonObject;
+      try {
+        const value = JSON.parse(new TextDecoder().decode(shadow.bytes)) as JsonValue;
+        if (isJsonObject(value)) keep(shadow.kind, shadow.id, value);
+      } catch {
+        // Unparseable: its facts carry the problem, so it is not usable.
       }
-      return readJsonObject(`${this.paths.folder(KIND_FOLDER[kind])}/${id}.json`);
-    };
-    const head = this.state.head_revision;
-    const proposals = new Map<string, JsonObject>();
-    for (const id of facts.records.proposal.keys()) {
-      const p = load("proposal", id);
-      if (p) proposals.set(id, p);
+      // A shadowed conflict may name candidates the lazy collection did not hash.
+      hashCandidates(this.paths, facts.records, options);
     }
-    for (const [id, p] of proposals) this.checkProposalBase(id, p);
+    // The facts are dropped after this pass (memory stays flat on long histories).
+    this.graphIssues = authorityIssues(this.state, facts).map(issueLine);
+    const usable = (kind: AuthorityKind, id: string): boolean => {
+      const f = facts.records[kind].get(id);
+      return f !== undefined && !f.problem && !f.stub;
+    };
+    for (const id of facts.records.proposal.keys()) {
+      const p = compactProposals.get(id);
+      if (!p || !usable("proposal", id)) continue;
+      this.proposals.set(id, p);
+      if (p.baseStorage !== "cold") this.ask(p.baseRevision, p.key);
+    }
     for (const id of facts.records.decision.keys()) {
-      const d = load("decision", id);
-      if (!d) continue;
+      const d = compactDecisions.get(id);
+      if (!d || !usable("decision", id)) continue;
+      this.decisions.set(id, d);
+      const p = this.proposals.get(id);
+      if (d.outcome === "accepted" && p) this.ask(d.revision, p.key);
+    }
+    for (
+      const [kind, target] of [["conflict", this.conflicts], [
+        "resolution",
+        this.resolutions,
+      ]] as const
+    ) {
+      for (const id of facts.records[kind].keys()) {
+        const value = values.get(`${kind}/${id}`);
+        if (value && usable(kind, id)) target.set(id, value);
+      }
+    }
+  }
+
+  private checkAuthority(): void {
+    this.errors.push(...this.graphIssues);
+    const head = this.state.head_revision;
+    const proposals = this.proposals;
+    for (const [id, p] of proposals) this.checkProposalBase(id, p);
+    for (const [id, d] of this.decisions) {
       const p = proposals.get(id);
       if (d.outcome === "applying") {
         this.warnings.push(
@@ -413,27 +585,25 @@ class Audit {
         );
         continue;
       }
-      const revision = d.revision as number;
+      const revision = d.revision;
       if (revision > head) {
         this.errors.push(`decision ${id} names revision ${revision}, beyond the head.`);
       }
-      if (p && typeof p.base_revision === "number" && revision < p.base_revision) {
+      if (p && typeof p.baseRevision === "number" && revision < p.baseRevision) {
         this.errors.push(`decision ${id} names revision ${revision}, before its proposal's base.`);
       }
       if (d.outcome === "accepted" && p && revision <= head) {
         this.checkAcceptedEffect(id, p, revision);
       }
-      if (d.outcome === "held" && p && isV51(p)) {
-        const hold = p.hold_reason;
+      if (d.outcome === "held" && p && p.v51) {
+        const hold = p.holdReason;
         const lateOnly = HOLD_REASONS.slice(3);
         if (hold !== null ? d.reason !== hold : !lateOnly.includes(d.reason as string)) {
           this.errors.push(`decision ${id} is held for a reason its proposal does not carry.`);
         }
       }
     }
-    for (const id of facts.records.conflict.keys()) {
-      const c = load("conflict", id);
-      if (!c) continue;
+    for (const [id, c] of this.conflicts) {
       const extra = c.extra;
       if (c.type === "manual-edit" && isJsonObject(extra) && Array.isArray(extra.recovery_files)) {
         for (const file of extra.recovery_files as string[]) {
@@ -452,9 +622,7 @@ class Audit {
         }
       }
     }
-    for (const id of facts.records.resolution.keys()) {
-      const r = load("resolution", id);
-      if (!r) continue;
+    for (const [id, r] of this.resolutions) {
       for (const field of ["revision_before", "revision_after", "intended_revision_after"]) {
         const value = r[field];
         if (r.status === "resolved" && field === "intended_revision_after") continue;
@@ -471,8 +639,8 @@ class Audit {
       }
       const choice = r.choice as string;
       if (r.status === "resolved" && choice !== "current" && choice !== "dismiss") {
-        const d = load("decision", choice);
-        if (d && (d.outcome !== "accepted" || d.resolution_id !== id)) {
+        const d = this.decisions.get(choice);
+        if (d && (d.outcome !== "accepted" || d.resolutionId !== id)) {
           this.errors.push(
             `resolution ${id} chose ${choice}, but that decision is not accepted by it.`,
           );
@@ -481,46 +649,45 @@ class Audit {
     }
   }
 
-  private checkProposalBase(id: string, p: JsonObject): void {
-    const base = p.base_revision as number;
+  private checkProposalBase(id: string, p: ProposalFacts): void {
+    const base = p.baseRevision;
     if (base > this.state.head_revision) {
       this.errors.push(`proposal ${id} has base_revision ${base}, beyond the head.`);
       return;
     }
     const revHash = this.revisionHashes.get(base);
     if (revHash === undefined) return; // History before an upgrade may lack revision files.
-    const receipt = p.preflight_receipt;
-    if (isJsonObject(receipt) && receipt.observed_head_hash !== revHash) {
+    if (p.hasReceipt && p.observedHeadHash !== revHash) {
       this.errors.push(
         `proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`,
       );
     }
-    const storage = p.base_storage as string | undefined;
+    const storage = p.baseStorage;
     if (storage === "cold") {
-      const bound = (this.archiveBy.get(String(p.base_archive_proposal_id)) ?? []).some((r) =>
-        r.by === p.base_archive_proposal_id && r.reason === "cooled" &&
-        lineHash(r.raw) === p.base_hash
+      const bound = (this.archiveBy.get(String(p.baseArchiveProposalId)) ?? []).some((r) =>
+        r.by === p.baseArchiveProposalId && r.reason === "cooled" &&
+        lineHash(r.raw) === p.baseHash
       );
       if (!bound) this.errors.push(`proposal ${id}: its cold base binds no cooled archive row.`);
       return;
     }
-    const found = this.keyLine(base, p.key as string);
+    const found = this.keyLine(base, p.key);
     if (found === undefined) return;
-    if (storage === "hot" || (storage === undefined && p.base_hash !== "absent" && found)) {
-      if (!found || lineHash(found.line) !== p.base_hash) {
+    if (storage === "hot" || (storage === undefined && p.baseHash !== "absent" && found)) {
+      if (!found || found.hash !== p.baseHash) {
         this.errors.push(
           `proposal ${id}: base_hash does not match ${p.key} at revision ${revisionName(base)}.`,
         );
       }
-    } else if (p.base_hash === "absent" && found) {
+    } else if (p.baseHash === "absent" && found) {
       this.errors.push(
         `proposal ${id}: ${p.key} was not absent at revision ${revisionName(base)}.`,
       );
     }
   }
 
-  private checkAcceptedEffect(id: string, p: JsonObject, revision: number): void {
-    const found = this.keyLine(revision, p.key as string);
+  private checkAcceptedEffect(id: string, p: ProposalFacts, revision: number): void {
+    const found = this.keyLine(revision, p.key);
     if (found === undefined) return;
     const cooledNow = (this.archiveBy.get(id) ?? []).some((r) =>
       r.by === id && r.reason === "cooled" && pyStrip(r.raw).includes(`[K:${p.key}]`)
@@ -529,8 +696,8 @@ class Audit {
     let ok: boolean;
     if (op === "close") ok = found === null;
     else if (op === "touch") ok = found !== null || cooledNow;
-    else if (p.tier === 3) ok = found !== null && found.entry.tier === 3;
-    else ok = (found !== null && found.entry.id === p.entry_id) || cooledNow;
+    else if (p.tier === 3) ok = found !== null && found.tier === 3;
+    else ok = (found !== null && found.id === p.entryId) || cooledNow;
     if (!ok) {
       this.errors.push(
         `decision ${id} names revision ${
@@ -609,21 +776,9 @@ class Audit {
         this.warnings.push(`unexpected file ${relative}.`);
       }
     }
-    for (const kind of AUTHORITY_KINDS) {
-      const kindFolder = this.paths.folder(KIND_FOLDER[kind]);
-      for (const name of listNames(kindFolder)) {
-        if (!name.endsWith(".json")) continue;
-        const info = lstatOrNull(`${kindFolder}/${name}`);
-        if (!info?.isFile || info.isSymlink) continue;
-        if (this.isShadowed(kind, name.slice(0, -5))) continue;
-        const value = readJsonObject(`${kindFolder}/${name}`);
-        if (value && isStub(value) && typeof value.recovery_file === "string") {
-          this.checkEvidenceFile(
-            value.recovery_file,
-            `quarantine stub ${kind} ${name.slice(0, -5)}`,
-          );
-        }
-      }
+    // Quarantine stubs were noted while prepareAuthority read every record.
+    for (const { kind, id, file } of this.stubEvidence) {
+      this.checkEvidenceFile(file, `quarantine stub ${kind} ${id}`);
     }
   }
 

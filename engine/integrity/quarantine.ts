@@ -98,6 +98,26 @@ function concerns(issue: AuthorityIssue, kind: AuthorityKind, id: string): boole
   return new RegExp(`(^|[^A-Z0-9-])${id}([^A-Z0-9-]|$)`).test(issue.problem);
 }
 
+/**
+ * A reference engine that quarantined this record latched its writes with
+ * `.bimri/audit-blocked.json`; its own restore clears that marker once the
+ * graph validates. bimri restored and validated the graph, so it clears the
+ * derived marker too, or the reference would keep refusing writes.
+ */
+function clearReferenceAuditBlock(store: Store): void {
+  try {
+    Deno.removeSync(store.paths.folder("audit-blocked.json"));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/** Whether the full doctor audit reports an error naming this record. */
+function auditFlags(store: Store, kind: AuthorityKind, id: string): boolean {
+  const named = new RegExp(`(^|[^A-Za-z0-9-])${kind} ${id}([^A-Z0-9-]|$)`);
+  return auditStore(store.paths).errors.some((error) => named.test(error));
+}
+
 /** Durable evidence that anchors a missing record's kind and ID (protocol 12). */
 function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
   const facts = collectFacts(store.paths, null);
@@ -210,7 +230,11 @@ export function quarantineAuthority(
       };
     }
     const issues = authorityIssues(store.state, collectFacts(store.paths, null));
-    if (!issues.some((i) => concerns(i, kind, id))) {
+    // The graph check sees structure only; a record can be well-formed yet
+    // semantically damaged (a decision naming a revision beyond the head).
+    // The reference quarantines anything its full record validation rejects,
+    // so fall back to the full audit before calling the record valid.
+    if (!issues.some((i) => concerns(i, kind, id)) && !auditFlags(store, kind, id)) {
       throw new BimriError(
         "refused",
         `${kind} ${id} is valid; quarantine is only for damaged authority records. Nothing was changed.`,
@@ -453,6 +477,7 @@ export function restoreAuthority(
   atomicReplace(path, canonicalBytes);
   invalidateAuditWitness(store.paths);
   const remaining = issuesAfter();
+  if (remaining.length === 0) clearReferenceAuditBlock(store);
   return {
     kind,
     id,

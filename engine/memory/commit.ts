@@ -75,7 +75,11 @@ import {
 } from "./proposal_record.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { renderNewConflictNotices } from "./review.ts";
-import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
+import {
+  noteHeldDecision,
+  refreshAuthoritySummary,
+  requireHealthyAuthority,
+} from "../integrity/authority.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView, syncView } from "./view_sync.ts";
 
@@ -177,6 +181,7 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
       reason: holdReason,
       revision: head.revision,
     }, true);
+    noteHeldDecision(store, id);
     return { kind: "held", reason: holdReason };
   }
 
@@ -215,6 +220,7 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
       reason: "capacity-residency-required",
       revision: head.revision,
     }, true);
+    noteHeldDecision(store, id);
     return { kind: "held", reason: "capacity-residency-required" };
   }
   if (plan.text === head.text && live?.storage !== "cold" && plan.cooled.length === 0) {
@@ -698,7 +704,7 @@ export function syncRun(store: Store, runInput: string): SyncResult {
   if (!store.state.active_runs[run]) {
     throw new BimriError("unknown-run", `${run} is not an active run.`);
   }
-  requireHealthyAuthority(store);
+  requireHealthyAuthority(store, { everyday: true });
   const memory = applyPendingProposals(store, run);
   const entry = store.state.active_runs[run];
   entry.base_revision = store.head.revision;

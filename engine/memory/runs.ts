@@ -306,7 +306,7 @@ export function closeRun(
     ? DEFAULT_SUMMARY
     : requireOneLine(summaryInput, "close summary", 1000);
   const sync = syncView(store);
-  requireHealthyAuthority(store);
+  requireHealthyAuthority(store, { everyday: true });
   const memory = applyPendingProposals(store, run);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const closedAt = utcTimestamp();

@@ -11,6 +11,7 @@ import { type HeadSummary, headSummary, orphanCandidates } from "./runs.ts";
 import { HOLD_MESSAGES } from "./decision_record.ts";
 import { classifyReviews, listConflictIds, readResolution, reviewCounts } from "./review.ts";
 import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
+import { fullFactsOf } from "../integrity/authority.ts";
 
 /** One held candidate as status lists it. */
 export type HeldCandidate = { proposal_id: string; key: string; reason: string };
@@ -55,8 +56,15 @@ const OUTCOME_LINE = /^\[OUTCOME:(success|partial|overflow|fail)\]/;
  */
 export function countOutcomes(store: Store): Record<string, number> {
   const outcomes: Record<string, number> = {};
+  // The status check just read every regular run log: reuse its outcomes.
+  const known = fullFactsOf(store)?.outcomes;
   for (const name of listNames(store.paths.folder("log"))) {
     if (!/^R[0-9]+\.md$/.test(name)) continue;
+    if (known?.has(name)) {
+      const outcome = known.get(name);
+      if (outcome) outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      continue;
+    }
     const bytes = readBytesOrNull(`${store.paths.folder("log")}/${name}`);
     const text = bytes === null ? null : decodeUtf8Strict(bytes);
     if (text === null) continue;
@@ -73,7 +81,13 @@ export function countOutcomes(store: Store): Record<string, number> {
 
 /** Held decisions whose proposal is not already current, in decision-file order. */
 export function heldCandidates(store: Store): HeldCandidate[] {
-  return heldRecords(store, currentEntriesByKey(store)).map((record) => ({
+  // The status check just read every decision: its held ones, in file order.
+  const facts = fullFactsOf(store);
+  const decisions = facts ? [...facts.records.decision] : [];
+  const heldIds = facts && decisions.every(([, d]) => !d.problem)
+    ? decisions.filter(([, d]) => d.outcome === "held").map(([id]) => id)
+    : undefined;
+  return heldRecords(store, currentEntriesByKey(store), undefined, heldIds).map((record) => ({
     proposal_id: record.id,
     key: record.key,
     reason: record.reason,

@@ -202,8 +202,41 @@ const HEADINGS: Record<string, 1 | 2 | 3> = {
   "## tier 3: pattern recognition": 3,
 };
 
+/**
+ * Memo for parsing a sequence of similar views in one process (doctor reads
+ * every revision in order; consecutive revisions share almost every line):
+ * parsed lines per tier and each entry's own grammar findings. When it holds
+ * far more lines than the last view, it keeps only that view's lines, so
+ * memory stays flat however long the history. Entries come back shared:
+ * read-only.
+ */
+export type ViewParseMemo = {
+  lines: Map<string, MemoryEntry | null>[];
+  entryErrors: WeakMap<MemoryEntry, string[]>;
+};
+
+function tierMaps(): Map<string, MemoryEntry | null>[] {
+  return [new Map(), new Map(), new Map(), new Map()];
+}
+
+/** A fresh memo for `parseView`. */
+export function newViewParseMemo(): ViewParseMemo {
+  return { lines: tierMaps(), entryErrors: new WeakMap() };
+}
+
+/** Drops every memoized line the view just parsed does not hold (keys copied: see parseView). */
+function pruneMemo(memo: ViewParseMemo, entries: ViewEntry[]): void {
+  const size = memo.lines.reduce((sum, map) => sum + map.size, 0);
+  if (size <= 4 * entries.length + 256) return;
+  const kept = tierMaps();
+  for (const { entry, raw } of entries) {
+    kept[entry.tier].set(JSON.parse(JSON.stringify(raw)) as string, entry);
+  }
+  memo.lines = kept;
+}
+
 /** Parses and validates a view's text (grammar rules of protocol section 5). */
-export function parseView(text: string, entryMaxChars = 500): ParsedView {
+export function parseView(text: string, entryMaxChars = 500, memo?: ViewParseMemo): ParsedView {
   const lines = splitLines(text);
   const entries: ViewEntry[] = [];
   const errors: string[] = [];
@@ -213,7 +246,8 @@ export function parseView(text: string, entryMaxChars = 500): ParsedView {
   let endMarkers = 0;
   lines.forEach((rawLine, index) => {
     const line = pyStrip(rawLine);
-    const lower = line.toLowerCase();
+    // Only "<" and "#" lowercase to themselves: other lines cannot be a marker or heading.
+    const lower = line[0] === "<" || line[0] === "#" ? line.toLowerCase() : "";
     if (lower === "<!-- end bimri -->") {
       endMarkers++;
       ended = true;
@@ -235,7 +269,18 @@ export function parseView(text: string, entryMaxChars = 500): ParsedView {
       errors.push(`line ${index + 1}: memory line before the first tier heading`);
       return;
     }
-    const entry = parseEntryForTier(line, tier);
+    let entry: MemoryEntry | null;
+    if (memo) {
+      const known = memo.lines[tier].get(line);
+      if (known !== undefined) entry = known;
+      else {
+        // A substring would keep its whole view text alive while the memo
+        // holds it; the memo parses an own copy instead.
+        const own = JSON.parse(JSON.stringify(line)) as string;
+        entry = parseEntryForTier(own, tier);
+        memo.lines[tier].set(own, entry);
+      }
+    } else entry = parseEntryForTier(line, tier);
     if (!entry) {
       errors.push(`line ${index + 1}: does not match the Tier ${tier} grammar`);
       return;
@@ -253,6 +298,12 @@ export function parseView(text: string, entryMaxChars = 500): ParsedView {
     if (keys.has(entry.key)) errors.push(`duplicate key ${entry.key}`);
     ids.add(entry.id);
     keys.add(entry.key);
+    const known = memo?.entryErrors.get(entry);
+    if (known) {
+      errors.push(...known);
+      continue;
+    }
+    const before = errors.length;
     if (!KEY.test(entry.key) || entry.key.length > 80) {
       errors.push(`key ${entry.key} is not normalized`);
     }
@@ -284,7 +335,9 @@ export function parseView(text: string, entryMaxChars = 500): ParsedView {
         errors.push(`entry ${entry.id} text exceeds ${entryMaxChars} characters`);
       }
     }
+    memo?.entryErrors.set(entry, errors.slice(before));
   }
+  if (memo) pruneMemo(memo, entries);
   return { lines, entries, errors };
 }
 

@@ -120,6 +120,21 @@ export function indexRows(store: Store): IndexRow[] {
 /** Code-point order (Python's string order), not UTF-16 order. */
 function compareCells(a: string, b: string): number {
   if (a === b) return 0;
+  // UTF-16 order is code-point order unless a surrogate decides: compare units first.
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) return compareCellsBySpread(a, b);
+    return x - y;
+  }
+  const last = n > 0 ? a.charCodeAt(n - 1) : 0;
+  if ((last & 0xfc00) === 0xd800) return compareCellsBySpread(a, b);
+  return a.length - b.length;
+}
+
+function compareCellsBySpread(a: string, b: string): number {
   const left = [...a];
   const right = [...b];
   const n = Math.min(left.length, right.length);

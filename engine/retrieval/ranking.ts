@@ -114,19 +114,28 @@ export function scoreDoc(doc: IndexedDoc, terms: readonly string[], stats: Corpu
 /** A matching document's position in the input and its score. */
 export type RankedDocument = { index: number; score: number };
 
+/** The matching documents (input order) and the corpus statistics that score them. */
+export type MatchResult = { matched: number[]; stats: CorpusStats };
+
+/** Number of terms of one field value as its folded form counts them. */
+function foldedLength(value: string): number {
+  // Case folding leaves ASCII words where they are: count the raw text.
+  return isAscii(value) ? termCount(value) : termCount(foldField(value).normalized);
+}
+
 /**
- * Matches and scores documents in two passes so that a large history stays
- * cheap: first one folded haystack per document decides the match and the
- * document frequencies (the reference's rule, fields joined); then only the
- * matches are folded field by field and scored. Field-length averages come
- * from the matching documents. `background` documents (known to hold none of
- * the terms) only enlarge the corpus size. Returns matches in input order.
+ * Matches documents and gathers the statistics for scoring: one folded
+ * haystack per document decides the match and the document frequencies (the
+ * reference's rule, fields joined); field-length averages come from the
+ * matching documents. `background` documents (known to hold none of the
+ * terms) only enlarge the corpus size. Scoring is left to `scoreMatch`, so a
+ * caller that prints only the first few groups scores only those.
  */
-export function rankDocuments(
+export function matchDocuments(
   docs: readonly SearchFields[],
   terms: readonly string[],
   background = 0,
-): RankedDocument[] {
+): MatchResult {
   const documentFrequency = new Map<string, number>(terms.map((t) => [t, 0]));
   const matched: number[] = [];
   docs.forEach((fields, index) => {
@@ -142,12 +151,30 @@ export function rankDocuments(
     }
     if (all) matched.push(index);
   });
-  const indexed = matched.map((index) => indexDoc(docs[index]));
   const averageLength = {} as Record<SearchField, number>;
   for (const name of FIELDS) {
-    const total = indexed.reduce((sum, doc) => sum + doc.lengths[name], 0);
-    averageLength[name] = indexed.length === 0 ? 1 : Math.max(total / indexed.length, 1);
+    let total = 0;
+    for (const index of matched) total += foldedLength(docs[index][name]);
+    averageLength[name] = matched.length === 0 ? 1 : Math.max(total / matched.length, 1);
   }
-  const stats: CorpusStats = { size: docs.length + background, documentFrequency, averageLength };
-  return matched.map((index, i) => ({ index, score: scoreDoc(indexed[i], terms, stats) }));
+  return { matched, stats: { size: docs.length + background, documentFrequency, averageLength } };
+}
+
+/** BM25F score of one matched document. */
+export function scoreMatch(
+  fields: SearchFields,
+  terms: readonly string[],
+  stats: CorpusStats,
+): number {
+  return scoreDoc(indexDoc(fields), terms, stats);
+}
+
+/** Matches and scores every document (see matchDocuments). Returns matches in input order. */
+export function rankDocuments(
+  docs: readonly SearchFields[],
+  terms: readonly string[],
+  background = 0,
+): RankedDocument[] {
+  const { matched, stats } = matchDocuments(docs, terms, background);
+  return matched.map((index) => ({ index, score: scoreMatch(docs[index], terms, stats) }));
 }

@@ -12,7 +12,7 @@ import { BimriError } from "../errors.ts";
 import { requireKey } from "../model/ids.ts";
 import { pyStrip } from "../model/text.ts";
 import type { Store } from "../store/store.ts";
-import { rankDocuments, type SearchFields } from "./ranking.ts";
+import { matchDocuments, rankDocuments, scoreMatch, type SearchFields } from "./ranking.ts";
 import { withReadOnlyStore } from "./read_store.ts";
 import {
   candidateRecords,
@@ -75,6 +75,21 @@ export function normalizeKey(value: string): string {
 /** Code-point order, as Python compares strings. */
 export function compareCodePoints(a: string, b: string): number {
   if (a === b) return 0;
+  // UTF-16 order is code-point order unless a surrogate decides: compare units first.
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) return compareBySpread(a, b);
+    return x - y;
+  }
+  const last = n > 0 ? a.charCodeAt(n - 1) : 0;
+  if ((last & 0xfc00) === 0xd800) return compareBySpread(a, b);
+  return a.length - b.length;
+}
+
+function compareBySpread(a: string, b: string): number {
   const left = [...a];
   const right = [...b];
   const n = Math.min(left.length, right.length);
@@ -124,16 +139,49 @@ export function searchRecords(
 }
 
 /**
+ * The first `limit` ranked matches (output order) and the total. Groups come
+ * first in the order, so only the groups that reach into the first `limit`
+ * are scored; the others are only counted (same result as sorting all).
+ */
+export function searchFirst(
+  records: readonly RetrievalRecord[],
+  terms: readonly string[],
+  background: number,
+  limit: number,
+): { matches: RecallMatch[]; total: number } {
+  const fields = records.map(searchFields);
+  const { matched, stats } = matchDocuments(fields, terms, background);
+  const matches: RecallMatch[] = [];
+  let before = 0;
+  for (const location of LOCATIONS) {
+    const group = matched.filter((index) => records[index].location === location);
+    if (before < limit && group.length > 0) {
+      const scored = group.map((index) => ({
+        ...records[index],
+        score: scoreMatch(fields[index], terms, stats),
+      }));
+      matches.push(...scored.sort(byGroupScoreAndKey));
+    }
+    before += group.length;
+  }
+  return { matches: matches.slice(0, limit), total: matched.length };
+}
+
+/**
  * Searches the store. A history row whose raw line (with its reason and
  * location) contains none of the terms can neither match nor count in a
  * term's document frequency, so it is counted but never parsed.
  */
-export function searchStore(store: Store, terms: readonly string[]): RecallMatch[] {
+export function searchStore(
+  store: Store,
+  terms: readonly string[],
+  limit = Number.MAX_SAFE_INTEGER,
+): { matches: RecallMatch[]; total: number } {
   const { records, skipped } = candidateRecords(store, (rawLine, reason) => {
     const haystack = foldField(`${rawLine}\n${reason}\nHISTORY`);
     return terms.some((term) => containsTerm(haystack, term));
   });
-  return searchRecords(records, terms, skipped);
+  return searchFirst(records, terms, skipped, limit);
 }
 
 /** Matches of an exact key: current only, or with held candidates and history. */
@@ -149,15 +197,15 @@ export function recall(root: string, request: RecallRequest): RecallResult {
   }
   const key = request.key !== undefined ? normalizeKey(request.key) : undefined;
   const terms = request.query !== undefined ? queryTerms(request.query) : [];
-  const all = withReadOnlyStore(
-    root,
-    (store) =>
-      key !== undefined ? lookupKey(store, key, request.history) : searchStore(store, terms),
-  );
+  const found = withReadOnlyStore(root, (store) => {
+    if (key === undefined) return searchStore(store, terms, request.limit);
+    const all = lookupKey(store, key, request.history);
+    return { matches: all.slice(0, request.limit), total: all.length };
+  });
   return {
     target: key ?? request.query ?? "",
-    matches: all.slice(0, request.limit),
-    total: all.length,
-    omitted: Math.max(0, all.length - request.limit),
+    matches: found.matches,
+    total: found.total,
+    omitted: Math.max(0, found.total - request.limit),
   };
 }

@@ -8,6 +8,7 @@ import { type MemoryEntry, normalizeTags, parseAnyEntry } from "../model/hot.ts"
 import { TAG } from "../model/ids.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { listNames } from "../store/files.ts";
+import { knownHeldDecisions } from "../integrity/summary.ts";
 import type { Store } from "../store/store.ts";
 import { readDecision } from "../memory/decision_record.ts";
 import { type Proposal, readProposal } from "../memory/proposal_record.ts";
@@ -176,9 +177,17 @@ export function heldRecords(
   store: Store,
   currentByKey: ReadonlyMap<string, MemoryEntry>,
   onlyKey?: string,
+  heldIds?: readonly string[],
 ): RetrievalRecord[] {
   const records: RetrievalRecord[] = [];
-  for (const name of listNames(store.paths.folder("decisions"))) {
+  // A caller that has just read every decision names the held ones; else the
+  // engine's summary does while the decisions folder is unchanged since it was
+  // recorded; otherwise every decision is read.
+  const known = heldIds ?? knownHeldDecisions(store.paths);
+  const names = known !== null
+    ? known.map((id) => `${id}.json`)
+    : listNames(store.paths.folder("decisions"));
+  for (const name of names) {
     const match = DECISION_FILE.exec(name);
     if (!match) continue;
     const decision = readDecision(store.paths, match[1]);

@@ -252,7 +252,15 @@ Deno.test("skipping unparsed history rows changes neither the matches nor the sc
     const store = fixtureStore(root);
     for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
       const terms = queryTerms(query);
-      assertEquals(searchStore(store, terms), searchRecords(allRecords(store), terms), query);
+      const all = searchRecords(allRecords(store), terms);
+      assertEquals(searchStore(store, terms).matches, all, query);
+      // Scoring only the groups that reach the printed limit changes nothing printed.
+      for (const limit of [1, 2, 3, 5]) {
+        assertEquals(searchStore(store, terms, limit), {
+          matches: all.slice(0, limit),
+          total: all.length,
+        }, `${query} / ${limit}`);
+      }
     }
   } finally {
     Deno.removeSync(root, { recursive: true });

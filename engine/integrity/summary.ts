@@ -1,0 +1,99 @@
+/**
+ * The derived authority summary `.bimri/audit-integrity-summary.json` (see
+ * authority.ts, layer 3): folder fingerprints recorded after the engine's own
+ * healthy writes, plus the held decision IDs at that moment. Derived data
+ * only: a missing, unreadable or stale summary just means the full scan.
+ * Kept apart from authority.ts so read-only retrieval can use it cheaply.
+ */
+import { lstatOrNull } from "../store/files.ts";
+import type { StorePaths } from "../store/paths.ts";
+
+/** Schema of the summary document. */
+export const SUMMARY_SCHEMA = 2;
+const SUMMARY_NAME = "audit-integrity-summary.json";
+
+/** The authority folders whose entries the summary fingerprints. */
+export const WATCHED_FOLDERS = [
+  "proposals",
+  "decisions",
+  "conflicts",
+  "resolutions",
+  "log",
+] as const;
+
+/** The summary document. */
+export type Summary = {
+  schema: number;
+  /** Folder -> lstat fingerprint. */
+  folders: Record<string, string>;
+  run_count: number;
+  conflict_count: number;
+  /** Active runs with their bases, `R000001:12,R000002:14`. */
+  active: string;
+  /** IDs of every decision whose outcome is `held`, sorted. */
+  held: string[];
+};
+
+/** An lstat fingerprint: type, inode, size, mtime and ctime. */
+export function fingerprint(info: Deno.FileInfo): string {
+  const ctime = (info as { ctime?: Date | null }).ctime;
+  return [
+    info.isSymlink ? "l" : info.isFile ? "f" : "o",
+    info.ino ?? 0,
+    info.size,
+    info.mtime?.getTime() ?? 0,
+    ctime?.getTime() ?? 0,
+  ].join(":");
+}
+
+/** Path of the summary. */
+export function summaryPath(paths: StorePaths): string {
+  return paths.folder(SUMMARY_NAME);
+}
+
+/** The summary's raw text, or null. */
+export function loadSummaryText(paths: StorePaths): string | null {
+  const info = lstatOrNull(summaryPath(paths));
+  if (!info || !info.isFile) return null;
+  try {
+    return Deno.readTextFileSync(summaryPath(paths));
+  } catch {
+    return null;
+  }
+}
+
+/** The summary, or null when missing, unreadable or of another schema. */
+export function loadSummary(paths: StorePaths): Summary | null {
+  const text = loadSummaryText(paths);
+  if (text === null) return null;
+  try {
+    const doc = JSON.parse(text) as Summary;
+    if (
+      doc?.schema !== SUMMARY_SCHEMA || typeof doc.folders !== "object" || !doc.folders ||
+      !Array.isArray(doc.held)
+    ) {
+      return null;
+    }
+    return doc;
+  } catch {
+    return null;
+  }
+}
+
+/** Fingerprint of one store folder, or null when it is not a real folder. */
+export function folderPrint(paths: StorePaths, folder: string): string | null {
+  const info = lstatOrNull(paths.folder(folder));
+  return info && info.isDirectory && !info.isSymlink ? fingerprint(info) : null;
+}
+
+/**
+ * The held decision IDs when the summary still describes the decisions
+ * folder (no decision added, removed or replaced since the engine recorded
+ * it); null means: read every decision.
+ */
+export function knownHeldDecisions(paths: StorePaths): string[] | null {
+  const summary = loadSummary(paths);
+  if (!summary) return null;
+  const print = folderPrint(paths, "decisions");
+  return print !== null && summary.folders.decisions === print ? summary.held : null;
+}

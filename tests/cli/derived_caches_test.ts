@@ -1,0 +1,173 @@
+/**
+ * Issue 11: the integrity caches are derived data. Deleting or corrupting
+ * them gives identical answers; damage that changes a folder's entries is
+ * refused by the next canonical write exactly as without them; in-place
+ * damage of a record the write does not read is caught by the full checks
+ * (status, doctor), and in-place damage of a record the write reads is
+ * refused at once (the fast path's documented trade-off, authority.ts).
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { fingerprint } from "../../engine/integrity/summary.ts";
+
+const SUMMARY = ".bimri/audit-integrity-summary.json";
+const FACTS = ".bimri/audit-integrity-cache.json";
+
+async function copyOf(root: string): Promise<string> {
+  const copy = await tempStore("bimri-copy-");
+  const out = await new Deno.Command("cp", { args: ["-a", `${root}/.`, copy] }).output();
+  assert(out.success, "cp -a failed");
+  return copy;
+}
+
+function dropCaches(root: string): void {
+  for (const name of [SUMMARY, FACTS]) Deno.removeSync(join(root, name));
+}
+
+/** A small store: accepted, held (Tier 1 by an agent) and closed subjects; caches fresh. */
+async function buildStore(): Promise<{ root: string; closed: string }> {
+  const root = await tempStore();
+  const first = await startRun(root, "seed");
+  const p = (run: string, args: string[]) => bimri(root, ["propose", "--run", run, ...args]);
+  await p(first, [
+    "--tier",
+    "2",
+    "--new-subject",
+    "--key",
+    "ops.retry",
+    "--text",
+    "Keep the retry path idempotent.",
+  ]);
+  await p(first, [
+    "--tier",
+    "1",
+    "--new-subject",
+    "--key",
+    "arch.db",
+    "--kind",
+    "decision",
+    "--text",
+    "Use SQLite for the backup ledger.",
+  ]);
+  assertEquals((await bimri(root, ["close", "--run", first])).code, 0);
+  const second = await startRun(root, "agent");
+  await p(second, ["--key", "ops.retry", "--text", "Keep the retry path idempotent; log it."]);
+  assertEquals((await bimri(root, ["sync", "--run", second])).code, 0);
+  return { root, closed: first };
+}
+
+/** Answers of the read commands whose speed the caches serve. */
+async function answers(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (
+    const args of [
+      ["recall", "--query", "backup ledger"],
+      ["get", "--key", "arch.db", "--history"],
+      ["status"],
+      ["review"],
+      ["doctor", "--read-only"],
+    ]
+  ) {
+    const r = await bimri(root, args);
+    out.push(`${args.join(" ")} -> ${r.code}\n${r.stdout}${r.stderr}`);
+  }
+  return out;
+}
+
+Deno.test("caches are derived: deleted or corrupt caches give identical answers", async () => {
+  const { root } = await buildStore();
+  const summary = JSON.parse(Deno.readTextFileSync(join(root, SUMMARY)));
+  // The engine's own writes recorded the held Tier 1 decision.
+  assertEquals(summary.held.length, 1);
+  const withCaches = await answers(root);
+  assertMatch(withCaches[0], /HELD/);
+  const deleted = await copyOf(root);
+  dropCaches(deleted);
+  assertEquals(await answers(deleted), withCaches);
+  const corrupt = await copyOf(root);
+  Deno.writeTextFileSync(join(corrupt, SUMMARY), '{"schema": 2, "folders": {}, "held": []}');
+  Deno.writeTextFileSync(join(corrupt, FACTS), "not json");
+  assertEquals(await answers(corrupt), withCaches);
+  // A summary claiming no held decision is ignored once the decisions folder
+  // differs from the one it describes (here: a copy has new inodes).
+  const stale = await copyOf(root);
+  Deno.writeTextFileSync(join(stale, SUMMARY), JSON.stringify({ ...summary, held: [] }));
+  assertEquals(await answers(stale), withCaches);
+});
+
+Deno.test("a removed or swapped record is refused by the next sync exactly as without caches", async () => {
+  for (
+    const damage of [
+      (r: string, closed: string) =>
+        Deno.removeSync(join(r, `.bimri/decisions/${closed}-Q001.json`)),
+      (r: string, closed: string) => {
+        // Replaced by rename (a new inode), as an editor's atomic save does.
+        const path = join(r, `.bimri/proposals/${closed}-Q002.json`);
+        Deno.writeTextFileSync(`${path}.new`, '{"broken": tru');
+        Deno.renameSync(`${path}.new`, path);
+      },
+    ]
+  ) {
+    const { root, closed } = await buildStore();
+    const run = await startRun(root, "worker");
+    assertEquals((await bimri(root, ["sync", "--run", run])).code, 0);
+    // The engine's own writes left the summary describing the folders: the fast path is live.
+    const summary = JSON.parse(Deno.readTextFileSync(join(root, SUMMARY)));
+    for (const folder of ["proposals", "decisions", "log"]) {
+      assertEquals(
+        summary.folders[folder],
+        fingerprint(Deno.lstatSync(join(root, ".bimri", folder))),
+      );
+    }
+    const bare = await copyOf(root);
+    dropCaches(bare);
+    damage(root, closed);
+    damage(bare, closed);
+    const a = await bimri(root, ["sync", "--run", run]);
+    const b = await bimri(bare, ["sync", "--run", run]);
+    assertEquals(a.code, 2, a.stderr);
+    assertMatch(a.stderr, /^BIMRI ERROR: AUTHORITY RECOVERY NEEDED/m);
+    assertEquals(a.stderr, b.stderr);
+    assertEquals(a.stdout, b.stdout);
+  }
+});
+
+Deno.test("in-place damage: full checks catch an old record; a record the sync reads is refused", async () => {
+  const { root, closed } = await buildStore();
+  const run = await startRun(root, "worker");
+  const staged = await bimri(root, [
+    "propose",
+    "--run",
+    run,
+    "--tier",
+    "2",
+    "--new-subject",
+    "--key",
+    "ops.ledger",
+    "--text",
+    "Ledger rows are append-only.",
+  ]);
+  assertEquals(staged.code, 0, staged.stderr);
+
+  // An old decision truncated in place: status and doctor (full checks) report it.
+  const old = await copyOf(root);
+  Deno.truncateSync(join(old, `.bimri/decisions/${closed}-Q001.json`), 14);
+  const status = await bimri(old, ["status"]);
+  assert(status.code !== 0, "status must fail");
+  assertMatch(status.stdout, /AUTHORITY RECOVERY NEEDED/);
+  assert(status.stdout.includes(`${closed}-Q001`), status.stdout);
+  const doctor = await bimri(old, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 1);
+  assert(doctor.stdout.includes(`${closed}-Q001`), doctor.stdout);
+
+  // The run's own staged proposal edited in place: the sync that reads it refuses.
+  const own = await copyOf(root);
+  const path = join(own, `.bimri/proposals/${run}-Q001.json`);
+  const file = Deno.openSync(path, { write: true });
+  file.writeSync(new TextEncoder().encode("X"));
+  file.close();
+  const refused = await bimri(own, ["sync", "--run", run]);
+  assertEquals(refused.code, 2, refused.stdout);
+  assertMatch(refused.stderr, /^BIMRI ERROR: AUTHORITY RECOVERY NEEDED: proposal R\d{6}-Q001/m);
+});
