@@ -1,5 +1,6 @@
 /** `doctor` (alias `validate`): audit the store; `--read-only` writes nothing at all. */
 import { auditStore } from "../engine/integrity/doctor.ts";
+import { forgetSummary } from "../engine/integrity/summary.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { withStore } from "../engine/store/store.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
@@ -45,6 +46,8 @@ when the audit finds no error, rebuilds the index.
       }
     }
     const report = auditStore(paths);
+    // A failed full audit must also stop the everyday fast path of sync and close.
+    if (!readOnly && !report.passed) forgetSummary(paths);
     let indexRows: number | null = null;
     if (!readOnly && report.passed) {
       try {

@@ -76,6 +76,7 @@ import { conflictId, RUN_ID } from "../model/ids.ts";
 import {
   fingerprint,
   folderPrint,
+  forgetSummary,
   loadSummary,
   loadSummaryText,
   type Summary,
@@ -814,6 +815,7 @@ export function authorityStatusLines(store: Store): { lines: string[]; issues: A
   const facts = fullFacts(store.paths);
   statusFacts.set(store, facts);
   const issues = authorityIssues(store.state, facts);
+  if (issues.length > 0) forgetSummary(store.paths);
   return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
 }
 

@@ -51,6 +51,18 @@ export function summaryPath(paths: StorePaths): string {
   return paths.folder(SUMMARY_NAME);
 }
 
+/**
+ * Drops the summary after a full check found damage, so the next sync or close
+ * cannot take the fast path past it (the summary is derived; deleting is safe).
+ */
+export function forgetSummary(paths: StorePaths): void {
+  try {
+    Deno.removeSync(summaryPath(paths));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
 /** The summary's raw text, or null. */
 export function loadSummaryText(paths: StorePaths): string | null {
   const info = lstatOrNull(summaryPath(paths));

@@ -152,6 +152,8 @@ Deno.test("in-place damage: full checks catch an old record; a record the sync r
 
   // An old decision truncated in place: status and doctor (full checks) report it.
   const old = await copyOf(root);
+  // A healthy start proves the copy and writes a summary that vouches for it.
+  assertEquals((await bimri(old, ["start", "--actor", "prover"])).code, 0);
   Deno.truncateSync(join(old, `.bimri/decisions/${closed}-Q001.json`), 14);
   const status = await bimri(old, ["status"]);
   assert(status.code !== 0, "status must fail");
@@ -160,6 +162,10 @@ Deno.test("in-place damage: full checks catch an old record; a record the sync r
   const doctor = await bimri(old, ["doctor", "--read-only"]);
   assertEquals(doctor.code, 1);
   assert(doctor.stdout.includes(`${closed}-Q001`), doctor.stdout);
+  // Once a full check has seen the damage, the next sync is refused until it is repaired.
+  const afterStatus = await bimri(old, ["sync", "--run", run]);
+  assertEquals(afterStatus.code, 2, afterStatus.stdout);
+  assertMatch(afterStatus.stderr, /^BIMRI ERROR: AUTHORITY RECOVERY NEEDED: decision /m);
 
   // The run's own staged proposal edited in place: the sync that reads it refuses.
   const own = await copyOf(root);
