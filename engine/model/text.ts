@@ -102,3 +102,31 @@ export function decodeUtf8Strict(bytes: Uint8Array): string | null {
     return null;
   }
 }
+
+/** Code-point order, as Python compares strings (not UTF-16 unit order). */
+export function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0;
+  // UTF-16 order is code-point order unless a surrogate decides: compare units first.
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) return compareBySpread(a, b);
+    return x - y;
+  }
+  const last = n > 0 ? a.charCodeAt(n - 1) : 0;
+  if ((last & 0xfc00) === 0xd800) return compareBySpread(a, b);
+  return a.length - b.length;
+}
+
+function compareBySpread(a: string, b: string): number {
+  const left = [...a];
+  const right = [...b];
+  const n = Math.min(left.length, right.length);
+  for (let i = 0; i < n; i++) {
+    const diff = left[i].codePointAt(0)! - right[i].codePointAt(0)!;
+    if (diff !== 0) return diff;
+  }
+  return left.length - right.length;
+}

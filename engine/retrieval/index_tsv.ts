@@ -6,7 +6,13 @@
  */
 import { parseAnyEntry } from "../model/hot.ts";
 import type { MemoryEntry } from "../model/hot.ts";
-import { decodeUtf8Strict, pyStrip, sliceCodePoints, splitLines } from "../model/text.ts";
+import {
+  compareCodePoints,
+  decodeUtf8Strict,
+  pyStrip,
+  sliceCodePoints,
+  splitLines,
+} from "../model/text.ts";
 import { BimriError } from "../errors.ts";
 import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
@@ -112,37 +118,9 @@ export function indexRows(store: Store): IndexRow[] {
   const trimmed = rows.map((row) => row.map((cell) => pyStrip(cell)) as IndexRow);
   // Array.prototype.sort is stable, so rows with equal (id, loc, file) keep their order.
   return trimmed.sort((a, b) =>
-    compareCells(a[0], b[0]) || compareCells(a[2], b[2]) ||
-    compareCells(a[6], b[6])
+    compareCodePoints(a[0], b[0]) || compareCodePoints(a[2], b[2]) ||
+    compareCodePoints(a[6], b[6])
   );
-}
-
-/** Code-point order (Python's string order), not UTF-16 order. */
-function compareCells(a: string, b: string): number {
-  if (a === b) return 0;
-  // UTF-16 order is code-point order unless a surrogate decides: compare units first.
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) return compareCellsBySpread(a, b);
-    return x - y;
-  }
-  const last = n > 0 ? a.charCodeAt(n - 1) : 0;
-  if ((last & 0xfc00) === 0xd800) return compareCellsBySpread(a, b);
-  return a.length - b.length;
-}
-
-function compareCellsBySpread(a: string, b: string): number {
-  const left = [...a];
-  const right = [...b];
-  const n = Math.min(left.length, right.length);
-  for (let i = 0; i < n; i++) {
-    const diff = left[i].codePointAt(0)! - right[i].codePointAt(0)!;
-    if (diff !== 0) return diff;
-  }
-  return left.length - right.length;
 }
 
 /** The exact bytes of index.tsv for `rows`. */

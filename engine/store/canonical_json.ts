@@ -3,6 +3,8 @@
  * (Python `json.dumps(value, indent=2, sort_keys=True)` plus one newline).
  */
 
+import { compareCodePoints } from "../model/text.ts";
+
 /** Any JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | {
   [key: string]: JsonValue;
@@ -32,18 +34,6 @@ function formatNumber(value: number): string {
   if (!Number.isFinite(value)) throw new Error("non-finite number in JSON");
   if (Number.isInteger(value) && !Object.is(value, -0)) return String(value);
   return String(value);
-}
-
-function compareCodePoints(a: string, b: string): number {
-  // Sorting by UTF-16 units differs from code points only for astral vs BMP-high chars.
-  const ai = [...a];
-  const bi = [...b];
-  const n = Math.min(ai.length, bi.length);
-  for (let i = 0; i < n; i++) {
-    const d = ai[i].codePointAt(0)! - bi[i].codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return ai.length - bi.length;
 }
 
 function write(value: JsonValue, indent: string, out: string[]): void {
