@@ -4,16 +4,13 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, type CliResult, startRun, tempStore } from "../helpers/cli.ts";
-
-function ok(result: CliResult, what: string): CliResult {
-  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
-  return result;
-}
-
-function json(root: string, rel: string): Record<string, unknown> {
-  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
-}
+import {
+  bimri,
+  expectOk as ok,
+  readStoreJson as json,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 
 async function seed(root: string, keys: string[]): Promise<void> {
   const run = await startRun(root, "seed");

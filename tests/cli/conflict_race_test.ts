@@ -6,18 +6,15 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, type CliResult, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  expectOk as ok,
+  readStoreJson as json,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 
 const RACES = 10;
-
-function ok(result: CliResult, what: string): CliResult {
-  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
-  return result;
-}
-
-function json(root: string, rel: string): Record<string, unknown> {
-  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
-}
 
 /** Seeds one Tier 2 subject per race so every race starts from an existing generation. */
 async function seed(root: string, keys: string[]): Promise<void> {

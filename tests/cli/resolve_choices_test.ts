@@ -6,16 +6,15 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, type CliResult, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
-
-function ok(result: CliResult, what: string): CliResult {
-  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
-  return result;
-}
-
-function json(root: string, rel: string): Record<string, unknown> {
-  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
-}
+import {
+  bimri,
+  diffTrees,
+  expectOk as ok,
+  hashTree,
+  readStoreJson as json,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 
 function handle(stdout: string): string {
   const m = /^BIMRI RUN HANDLE: (R\d{6})$/m.exec(stdout);

@@ -6,12 +6,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, type CliResult, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
-
-function ok(result: CliResult, what: string): CliResult {
-  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
-  return result;
-}
+import { bimri, diffTrees, expectOk as ok, hashTree, startRun, tempStore } from "../helpers/cli.ts";
 
 const KEYS = ["page.a", "page.b", "page.c", "page.d"];
 

@@ -101,3 +101,14 @@ export function diffTrees(before: Map<string, string>, after: Map<string, string
   for (const k of after.keys()) if (!before.has(k)) return `added: ${k}`;
   return null;
 }
+
+/** Returns `result` when the command exited 0; otherwise fails the test naming `what`. */
+export function expectOk(result: CliResult, what: string): CliResult {
+  if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
+  return result;
+}
+
+/** Parses the JSON file at `.bimri/<rel>` of the store at `root`. */
+export function readStoreJson(root: string, rel: string): Record<string, unknown> {
+  return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
+}
