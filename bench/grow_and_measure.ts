@@ -44,7 +44,7 @@ async function grow(root: string, from: number, to: number, live: number[]): Pro
     const run = /BIMRI RUN HANDLE: (R\d{6})/.exec(brief)![1];
     await cli(root, ["journal", "--run", run, "--text", `Run ${i} worked on the checkout flow.`]);
     const phase = i % 4;
-    if (phase === 0 || live.length < 8 || (phase === 3 && live.length < 150)) {
+    if (phase === 0 || live.length < 8 || (phase === 3 && live.length < 600)) {
       await cli(root, [
         "propose",
         "--run",

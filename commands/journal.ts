@@ -20,6 +20,6 @@ export const journalCommand: Command = {
     return withStore(ctx.root, (store) => {
       const result = journal(store, run, text, importance);
       return ok(`${result.entry_id}\n`, { run: result.run, entry_id: result.entry_id });
-    });
+    }, { withoutHead: true });
   },
 };

@@ -4,7 +4,9 @@
  * than all of bimri's hashing, so the digest is computed here.
  */
 
-const K = new Uint32Array([
+// Int32 arrays keep every intermediate a small integer for V8 (Uint32
+// values above 2^31 would become heap numbers in the inner loop).
+const K = new Int32Array([
   0x428a2f98,
   0x71374491,
   0xb5c0fbcf,
@@ -73,15 +75,19 @@ const K = new Uint32Array([
 
 /** SHA-256 of `bytes` as 64 lowercase hex characters. */
 export function sha256HexOfBytes(bytes: Uint8Array): string {
-  const bitLength = bytes.length * 8;
-  const padded = new Uint8Array(((bytes.length + 9 + 63) >> 6) << 6);
-  padded.set(bytes);
-  padded[bytes.length] = 0x80;
-  const view = new DataView(padded.buffer);
+  const length = bytes.length;
+  const blocks = (length + 9 + 63) >> 6;
+  // Only the final one or two blocks need padding; the rest is read in place.
+  const tailStart = (length >> 6) << 6;
+  const tail = new Uint8Array((blocks << 6) - tailStart);
+  tail.set(bytes.subarray(tailStart));
+  tail[length - tailStart] = 0x80;
+  const bitLength = length * 8;
+  const tailView = new DataView(tail.buffer);
   // Lengths stay far below 2^53 bits; split into the two 32-bit words.
-  view.setUint32(padded.length - 8, Math.floor(bitLength / 0x100000000));
-  view.setUint32(padded.length - 4, bitLength >>> 0);
-  const h = new Uint32Array([
+  tailView.setUint32(tail.length - 8, Math.floor(bitLength / 0x100000000));
+  tailView.setUint32(tail.length - 4, bitLength >>> 0);
+  const h = new Int32Array([
     0x6a09e667,
     0xbb67ae85,
     0x3c6ef372,
@@ -91,9 +97,15 @@ export function sha256HexOfBytes(bytes: Uint8Array): string {
     0x1f83d9ab,
     0x5be0cd19,
   ]);
-  const w = new Uint32Array(64);
-  for (let offset = 0; offset < padded.length; offset += 64) {
-    for (let i = 0; i < 16; i++) w[i] = view.getUint32(offset + i * 4);
+  const w = new Int32Array(64);
+  for (let block = 0; block < blocks; block++) {
+    const offset = block << 6;
+    const source = offset < tailStart ? bytes : tail;
+    const base = offset < tailStart ? offset : offset - tailStart;
+    for (let i = 0; i < 16; i++) {
+      const j = base + (i << 2);
+      w[i] = (source[j] << 24) | (source[j + 1] << 16) | (source[j + 2] << 8) | source[j + 3];
+    }
     for (let i = 16; i < 64; i++) {
       const a = w[i - 15];
       const b = w[i - 2];
@@ -128,6 +140,6 @@ export function sha256HexOfBytes(bytes: Uint8Array): string {
     h[7] = (h[7] + k) | 0;
   }
   let hex = "";
-  for (let i = 0; i < 8; i++) hex += h[i].toString(16).padStart(8, "0");
+  for (let i = 0; i < 8; i++) hex += (h[i] >>> 0).toString(16).padStart(8, "0");
   return hex;
 }

@@ -88,11 +88,33 @@ export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdReco
       `cold-current subject ${key} is not bound to exactly one cooled archive record in .bimri/archive/${name}; run doctor.`,
     );
   if (!MONTH_FILE.test(name)) throw broken();
-  const records = parseArchiveText(readMonthText(paths, name), `.bimri/archive/${name}`);
+  const text = readMonthText(paths, name);
+  const records = parseArchiveText(
+    linesNaming(text, `[BY:${cold.archived_by}] `),
+    `.bimri/archive/${name}`,
+  );
   const exact = records.filter((r) =>
     r.proposalId === cold.archived_by && r.reason === "cooled" && r.rawLine === cold.raw_line
   );
   if (exact.length !== 1) throw broken();
+}
+
+/**
+ * The lines of `text` that contain `marker`, joined by LF. A month holds every
+ * row archived that month; a cold lookup needs only the rows of one proposal,
+ * so it finds them by their `[BY:…]` marker instead of parsing the month.
+ */
+function linesNaming(text: string, marker: string): string {
+  const lines: string[] = [];
+  let at = text.indexOf(marker);
+  while (at !== -1) {
+    const start = text.lastIndexOf("\n", at) + 1;
+    const newline = text.indexOf("\n", at);
+    const end = newline === -1 ? text.length : newline;
+    lines.push(text.slice(start, end));
+    at = newline === -1 ? -1 : text.indexOf(marker, end);
+  }
+  return lines.join("\n");
 }
 
 const REASON_RANK: Record<string, number> = { cooled: 0, replaced: 1, closed: 2 };

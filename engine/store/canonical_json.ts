@@ -73,9 +73,62 @@ function write(value: JsonValue, indent: string, out: string[]): void {
 
 /** Serializes `value` in the store's canonical JSON style, ending with one LF. */
 export function canonicalJson(value: JsonValue): string {
+  const sorted = sortedCopy(value);
+  if (sorted === INDEX_KEY) return canonicalJsonByHand(value);
+  // V8's JSON.stringify with two-space indentation lays values out exactly as
+  // Python's `indent=2` does; only key order and ASCII escaping differ, and
+  // those are settled here. It is native, which matters for state.json
+  // (hundreds of KB once many subjects are cold) on every command.
+  return JSON.stringify(sorted, null, 2).replace(NOT_PRINTABLE_ASCII, escapeCodeUnit) + "\n";
+}
+
+/** The hand-written serializer; the reference for canonicalJson (a test compares them). */
+export function canonicalJsonByHand(value: JsonValue): string {
   const out: string[] = [];
   write(value, "", out);
   return out.join("") + "\n";
+}
+
+// JSON.stringify already escapes controls below 0x20 as Python does; Python's
+// ensure_ascii also escapes DEL and everything above ASCII.
+const NOT_PRINTABLE_ASCII = /[\u007f-\uffff]/g;
+
+function escapeCodeUnit(unit: string): string {
+  return "\\u" + unit.charCodeAt(0).toString(16).padStart(4, "0");
+}
+
+/** Marker: an object key that JavaScript would order numerically ("0", "17"). */
+const INDEX_KEY = Symbol("index-key");
+
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+
+/**
+ * A copy of `value` whose objects have their keys inserted in code-point
+ * order (undefined members dropped), or INDEX_KEY when some key looks like an
+ * array index: JavaScript objects list those first whatever the insertion
+ * order, so such values take the hand-written path.
+ */
+function sortedCopy(value: JsonValue): JsonValue | typeof INDEX_KEY {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const items: JsonValue[] = [];
+    for (const item of value) {
+      const copy = sortedCopy(item);
+      if (copy === INDEX_KEY) return INDEX_KEY;
+      items.push(copy);
+    }
+    return items;
+  }
+  const keys = Object.keys(value).sort(compareCodePoints);
+  const out: JsonObject = {};
+  for (const key of keys) {
+    if (value[key] === undefined) continue;
+    if (ARRAY_INDEX.test(key)) return INDEX_KEY;
+    const copy = sortedCopy(value[key]);
+    if (copy === INDEX_KEY) return INDEX_KEY;
+    out[key] = copy;
+  }
+  return out;
 }
 
 /** True when `value` is a plain JSON object (not null, not an array). */

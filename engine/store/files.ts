@@ -2,7 +2,7 @@
  * Durable file primitives: atomic replace, exclusive create and append, each
  * with the fsync discipline of an atomic commit (data, then the folder).
  */
-import { dirname, join } from "node:path";
+import { nativePath } from "./os_path.ts";
 import { BimriError } from "../errors.ts";
 import { utf8 } from "../model/text.ts";
 import { renameOver } from "./rename.ts";
@@ -33,7 +33,7 @@ export function syncDir(path: string): void {
 }
 
 function writeTemp(folder: string, prefix: string, bytes: Uint8Array): string {
-  const temp = join(folder, `${prefix}${randomSuffix()}`);
+  const temp = nativePath.join(folder, `${prefix}${randomSuffix()}`);
   const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
   try {
     let offset = 0;
@@ -47,7 +47,7 @@ function writeTemp(folder: string, prefix: string, bytes: Uint8Array): string {
 
 /** Replaces `path` atomically: temp file in the same folder, fsync, rename, fsync folder. */
 export function atomicReplace(path: string, data: Uint8Array | string): void {
-  const folder = dirname(path);
+  const folder = nativePath.dirname(path);
   const temp = writeTemp(folder, ".bimri-tmp-", toBytes(data));
   try {
     renameOver(temp, path);
@@ -65,7 +65,7 @@ export function atomicReplace(path: string, data: Uint8Array | string): void {
  * Returns false when the path already exists; nothing is overwritten.
  */
 export function createExclusive(path: string, data: Uint8Array | string): boolean {
-  const folder = dirname(path);
+  const folder = nativePath.dirname(path);
   const temp = writeTemp(folder, ".bimri-new-", toBytes(data));
   try {
     Deno.linkSync(temp, path);

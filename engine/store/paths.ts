@@ -2,7 +2,7 @@
  * Every path of a store, built only from validated IDs so that no path
  * derived from an ID can leave its folder.
  */
-import * as nativePath from "node:path";
+import { nativePath } from "./os_path.ts";
 import { BimriError } from "../errors.ts";
 import { CONFLICT_ID, PROPOSAL_ID, revisionName, RUN_ID } from "../model/ids.ts";
 
@@ -27,7 +27,7 @@ function checked(id: string, grammar: RegExp, what: string): string {
   return id;
 }
 
-/** The part of node:path that StorePaths uses (`path.win32` or `path.posix`). */
+/** The part of a path flavour that StorePaths uses. */
 export type PathJoiner = { join(...segments: string[]): string };
 
 /** Paths of one store rooted at `root`. */
@@ -40,7 +40,7 @@ export class StorePaths {
   /** Joins with the separator of the OS the store lives on. */
   readonly #join: (...segments: string[]) => string;
 
-  /** `flavor` defaults to the running OS (unit tests pass node:path's win32 or posix). */
+  /** `flavor` defaults to the running OS (unit tests pass the Windows or POSIX flavour). */
   constructor(root: string, flavor: PathJoiner = nativePath) {
     this.root = root;
     this.#join = (...segments) => flavor.join(...segments);

@@ -1,24 +1,14 @@
 /**
  * Which folder is the project root: `--root`, else `BIMRI_ROOT`, else the
  * nearest ancestor of the working directory holding `.bimri/`, else the
- * working directory. Pure over an injected path flavour (node:path's posix or
- * win32) and folder probe, so the Windows rules (drive letters, UNC shares,
+ * working directory. Pure over an injected path flavour (POSIX or Windows)
+ * and folder probe, so the Windows rules (drive letters, UNC shares,
  * backslashes, cmd.exe's quote artifact) are unit-tested on any OS.
  */
-import * as nativePath from "node:path";
 import { lstatOrNull } from "./files.ts";
+import { nativePath, type PathFlavor } from "./os_path.ts";
 
-/** The part of node:path that root resolution uses (`path.posix` or `path.win32`). */
-export type PathFlavor = {
-  /** Path separator of the flavour. */
-  readonly sep: string;
-  /** Resolves segments to an absolute path. */
-  resolve(...segments: string[]): string;
-  /** Parent folder (the root is its own parent). */
-  dirname(path: string): string;
-  /** Joins segments with the flavour's separator. */
-  join(...segments: string[]): string;
-};
+export type { PathFlavor };
 
 /** How root resolution sees the disk: true when `path` is a real folder (not a link to one). */
 export type FolderProbe = (path: string) => boolean;

@@ -15,6 +15,7 @@ import {
   readBytesOrNull,
   refuseSymlink,
 } from "./files.ts";
+import { headAlreadyVerified, noteHeadVerified, recordNotedHead } from "./head_cache.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 
@@ -48,10 +49,27 @@ function refuseUnsafeLayout(paths: StorePaths): void {
 
 /** Creates `.bimri/`, its folders and the lock file if missing (idempotent, no authority writes). */
 export function ensureLayout(paths: StorePaths): void {
-  refuseUnsafeLayout(paths);
-  Deno.mkdirSync(paths.dir, { recursive: true });
-  for (const folder of STORE_FOLDERS) Deno.mkdirSync(paths.folder(folder), { recursive: true });
+  refuseSymlink(paths.view, "bimri.md");
+  refuseSymlink(paths.state, ".bimri/state.json");
+  refuseSymlink(paths.index, ".bimri/index.tsv");
+  ensureFolder(paths.dir, ".bimri");
+  for (const folder of STORE_FOLDERS) ensureFolder(paths.folder(folder), `.bimri/${folder}`);
   ensureLockFile(paths);
+}
+
+/** One lstat per folder on the everyday path: create it when missing, refuse a link or a file. */
+function ensureFolder(path: string, label: string): void {
+  const info = lstatOrNull(path);
+  if (info?.isDirectory) return;
+  if (info === null) {
+    Deno.mkdirSync(path, { recursive: true });
+    return;
+  }
+  refuseSymlink(path, label);
+  throw new BimriError(
+    "store-unsafe",
+    `${label} is not a folder; move that file away so BIMRI can recreate the folder.`,
+  );
 }
 
 /**
@@ -108,6 +126,7 @@ export function loadState(paths: StorePaths): State {
 /** Atomically replaces state.json with `state` in canonical JSON. */
 export function saveState(paths: StorePaths, state: State): void {
   atomicReplace(paths.state, canonicalJson(stateToJson(state)));
+  recordNotedHead(paths, state);
 }
 
 /** Reads revision `n`'s exact text, or null if the file is missing. */
@@ -116,12 +135,22 @@ export function readRevision(paths: StorePaths, n: number): string | null {
   return bytes === null ? null : decodeUtf8Strict(bytes);
 }
 
-/** Loads and verifies the accepted head named by `state`. */
-export function loadHead(paths: StorePaths, state: State): Head {
+/**
+ * Loads and verifies the accepted head named by `state`. With
+ * `recordVerified` (under the lock), a full hash that matched is noted so the
+ * command's state write records it for the next command (head_cache.ts).
+ */
+export function loadHead(
+  paths: StorePaths,
+  state: State,
+  options: { recordVerified?: boolean } = {},
+): Head {
   const path = paths.revision(state.head_revision);
-  refuseSymlink(path, `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`);
-  const bytes = readBytesOrNull(path);
-  if (bytes === null) {
+  const label = `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`;
+  refuseSymlink(path, label);
+  const info = lstatOrNull(path);
+  const bytes = info === null ? null : readBytesOrNull(path);
+  if (info === null || bytes === null) {
     throw new BimriError(
       "store-corrupt",
       `the accepted head revision V${
@@ -129,13 +158,18 @@ export function loadHead(paths: StorePaths, state: State): Head {
       } is missing; run doctor.`,
     );
   }
-  const hash = sha256Hex(bytes);
+  // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
+  const expected = state.head_hash;
+  const verified = expected !== null &&
+    headAlreadyVerified(paths, state.head_revision, expected, info);
+  const hash = verified && expected !== null ? expected : sha256Hex(bytes);
   if (hash !== state.head_hash) {
     throw new BimriError(
       "store-corrupt",
       "the accepted head revision does not match state.head_hash; run doctor.",
     );
   }
+  if (!verified && options.recordVerified) noteHeadVerified(paths, state.head_revision, hash, info);
   const text = decodeUtf8Strict(bytes);
   if (text === null) {
     throw new BimriError(
@@ -158,15 +192,40 @@ export function openExisting(paths: StorePaths): Store {
  * Runs `action` under the engine lock on a store that is created on first use.
  * The action receives the freshly loaded store.
  */
-export function withStore<T>(root: string, action: (store: Store) => T): T {
+export function withStore<T>(
+  root: string,
+  action: (store: Store) => T,
+  options: StoreOptions = {},
+): T {
   const paths = new StorePaths(root);
   ensureLayout(paths);
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);
     const state = loadState(paths);
-    const head = loadHead(paths, state);
+    if (options.withoutHead) return action(storeWithoutHead(paths, state));
+    const head = loadHead(paths, state, { recordVerified: true });
     return action({ paths, state, head });
   });
+}
+
+/** How withStore opens the store. */
+export type StoreOptions = {
+  /**
+   * Skip reading and verifying the head revision, for an action that never
+   * looks at accepted memory (journal): hashing and parsing a 48 KB view is
+   * most of such a command's work. Touching `store.head` then throws.
+   */
+  withoutHead?: boolean;
+};
+
+function storeWithoutHead(paths: StorePaths, state: State): Store {
+  return {
+    paths,
+    state,
+    get head(): Head {
+      throw new Error("internal: this command opened the store without its head revision");
+    },
+  };
 }
 
 /** Deletes the reference's audit checkpoint after authority writes so it re-proves the store. */

@@ -1,7 +1,11 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { canonicalJson, type JsonValue } from "../../engine/store/canonical_json.ts";
+import {
+  canonicalJson,
+  canonicalJsonByHand,
+  type JsonValue,
+} from "../../engine/store/canonical_json.ts";
 import { GENESIS_VIEW, parseAnyEntry, parseView, renderEntry } from "../../engine/model/hot.ts";
 import { pyStrip, sha256Hex, splitLines } from "../../engine/model/text.ts";
 
@@ -55,6 +59,55 @@ Deno.test("canonical JSON escapes like Python json.dumps", () => {
     canonicalJson({ "claude:x": 1, "claude-code:y": 2, _audit_epoch: 3, active: 4 }).split("\n")[1],
     '  "_audit_epoch": 3,',
   );
+});
+
+Deno.test("the native canonical JSON path equals the hand-written serializer", () => {
+  const strings = [
+    "",
+    "plain",
+    "Café",
+    "\u0000\u001f\u007f",
+    "\ud800",
+    "\udc00x",
+    "🚀",
+    '"\\/',
+    "\t\n\r\b\f",
+  ];
+  const keys = [
+    "a",
+    "B",
+    "_x",
+    "é",
+    "🚀",
+    "10",
+    "9",
+    "0",
+    "01",
+    "-1",
+    "1.5",
+    "4294967295",
+    "key.z",
+  ];
+  let seed = 3;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const make = (depth: number): JsonValue => {
+    const kind = next(depth > 3 ? 5 : 7);
+    if (kind === 0) return null;
+    if (kind === 1) return next(2) === 0;
+    if (kind === 2) return [0, -3, 17, 2.5, 1e21, -0.125][next(6)];
+    if (kind === 3 || kind === 4) return strings[next(strings.length)];
+    if (kind === 5) return Array.from({ length: next(4) }, () => make(depth + 1));
+    const object: { [key: string]: JsonValue } = {};
+    for (let i = next(5); i > 0; i--) object[keys[next(keys.length)]] = make(depth + 1);
+    return object;
+  };
+  for (let i = 0; i < 3000; i++) {
+    const value = make(0);
+    assertEquals(canonicalJson(value), canonicalJsonByHand(value), JSON.stringify(value));
+  }
 });
 
 Deno.test("the genesis view is the reference's 473 bytes", () => {

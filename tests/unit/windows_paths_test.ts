@@ -1,11 +1,11 @@
 /**
  * Windows code paths that cannot run on this machine, proven with injected
- * path flavours (node:path win32 / posix) and an injected rename system:
+ * path flavours (engine/store/os_path.ts, Windows / POSIX) and an injected rename system:
  * root resolution (drive letters, UNC shares, backslashes, cmd.exe's quote
  * artifact), store paths built from IDs, and the rename retry that waits out
  * a brief hold on the target.
  */
-import { posix, win32 } from "node:path";
+import { posixPath as posix, windowsPath as win32 } from "../../engine/store/os_path.ts";
 import { assertEquals, assertThrows } from "../helpers/assert.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
 import { atomicReplace } from "../../engine/store/files.ts";

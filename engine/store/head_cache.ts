@@ -1,0 +1,78 @@
+/**
+ * The derived head check `.bimri/audit-integrity-head.json`: which head
+ * revision file was last proven, by a full SHA-256, to hold `state.head_hash`,
+ * together with that file's lstat fingerprint (inode, size, mtime, ctime).
+ *
+ * Hashing the 48 KB head is a large share of a short command's work, so a
+ * command whose head file still has the recorded fingerprint skips the hash.
+ * Any change to the file (an edit, a truncation, a copy, a swapped-in file)
+ * changes the fingerprint and brings the full hash back; a missing, unreadable
+ * or foreign record does the same. The record is written only together with
+ * state.json (a command that writes nothing, or is refused, leaves it alone),
+ * under the engine lock, after a full hash of that same head matched. It is
+ * derived data: deleting it changes no answer. Like bimri's other
+ * `audit-integrity-*` files, the reference engine ignores it.
+ */
+import { fingerprint } from "../integrity/summary.ts";
+import { atomicReplace } from "./files.ts";
+import type { StorePaths } from "./paths.ts";
+
+const HEAD_CACHE_NAME = "audit-integrity-head.json";
+const HEAD_CACHE_SCHEMA = 1;
+
+type HeadCheck = { schema: number; revision: number; hash: string; print: string };
+
+function cachePath(paths: StorePaths): string {
+  return paths.folder(HEAD_CACHE_NAME);
+}
+
+function readHeadCheck(paths: StorePaths): HeadCheck | null {
+  try {
+    const doc = JSON.parse(Deno.readTextFileSync(cachePath(paths))) as HeadCheck;
+    return doc?.schema === HEAD_CACHE_SCHEMA ? doc : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when the head file `info` is the one last proven to hash to `hash` as revision `revision`. */
+export function headAlreadyVerified(
+  paths: StorePaths,
+  revision: number,
+  hash: string,
+  info: Deno.FileInfo,
+): boolean {
+  const check = readHeadCheck(paths);
+  return check !== null && check.revision === revision && check.hash === hash &&
+    check.print === fingerprint(info);
+}
+
+/** A full hash that matched, waiting for the command's state write to be recorded. */
+let pending: { dir: string; check: HeadCheck } | null = null;
+
+/** Notes that the head file `info` was just proven to hash to `hash` (recorded by the next state write). */
+export function noteHeadVerified(
+  paths: StorePaths,
+  revision: number,
+  hash: string,
+  info: Deno.FileInfo,
+): void {
+  const check: HeadCheck = { schema: HEAD_CACHE_SCHEMA, revision, hash, print: fingerprint(info) };
+  pending = { dir: paths.dir, check };
+}
+
+/** Writes the noted head check when `state` still names that head (called by saveState). */
+export function recordNotedHead(
+  paths: StorePaths,
+  state: { head_revision: number; head_hash: string | null },
+): void {
+  const noted = pending;
+  pending = null;
+  if (
+    noted === null || noted.dir !== paths.dir || noted.check.revision !== state.head_revision ||
+    noted.check.hash !== state.head_hash
+  ) {
+    return;
+  }
+  atomicReplace(cachePath(paths), JSON.stringify(noted.check) + "\n");
+}

@@ -1,0 +1,81 @@
+/**
+ * Issue 11: `.bimri/audit-integrity-head.json` lets a command skip hashing an
+ * unchanged head revision. It is derived: deleting or corrupting it changes no
+ * answer, a refused command never writes it, and a head edited in place is
+ * refused exactly as without it.
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, diffTrees, expectOk, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+
+const HEAD_CACHE = ".bimri/audit-integrity-head.json";
+
+async function storeWithOneSubject(): Promise<{ root: string; run: string }> {
+  const root = await tempStore();
+  const run = await startRun(root, "agent");
+  expectOk(
+    await bimri(root, [
+      "propose",
+      "--run",
+      run,
+      "--tier",
+      "2",
+      "--new-subject",
+      "--key",
+      "ops.retry",
+      "--text",
+      "Keep the retry path idempotent.",
+    ]),
+    "propose",
+  );
+  expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+  return { root, run };
+}
+
+function headPath(root: string): string {
+  const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
+  return join(root, ".bimri/revisions", `V${String(state.head_revision).padStart(6, "0")}.md`);
+}
+
+Deno.test("the head check is recorded with a state write and answers stay the same without it", async () => {
+  const { root, run } = await storeWithOneSubject();
+  // sync moved the head; the next state write (journal does not read the head) records it.
+  expectOk(await bimri(root, ["close", "--run", run, "--outcome", "success"]), "close");
+  const check = JSON.parse(Deno.readTextFileSync(join(root, HEAD_CACHE)));
+  const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
+  assertEquals([check.revision, check.hash], [state.head_revision, state.head_hash]);
+
+  const withCache = await bimri(root, ["get", "--key", "ops.retry"]);
+  Deno.removeSync(join(root, HEAD_CACHE));
+  const without = await bimri(root, ["get", "--key", "ops.retry"]);
+  assertEquals(without, withCache);
+  Deno.writeTextFileSync(join(root, HEAD_CACHE), "{not json");
+  assertEquals(await bimri(root, ["get", "--key", "ops.retry"]), withCache);
+});
+
+Deno.test("a refused command and a read never write the head check", async () => {
+  const { root, run } = await storeWithOneSubject();
+  Deno.removeSync(join(root, HEAD_CACHE));
+  const before = hashTree(root);
+  const refused = await bimri(root, ["propose", "--run", run, "--key", "ops.retry", "--text", ""]);
+  assertEquals(refused.code, 2);
+  expectOk(await bimri(root, ["recall", "--query", "retry"]), "recall");
+  assertEquals(diffTrees(before, hashTree(root)), null);
+});
+
+Deno.test("a head revision edited in place is refused although a head check was recorded", async () => {
+  const { root, run } = await storeWithOneSubject();
+  expectOk(await bimri(root, ["journal", "--run", run, "--text", "touch state"]), "journal");
+  await startRun(root, "second"); // loads the head under the lock and records the check
+  assert(Deno.statSync(join(root, HEAD_CACHE)).isFile, "the head check exists");
+  const path = headPath(root);
+  const text = Deno.readTextFileSync(path);
+  const tampered = text.replace("idempotent", "IDEMPOTENT");
+  assert(tampered !== text && tampered.length === text.length);
+  Deno.writeTextFileSync(path, tampered);
+  for (const args of [["get", "--key", "ops.retry"], ["sync", "--run", run]]) {
+    const result = await bimri(root, args);
+    assertEquals(result.code, 2, args.join(" "));
+    assertMatch(result.stderr, /does not match state\.head_hash/);
+  }
+});
