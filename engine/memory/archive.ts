@@ -34,14 +34,22 @@ export function isV4ArchiveRow(line: string): boolean {
   return /^\[ARCHIVED:R[0-9]+ [0-9]{4}-[0-9]{2}-[0-9]{2}\]/.test(line);
 }
 
-/** The rows of one month file (empty when the file does not exist). */
-export function readArchiveMonth(paths: StorePaths, month: string): ArchiveRow[] {
+/**
+ * The rows of one month file (empty when the file does not exist). With
+ * `containing`, only rows whose line holds that text are parsed: a month can
+ * hold thousands of rows and callers look for one proposal, key or line.
+ */
+export function readArchiveMonth(
+  paths: StorePaths,
+  month: string,
+  containing = "",
+): ArchiveRow[] {
   const path = paths.archiveMonth(month);
   refuseSymlink(path, `.bimri/archive/${month}.md`);
   const text = readTextOrNull(path);
   if (text === null) return [];
   const rows: ArchiveRow[] = [];
-  for (const line of text.split("\n")) {
+  for (const line of linesContaining(text, containing)) {
     if (!line.startsWith("[ARCHIVED:") || isV4ArchiveRow(line)) continue;
     const row = parseArchiveRow(line);
     if (row === null) {
@@ -53,6 +61,21 @@ export function readArchiveMonth(paths: StorePaths, month: string): ArchiveRow[]
     rows.push(row);
   }
   return rows;
+}
+
+/** The LF-separated lines of `text` that contain `part` (every line for ""), found with indexOf. */
+function linesContaining(text: string, part: string): string[] {
+  if (part === "") return text.split("\n");
+  const lines: string[] = [];
+  let at = text.indexOf(part);
+  while (at !== -1) {
+    const start = text.lastIndexOf("\n", at) + 1;
+    const newline = text.indexOf("\n", at);
+    const end = newline === -1 ? text.length : newline;
+    lines.push(text.slice(start, end));
+    at = newline === -1 ? -1 : text.indexOf(part, end);
+  }
+  return lines;
 }
 
 /** `YYYY-MM` of the month before `month`. */
@@ -84,7 +107,7 @@ export function findExactRow(
   rawLine: string,
 ): ArchiveRow | null {
   for (const month of months) {
-    for (const row of readArchiveMonth(paths, month)) {
+    for (const row of readArchiveMonth(paths, month, `[BY:${proposalId}] `)) {
       if (row.proposalId === proposalId && row.reason === reason && row.rawLine === rawLine) {
         return row;
       }
@@ -96,8 +119,11 @@ export function findExactRow(
 /**
  * Appends `[ARCHIVED:<today>] [BY:proposal] [reason] raw` unless the identical
  * row already exists (then its date is reused). Returns the row's date, which
- * a cold binding must carry. Only this month's file is read, plus last
- * month's when `retry` (an interrupted commit may have written there).
+ * a cold binding must carry. When `retry` (the proposal already had a
+ * decision, so an interrupted attempt may have archived), this month's and
+ * last month's rows by the proposal are looked up first. A first attempt
+ * reads nothing: the commit writes its `applying` decision before any archive
+ * row, so a proposal without a decision has none.
  */
 export function appendArchive(
   paths: StorePaths,
@@ -106,9 +132,10 @@ export function appendArchive(
   reason: ArchiveReason,
   retry = true,
 ): string {
-  const months = retry ? recentMonths() : recentMonths().slice(0, 1);
-  const existing = findExactRow(paths, months, proposalId, reason, rawLine);
-  if (existing) return existing.date;
+  if (retry) {
+    const existing = findExactRow(paths, recentMonths(), proposalId, reason, rawLine);
+    if (existing) return existing.date;
+  }
   const date = localDate(now());
   const path = paths.archiveMonth(date.slice(0, 7));
   refuseSymlink(path, `.bimri/archive/${date.slice(0, 7)}.md`);

@@ -422,7 +422,8 @@ function proposalBaseEntry(
       return entry ? { raw: cold.raw_line, entry } : null;
     }
     for (const month of monthsSince(proposal.created_at)) {
-      for (const row of readArchiveMonth(store.paths, month)) {
+      const by = `[BY:${proposal.base_archive_proposal_id}] `;
+      for (const row of readArchiveMonth(store.paths, month, by)) {
         if (
           row.reason === "cooled" && row.proposalId === proposal.base_archive_proposal_id &&
           lineHash(row.rawLine) === proposal.base_hash
@@ -481,7 +482,7 @@ function effectReflectedAtHead(
 /** True when an accepted close (this proposal's own, or another run's) archived `raw`. */
 function closedByAcceptedProposal(store: Store, proposal: Proposal, raw: string): boolean {
   for (const month of monthsSince(proposal.created_at)) {
-    for (const row of readArchiveMonth(store.paths, month)) {
+    for (const row of readArchiveMonth(store.paths, month, raw)) {
       if (row.reason !== "closed" || row.rawLine !== raw) continue;
       if (row.proposalId === proposal.proposal_id) return true;
       const decision = readDecision(store.paths, row.proposalId);
@@ -536,7 +537,7 @@ function acceptedKeyWriterAfter(
   const coldEntry = cold ? parseAnyEntry(cold.raw_line) : null;
   if (coldEntry) addEntryRuns(coldEntry);
   for (const month of monthsSince(proposal.created_at)) {
-    for (const row of readArchiveMonth(store.paths, month)) {
+    for (const row of readArchiveMonth(store.paths, month, marker)) {
       if (row.rawLine.includes(marker)) runs.add(row.proposalId.slice(0, 7));
     }
   }

@@ -108,12 +108,19 @@ export function lineHash(line: string | null): string {
 
 /** Decodes strict UTF-8; returns null when the bytes are not valid UTF-8. */
 export function decodeUtf8Strict(bytes: Uint8Array): string | null {
+  // The lenient decoder is markedly cheaper on large files; it yields the
+  // same string for valid input and marks invalid input with U+FFFD, so only
+  // text holding that character needs the strict decoder's verdict.
+  const text = LENIENT_UTF8.decode(bytes);
+  if (!text.includes("\ufffd")) return text;
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     return null;
   }
 }
+
+const LENIENT_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Code-point order, as Python compares strings (not UTF-16 unit order). */
 export function compareCodePoints(a: string, b: string): number {

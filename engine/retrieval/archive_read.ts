@@ -49,7 +49,7 @@ function readMonthText(paths: StorePaths, name: string): string {
 /** Parses the `[ARCHIVED:` rows of one month file's text (other lines are ignored). */
 export function parseArchiveText(text: string, file: string): ArchiveRecord[] {
   const records: ArchiveRecord[] = [];
-  splitLines(text).forEach((line, index) => {
+  linesOf(text).forEach((line, index) => {
     if (!line.startsWith("[ARCHIVED:") || isV4ArchiveRow(line)) return;
     const match = RECORD.exec(line);
     const reason = match ? pyStrip(match[3]) : "";
@@ -63,6 +63,18 @@ export function parseArchiveText(text: string, file: string): ArchiveRecord[] {
     records.push({ date: match[1], proposalId: match[2], reason, rawLine, file });
   });
   return records;
+}
+
+// Python's splitlines() also breaks at these; a month written by the engine has only LF.
+// deno-lint-ignore no-control-regex
+const OTHER_LINE_BREAKS = /[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+
+/** The lines of `text` as Python's splitlines() gives them, by a plain LF split when that is the same. */
+function linesOf(text: string): string[] {
+  if (OTHER_LINE_BREAKS.test(text)) return splitLines(text);
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
 }
 
 /** Every archive record, month files in name order, rows in file order. */

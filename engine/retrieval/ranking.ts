@@ -135,29 +135,79 @@ export function matchDocuments(
   docs: readonly SearchFields[],
   terms: readonly string[],
   background = 0,
+  more: CorpusPart | null = null,
 ): MatchResult {
-  const documentFrequency = new Map<string, number>(terms.map((t) => [t, 0]));
+  const part = newCorpusPart(terms);
   const matched: number[] = [];
   docs.forEach((fields, index) => {
-    // Terms never contain a line break, so no term can match across two fields.
-    const joined = FIELDS.map((name) => fields[name]).join("\n");
-    const plain = casefold(joined);
-    const normalized = isAscii(joined) ? plain : foldText(joined);
-    let all = true;
-    for (const term of terms) {
-      if (plain.includes(term) || normalized.includes(term)) {
-        documentFrequency.set(term, documentFrequency.get(term)! + 1);
-      } else all = false;
-    }
-    if (all) matched.push(index);
+    if (addToCorpus(part, fields, terms)) matched.push(index);
   });
+  const size = docs.length + background + (more?.size ?? 0);
+  const count = matched.length + (more?.matched ?? 0);
+  const documentFrequency = new Map<string, number>();
+  for (const term of terms) {
+    documentFrequency.set(
+      term,
+      part.documentFrequency.get(term)! + (more?.documentFrequency.get(term) ?? 0),
+    );
+  }
   const averageLength = {} as Record<SearchField, number>;
   for (const name of FIELDS) {
-    let total = 0;
-    for (const index of matched) total += foldedLength(docs[index][name]);
-    averageLength[name] = matched.length === 0 ? 1 : Math.max(total / matched.length, 1);
+    const total = part.lengthSums[name] + (more?.lengthSums[name] ?? 0);
+    averageLength[name] = count === 0 ? 1 : Math.max(total / count, 1);
   }
-  return { matched, stats: { size: docs.length + background, documentFrequency, averageLength } };
+  return { matched, stats: { size, documentFrequency, averageLength } };
+}
+
+/**
+ * What a share of the corpus contributes to the statistics: its size, how
+ * many of its documents matched, document frequencies and the summed folded
+ * field lengths of its matches. Lets a large share (history) be matched
+ * without materializing a record for every document.
+ */
+export type CorpusPart = {
+  size: number;
+  matched: number;
+  documentFrequency: Map<string, number>;
+  lengthSums: Record<SearchField, number>;
+};
+
+/** An empty corpus share for `terms`. */
+export function newCorpusPart(terms: readonly string[]): CorpusPart {
+  const lengthSums = {} as Record<SearchField, number>;
+  for (const name of FIELDS) lengthSums[name] = 0;
+  return {
+    size: 0,
+    matched: 0,
+    documentFrequency: new Map(terms.map((t) => [t, 0])),
+    lengthSums,
+  };
+}
+
+/**
+ * Adds one document to `part` and tells whether it holds every term (the
+ * reference's rule: each term a substring of the folded fields, joined).
+ */
+export function addToCorpus(
+  part: CorpusPart,
+  fields: SearchFields,
+  terms: readonly string[],
+): boolean {
+  part.size++;
+  // Terms never contain a line break, so no term can match across two fields.
+  const joined = FIELDS.map((name) => fields[name]).join("\n");
+  const plain = casefold(joined);
+  const normalized = isAscii(joined) ? plain : foldText(joined);
+  let all = true;
+  for (const term of terms) {
+    if (plain.includes(term) || normalized.includes(term)) {
+      part.documentFrequency.set(term, part.documentFrequency.get(term)! + 1);
+    } else all = false;
+  }
+  if (!all) return false;
+  part.matched++;
+  for (const name of FIELDS) part.lengthSums[name] += foldedLength(fields[name]);
+  return true;
 }
 
 /** BM25F score of one matched document. */

@@ -12,13 +12,25 @@ import { BimriError } from "../errors.ts";
 import { requireKey } from "../model/ids.ts";
 import { compareCodePoints, pyStrip } from "../model/text.ts";
 import type { Store } from "../store/store.ts";
-import { matchDocuments, rankDocuments, scoreMatch, type SearchFields } from "./ranking.ts";
+import {
+  addToCorpus,
+  type CorpusPart,
+  matchDocuments,
+  newCorpusPart,
+  rankDocuments,
+  scoreMatch,
+  type SearchFields,
+} from "./ranking.ts";
+import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
 import { withReadOnlyStore } from "./read_store.ts";
 import {
-  candidateRecords,
+  currentRecords,
+  entryRecord,
   exactCurrentRecords,
+  heldRecords,
   keyRecords,
   LOCATIONS,
+  parseStored,
   type RetrievalRecord,
 } from "./records.ts";
 import { containsTerm, foldField, queryTerms } from "./tokenize.ts";
@@ -73,8 +85,18 @@ export function normalizeKey(value: string): string {
 }
 
 function byGroupScoreAndKey(a: RecallMatch, b: RecallMatch): number {
+  return compareRanked(a, a.score, b, b.score);
+}
+
+/** Output order: group, then score (highest first), then key, ID and reason. */
+function compareRanked(
+  a: RetrievalRecord,
+  aScore: number,
+  b: RetrievalRecord,
+  bScore: number,
+): number {
   return LOCATIONS.indexOf(a.location) - LOCATIONS.indexOf(b.location) ||
-    b.score - a.score ||
+    bScore - aScore ||
     compareCodePoints(a.key, b.key) ||
     compareCodePoints(a.id, b.id) ||
     compareCodePoints(a.reason, b.reason);
@@ -110,50 +132,88 @@ export function searchRecords(
     .sort(byGroupScoreAndKey);
 }
 
+/** History generations that match a query, with their share of the corpus statistics. */
+export type HistoryMatches = {
+  part: CorpusPart;
+  matches: { record: RetrievalRecord; fields: SearchFields }[];
+};
+
 /**
  * The first `limit` ranked matches (output order) and the total. Groups come
  * first in the order, so only the groups that reach into the first `limit`
  * are scored; the others are only counted (same result as sorting all).
+ * `history`, when given, holds the HISTORY group already matched.
  */
 export function searchFirst(
   records: readonly RetrievalRecord[],
   terms: readonly string[],
   background: number,
   limit: number,
+  history: HistoryMatches | null = null,
 ): { matches: RecallMatch[]; total: number } {
   const fields = records.map(searchFields);
-  const { matched, stats } = matchDocuments(fields, terms, background);
+  const { matched, stats } = matchDocuments(fields, terms, background, history?.part ?? null);
   const matches: RecallMatch[] = [];
   let before = 0;
   for (const location of LOCATIONS) {
-    const group = matched.filter((index) => records[index].location === location);
+    const group = matched
+      .filter((index) => records[index].location === location)
+      .map((index) => ({ record: records[index], fields: fields[index] }));
+    if (location === "HISTORY" && history) group.push(...history.matches);
     if (before < limit && group.length > 0) {
-      const scored = group.map((index) => ({
-        ...records[index],
-        score: scoreMatch(fields[index], terms, stats),
-      }));
-      matches.push(...scored.sort(byGroupScoreAndKey));
+      // Rank light {record, score} pairs; only the printed ones become matches.
+      const scored = group
+        .map(({ record, fields }) => ({ record, score: scoreMatch(fields, terms, stats) }))
+        .sort((a, b) => compareRanked(a.record, a.score, b.record, b.score));
+      for (const { record, score } of scored.slice(0, limit - matches.length)) {
+        matches.push({ ...record, score });
+      }
     }
     before += group.length;
   }
-  return { matches: matches.slice(0, limit), total: matched.length };
+  return {
+    matches: matches.slice(0, limit),
+    total: matched.length + (history?.matches.length ?? 0),
+  };
 }
 
 /**
- * Searches the store. A history row whose raw line (with its reason and
- * location) contains none of the terms can neither match nor count in a
- * term's document frequency, so it is counted but never parsed.
+ * Matches the historical generations of the archive against `terms`. A row
+ * whose raw line (with its reason and location) holds none of the terms can
+ * neither match nor count in a term's document frequency, so it is counted
+ * but never parsed; a row that matches contributes its statistics here and
+ * becomes a printed record only if the HISTORY group reaches the limit.
  */
+export function matchHistory(store: Store, terms: readonly string[]): HistoryMatches {
+  const part = newCorpusPart(terms);
+  const matches: HistoryMatches["matches"] = [];
+  const rows = historicalGenerations(
+    readAllArchiveRecords(store.paths),
+    store.state.cold_current,
+  );
+  for (const row of rows) {
+    const haystack = foldField(`${row.rawLine}\n${row.reason}\nHISTORY`);
+    if (!terms.some((term) => containsTerm(haystack, term))) {
+      part.size++;
+      continue;
+    }
+    const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
+    const record = entryRecord(entry, "HISTORY", row.reason);
+    const fields = searchFields(record);
+    if (addToCorpus(part, fields, terms)) matches.push({ record, fields });
+  }
+  return { part, matches };
+}
+
+/** Searches the store: current, held and historical memory. */
 export function searchStore(
   store: Store,
   terms: readonly string[],
   limit = Number.MAX_SAFE_INTEGER,
 ): { matches: RecallMatch[]; total: number } {
-  const { records, skipped } = candidateRecords(store, (rawLine, reason) => {
-    const haystack = foldField(`${rawLine}\n${reason}\nHISTORY`);
-    return terms.some((term) => containsTerm(haystack, term));
-  });
-  return searchFirst(records, terms, skipped, limit);
+  const { records: current, currentByKey } = currentRecords(store);
+  const records = [...current, ...heldRecords(store, currentByKey)];
+  return searchFirst(records, terms, 0, limit, matchHistory(store, terms));
 }
 
 /** Matches of an exact key: current only, or with held candidates and history. */

@@ -95,6 +95,9 @@ export function entryRecord(
   reason: string,
   key = entry.key,
 ): RetrievalRecord {
+  // Only printed matches need the typed fields; a search may weigh thousands
+  // of history rows, so they are built on first use.
+  let typed: JsonObject | undefined;
   return {
     location,
     key,
@@ -103,13 +106,16 @@ export function entryRecord(
     trust: entry.tier === 3 ? "" : entry.trust,
     source: entry.tier === 3 ? "" : entry.source,
     text: entry.text,
-    typed: typedEntryFields(entry),
+    get typed(): JsonObject {
+      return typed ??= typedEntryFields(entry);
+    },
     tags: entry.tier === 3 ? [] : reportedTags(entry.tags),
     falsifier: entry.tier === 3 ? entry.falsifier : "",
   };
 }
 
-function parseStored(raw: string, what: string): MemoryEntry {
+/** Parses a stored memory line, refusing one that is not valid. */
+export function parseStored(raw: string, what: string): MemoryEntry {
   const entry = parseAnyEntry(raw);
   if (!entry) {
     throw new BimriError("store-corrupt", `${what} is not a valid memory line; run doctor.`);
@@ -148,7 +154,7 @@ export function currentEntriesByKey(store: Store): Map<string, MemoryEntry> {
 }
 
 /** Every hot line and cold-current record, with a map of the current entry per key. */
-function currentRecords(store: Store): {
+export function currentRecords(store: Store): {
   records: RetrievalRecord[];
   currentByKey: Map<string, MemoryEntry>;
 } {

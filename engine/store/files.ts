@@ -96,12 +96,40 @@ export function appendLine(path: string, line: string): void {
 
 /** Reads a file's bytes, or null when it does not exist. */
 export function readBytesOrNull(path: string): Uint8Array | null {
+  let file: Deno.FsFile;
   try {
-    return Deno.readFileSync(path);
+    file = Deno.openSync(path, { read: true });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
+  try {
+    return readToEnd(file);
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Reads an open file to its end into one buffer sized from its length
+ * (Deno.readFileSync grows its buffer as it goes, which costs several copies
+ * on archive months of megabytes); a file that grew meanwhile is still read
+ * whole.
+ */
+function readToEnd(file: Deno.FsFile): Uint8Array {
+  let buffer = new Uint8Array(file.statSync().size + 1);
+  let length = 0;
+  while (true) {
+    if (length === buffer.length) {
+      const larger = new Uint8Array(buffer.length * 2);
+      larger.set(buffer);
+      buffer = larger;
+    }
+    const n = file.readSync(buffer.subarray(length));
+    if (n === null || n === 0) break;
+    length += n;
+  }
+  return buffer.subarray(0, length);
 }
 
 /** Reads a UTF-8 file, or null when it does not exist. */
