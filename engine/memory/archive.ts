@@ -7,7 +7,9 @@
  */
 import { BimriError } from "../errors.ts";
 import { localDate, now } from "../model/time.ts";
-import { appendLine, readTextOrNull, refuseSymlink } from "../store/files.ts";
+import { appendLine, lstatOrNull, readTextOrNull, refuseSymlink } from "../store/files.ts";
+import { utf8Length } from "../model/text.ts";
+import { recordArchivedRow } from "../retrieval/history_digest.ts";
 import type { StorePaths } from "../store/paths.ts";
 
 /** Archive reasons written by 5.1 commits. */
@@ -139,6 +141,15 @@ export function appendArchive(
   const date = localDate(now());
   const path = paths.archiveMonth(date.slice(0, 7));
   refuseSymlink(path, `.bimri/archive/${date.slice(0, 7)}.md`);
-  appendLine(path, `[ARCHIVED:${date}] [BY:${proposalId}] [${reason}] ${rawLine}`);
+  const row = `[ARCHIVED:${date}] [BY:${proposalId}] [${reason}] ${rawLine}`;
+  const before = lstatOrNull(path);
+  appendLine(path, row);
+  recordArchivedRow(paths, `${date.slice(0, 7)}.md`, before, {
+    offset: before?.size ?? 0,
+    length: utf8Length(row),
+    proposalId,
+    reason,
+    rawLine,
+  });
   return date;
 }

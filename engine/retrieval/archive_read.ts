@@ -77,6 +77,20 @@ function linesOf(text: string): string[] {
   return lines;
 }
 
+/** Every archive month file (name order) with its validated text and lstat. */
+export function readArchiveMonths(
+  paths: StorePaths,
+): { name: string; text: string; info: Deno.FileInfo }[] {
+  const months: { name: string; text: string; info: Deno.FileInfo }[] = [];
+  for (const name of listNames(paths.folder("archive"))) {
+    if (!name.endsWith(".md")) continue;
+    const info = lstatOrNull(`${paths.folder("archive")}/${name}`);
+    const text = readMonthText(paths, name);
+    if (info !== null) months.push({ name, text, info });
+  }
+  return months;
+}
+
 /** Every archive record, month files in name order, rows in file order. */
 export function readAllArchiveRecords(paths: StorePaths): ArchiveRecord[] {
   const records: ArchiveRecord[] = [];
@@ -131,6 +145,11 @@ function linesNaming(text: string, marker: string): string {
 
 const REASON_RANK: Record<string, number> = { cooled: 0, replaced: 1, closed: 2 };
 
+/** Rank of an archive reason when generations collapse: closed > replaced > cooled; others as replaced. */
+export function reasonRank(reason: string): number {
+  return Object.hasOwn(REASON_RANK, reason) ? REASON_RANK[reason] : 1;
+}
+
 /**
  * Historical generations: one record per distinct raw line, keeping the row
  * with the highest reason rank (closed > replaced > cooled; unknown counts as
@@ -152,7 +171,7 @@ export function historicalGenerations(
     const existing = byLine.get(record.rawLine);
     if (
       existing === undefined ||
-      (REASON_RANK[record.reason] ?? 1) > (REASON_RANK[existing.reason] ?? 1)
+      reasonRank(record.reason) > reasonRank(existing.reason)
     ) {
       byLine.set(record.rawLine, record);
     }

@@ -16,7 +16,8 @@ import {
 import { BimriError } from "../errors.ts";
 import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
-import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
+import { historicalGenerations, readAllArchiveRecords, readArchiveMonths } from "./archive_read.ts";
+import { rebuildHistoryDigest } from "./history_digest.ts";
 
 /** The header line of index.tsv. */
 export const INDEX_HEADER = "id\tkey\tloc\ttrust\tsource\tstatus\tfile\theadline";
@@ -141,5 +142,6 @@ export function rebuildIndex(store: Store): number {
     );
   }
   atomicReplace(store.paths.index, renderIndex(rows));
+  rebuildHistoryDigest(store.paths, readArchiveMonths(store.paths));
   return rows.length;
 }

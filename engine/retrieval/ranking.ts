@@ -118,7 +118,7 @@ export type RankedDocument = { index: number; score: number };
 export type MatchResult = { matched: number[]; stats: CorpusStats };
 
 /** Number of terms of one field value as its folded form counts them. */
-function foldedLength(value: string): number {
+export function foldedLength(value: string): number {
   // Case folding leaves ASCII words where they are: count the raw text.
   return isAscii(value) ? termCount(value) : termCount(foldField(value).normalized);
 }

@@ -15,6 +15,7 @@ import type { Store } from "../store/store.ts";
 import {
   addToCorpus,
   type CorpusPart,
+  foldedLength,
   matchDocuments,
   newCorpusPart,
   rankDocuments,
@@ -33,7 +34,18 @@ import {
   parseStored,
   type RetrievalRecord,
 } from "./records.ts";
-import { containsTerm, foldField, queryTerms } from "./tokenize.ts";
+import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
+import {
+  DIGEST_FIELDS,
+  digestGenerations,
+  digestLengths,
+  type DigestRow,
+  loadHistoryDigest,
+  NORMALIZED,
+  PLAIN,
+  readDigestRow,
+  REASON,
+} from "./history_digest.ts";
 
 /** Default number of matches printed. */
 export const DEFAULT_LIMIT = 20;
@@ -132,10 +144,16 @@ export function searchRecords(
     .sort(byGroupScoreAndKey);
 }
 
-/** History generations that match a query, with their share of the corpus statistics. */
+/** A matched record with the fields it is scored on. */
+type Scorable = { record: RetrievalRecord; fields: SearchFields };
+
+/**
+ * History generations that match a query, with their share of the corpus
+ * statistics. Each match is built only when its group is printed.
+ */
 export type HistoryMatches = {
   part: CorpusPart;
-  matches: { record: RetrievalRecord; fields: SearchFields }[];
+  matches: (() => Scorable)[];
 };
 
 /**
@@ -159,8 +177,10 @@ export function searchFirst(
     const group = matched
       .filter((index) => records[index].location === location)
       .map((index) => ({ record: records[index], fields: fields[index] }));
-    if (location === "HISTORY" && history) group.push(...history.matches);
-    if (before < limit && group.length > 0) {
+    const pending = location === "HISTORY" && history ? history.matches : [];
+    const reachesLimit = before < limit;
+    if (reachesLimit) group.push(...pending.map((build) => build()));
+    if (reachesLimit && group.length > 0) {
       // Rank light {record, score} pairs; only the printed ones become matches.
       const scored = group
         .map(({ record, fields }) => ({ record, score: scoreMatch(fields, terms, stats) }))
@@ -169,7 +189,7 @@ export function searchFirst(
         matches.push({ ...record, score });
       }
     }
-    before += group.length;
+    before += group.length + (reachesLimit ? 0 : pending.length);
   }
   return {
     matches: matches.slice(0, limit),
@@ -200,7 +220,54 @@ export function matchHistory(store: Store, terms: readonly string[]): HistoryMat
     const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
     const record = entryRecord(entry, "HISTORY", row.reason);
     const fields = searchFields(record);
-    if (addToCorpus(part, fields, terms)) matches.push({ record, fields });
+    if (addToCorpus(part, fields, terms)) matches.push(() => ({ record, fields }));
+  }
+  return { part, matches };
+}
+
+/**
+ * matchHistory from the derived history digest: the same generations, the
+ * same matches and statistics, without reading or parsing the archive; only
+ * printed matches are read back from their month file.
+ */
+export function matchHistoryDigest(
+  store: Store,
+  rows: readonly DigestRow[],
+  terms: readonly string[],
+): HistoryMatches {
+  const part = newCorpusPart(terms);
+  const matches: HistoryMatches["matches"] = [];
+  const months = new Map<string, Uint8Array>();
+  const reasons = new Map<string, { folded: FoldedText; length: number }>();
+  const location = foldField("HISTORY");
+  const locationLength = foldedLength("HISTORY");
+  for (const row of digestGenerations(rows, store.state.cold_current)) {
+    part.size++;
+    let reason = reasons.get(row[REASON]);
+    if (reason === undefined) {
+      reason = { folded: foldField(row[REASON]), length: foldedLength(row[REASON]) };
+      reasons.set(row[REASON], reason);
+    }
+    let all = true;
+    for (const term of terms) {
+      const found = row[PLAIN].includes(term) ||
+        (row[NORMALIZED] !== "" && row[NORMALIZED].includes(term)) ||
+        containsTerm(reason.folded, term) || containsTerm(location, term);
+      if (found) part.documentFrequency.set(term, part.documentFrequency.get(term)! + 1);
+      else all = false;
+    }
+    if (!all) continue;
+    part.matched++;
+    const lengths = digestLengths(row);
+    DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += lengths[i]));
+    part.lengthSums.reason += reason.length;
+    part.lengthSums.location += locationLength;
+    matches.push(() => {
+      const archived = readDigestRow(store.paths, row, months);
+      const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
+      const record = entryRecord(entry, "HISTORY", archived.reason);
+      return { record, fields: searchFields(record) };
+    });
   }
   return { part, matches };
 }
@@ -213,7 +280,11 @@ export function searchStore(
 ): { matches: RecallMatch[]; total: number } {
   const { records: current, currentByKey } = currentRecords(store);
   const records = [...current, ...heldRecords(store, currentByKey)];
-  return searchFirst(records, terms, 0, limit, matchHistory(store, terms));
+  const digest = loadHistoryDigest(store.paths);
+  const history = digest === null
+    ? matchHistory(store, terms)
+    : matchHistoryDigest(store, digest, terms);
+  return searchFirst(records, terms, 0, limit, history);
 }
 
 /** Matches of an exact key: current only, or with held candidates and history. */
