@@ -10,7 +10,16 @@ import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
 import { queryTerms } from "../../engine/retrieval/tokenize.ts";
 import { compactSortedJson, renderTsv, resultJson } from "../../engine/retrieval/output.ts";
 import { indexRows, renderIndex } from "../../engine/retrieval/index_tsv.ts";
-import { historicalGenerations, parseArchiveText } from "../../engine/retrieval/archive_read.ts";
+import {
+  historicalGenerations,
+  parseArchiveText,
+  readArchiveMonths,
+} from "../../engine/retrieval/archive_read.ts";
+import {
+  digestGenerations,
+  loadHistoryDigest,
+  rebuildHistoryDigest,
+} from "../../engine/retrieval/history_digest.ts";
 import { parseView } from "../../engine/model/hot.ts";
 import { genesisState } from "../../engine/model/state.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
@@ -256,6 +265,30 @@ Deno.test("skipping unparsed history rows changes neither the matches nor the sc
       assertEquals(searchStore(store, terms).matches, all, query);
       // Scoring only the groups that reach the printed limit changes nothing printed.
       for (const limit of [1, 2, 3, 5]) {
+        assertEquals(searchStore(store, terms, limit), {
+          matches: all.slice(0, limit),
+          total: all.length,
+        }, `${query} / ${limit}`);
+      }
+    }
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("searching through the history digest gives the full read's matches and scores", () => {
+  const root = Deno.makeTempDirSync({ prefix: "bimri-rank-digest-" });
+  try {
+    const store = fixtureStore(root);
+    const paths = store.paths;
+    rebuildHistoryDigest(paths, readArchiveMonths(paths));
+    // Four rows; the cooled row of the current cold binding is not history.
+    assertEquals(loadHistoryDigest(paths)?.length, 4);
+    assertEquals(digestGenerations(loadHistoryDigest(paths)!, store.state.cold_current).length, 2);
+    for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
+      const terms = queryTerms(query);
+      const all = searchRecords(allRecords(store), terms);
+      for (const limit of [1, 2, 3, 5, 50]) {
         assertEquals(searchStore(store, terms, limit), {
           matches: all.slice(0, limit),
           total: all.length,
