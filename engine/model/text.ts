@@ -65,14 +65,16 @@ export function codePointLength(text: string): number {
 /** The first `count` code points of `text`. */
 export function sliceCodePoints(text: string, count: number): string {
   if (text.length <= count) return text;
-  let out = "";
-  let n = 0;
-  for (const ch of text) {
-    if (n >= count) break;
-    out += ch;
-    n++;
+  // Find where the count-th code point ends and slice once: appending code
+  // points one by one builds a chain of string pieces per headline.
+  let end = 0;
+  for (let n = 0; n < count && end < text.length; n++) {
+    const c = text.charCodeAt(end);
+    const pair = c >= 0xd800 && c <= 0xdbff && end + 1 < text.length &&
+      text.charCodeAt(end + 1) >= 0xdc00 && text.charCodeAt(end + 1) <= 0xdfff;
+    end += pair ? 2 : 1;
   }
-  return out;
+  return text.slice(0, end);
 }
 
 /** True when `text` has a control character or any line break Python recognizes. */

@@ -134,14 +134,21 @@ export function renderIndex(rows: readonly IndexRow[]): string {
  * number of rows, header excluded. Call it under the engine lock.
  */
 export function rebuildIndex(store: Store): number {
-  const rows = indexRows(store);
+  const count = writeIndexFile(store);
+  // The index rows are garbage by now; the digest's pass over the archive
+  // does not add to their peak.
+  rebuildHistoryDigest(store.paths, readArchiveMonths(store.paths));
+  return count;
+}
+
+function writeIndexFile(store: Store): number {
   if (lstatOrNull(store.paths.index)?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
       ".bimri/index.tsv is a symbolic link; delete it and run index again.",
     );
   }
+  const rows = indexRows(store);
   atomicReplace(store.paths.index, renderIndex(rows));
-  rebuildHistoryDigest(store.paths, readArchiveMonths(store.paths));
   return rows.length;
 }

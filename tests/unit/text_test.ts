@@ -1,8 +1,8 @@
 /** engine/model/text.ts: code point counting agrees with string iteration, lone surrogates included. */
 import { assertEquals } from "../helpers/assert.ts";
-import { codePointLength } from "../../engine/model/text.ts";
+import { codePointLength, sliceCodePoints } from "../../engine/model/text.ts";
 
-Deno.test("codePointLength counts like the string iterator", () => {
+Deno.test("codePointLength and sliceCodePoints count like the string iterator", () => {
   const pieces = ["a", "é", "한", "😀", "\ud800", "\udc00", "\ud83d", "👩‍💻", " ", ""];
   let seed = 11;
   for (let i = 0; i < 5000; i++) {
@@ -13,5 +13,8 @@ Deno.test("codePointLength counts like the string iterator", () => {
       text += pieces[seed % pieces.length];
     }
     assertEquals(codePointLength(text), [...text].length, JSON.stringify(text));
+    for (const count of [0, 1, 3]) {
+      assertEquals(sliceCodePoints(text, count), [...text].slice(0, count).join(""));
+    }
   }
 });
