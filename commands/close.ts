@@ -1,5 +1,6 @@
 /** `close` and `recover-run`: apply a run's pending proposals and end it. */
-import { closeRun, requireActiveRun, resolveCloseTarget } from "../engine/memory/runs.ts";
+import { closeRun, resolveCloseTarget } from "../engine/memory/runs.ts";
+import { requireActiveRun } from "../engine/memory/run_input.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 import { memoryCounts, summaryJson } from "./render.ts";

@@ -1,5 +1,5 @@
 /** `journal --run R --text T [--importance N]`: append durable detail to a run's log. */
-import { journal } from "../engine/memory/runs.ts";
+import { journal } from "../engine/memory/journal.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 

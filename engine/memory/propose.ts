@@ -47,7 +47,7 @@ import {
 } from "./proposal_record.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readRunLog, scanRunLog } from "./run_log.ts";
-import { requireActiveRun } from "./runs.ts";
+import { requireActiveRun } from "./run_input.ts";
 import { syncView } from "./view_sync.ts";
 
 /** Caller-authored flags of a proposal (strings as given on the command line). */

@@ -3,7 +3,7 @@
  * recover-run. Each reads only the state, the head and the run's own log.
  */
 import { BimriError } from "../errors.ts";
-import { requireActor, requireRunId, runId } from "../model/ids.ts";
+import { requireActor, runId } from "../model/ids.ts";
 import { parseAnyEntry, tierCounts } from "../model/hot.ts";
 import type { State } from "../model/state.ts";
 import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
@@ -11,16 +11,9 @@ import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
 import { saveState, type Store } from "../store/store.ts";
 import { applyPendingProposals, type ApplySummary } from "./commit.ts";
-import {
-  appendClosure,
-  appendJournalLine,
-  createRunLog,
-  nextEntryId,
-  readRunLog,
-  runLogHeader,
-  scanRunLog,
-} from "./run_log.ts";
+import { appendClosure, createRunLog, readRunLog, runLogHeader, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
+import { requireActiveRun, requireOneLine } from "./run_input.ts";
 import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
 
 /** Close outcomes. */
@@ -178,67 +171,6 @@ export function trimRunDates(store: Store): void {
     }
   }
   for (const run of runs) if (!keep.has(run)) delete dates[run];
-}
-
-/** Refuses unless `run` is a well-formed handle of an active run. */
-export function requireActiveRun(state: State, runInput: string): string {
-  const run = requireRunId(runInput);
-  if (!state.active_runs[run]) throw new BimriError("unknown-run", `${run} is not an active run.`);
-  return run;
-}
-
-/** Validates an importance value 1-5 (strings from the CLI accepted). */
-export function parseImportance(value: string | number | undefined, fallback = 3): number {
-  if (value === undefined) return fallback;
-  const n = typeof value === "number" ? value : Number(value);
-  if (
-    !Number.isInteger(n) || n < 1 || n > 5 ||
-    (typeof value === "string" && !/^[0-9]+$/.test(value.trim()))
-  ) {
-    throw new BimriError("invalid-input", "importance must be 1 through 5.");
-  }
-  return n;
-}
-
-/** Validates one-line authored text; returns it trimmed. */
-export function requireOneLine(
-  text: string,
-  label: string,
-  max: number,
-  allowEmpty = false,
-): string {
-  if (hasLineBreakOrControl(text)) {
-    throw new BimriError("invalid-input", `${label} must be one line without tabs.`);
-  }
-  const trimmed = pyStrip(text);
-  if (!allowEmpty && trimmed === "") {
-    throw new BimriError("invalid-input", `${label} cannot be empty.`);
-  }
-  if (codePointLength(trimmed) > max) {
-    throw new BimriError("invalid-input", `${label} exceeds ${max} characters.`);
-  }
-  return trimmed;
-}
-
-/** Result of `journal`. */
-export type JournalResult = { run: string; entry_id: string };
-
-/** Appends a journal entry to the run's log and returns its entry ID. */
-export function journal(
-  store: Store,
-  runInput: string,
-  textInput: string,
-  importanceInput?: string,
-): JournalResult {
-  const run = requireActiveRun(store.state, runInput);
-  const text = requireOneLine(textInput, "journal text", 8000);
-  const importance = parseImportance(importanceInput);
-  const facts = scanRunLog(run, readRunLog(store.paths, run));
-  const id = nextEntryId(run, facts);
-  appendJournalLine(store.paths, run, id, importance, text);
-  store.state.active_runs[run].last_activity_at = utcTimestamp();
-  saveState(store.paths, store.state);
-  return { run, entry_id: id };
 }
 
 /** How `close` chooses its run. */

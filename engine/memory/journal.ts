@@ -1,0 +1,29 @@
+/**
+ * `journal`: one durable line of detail in a run's own log. It reads the
+ * state and that log only, never the head revision or any history.
+ */
+import { utcTimestamp } from "../model/time.ts";
+import { saveState, type Store } from "../store/store.ts";
+import { appendJournalLine, nextEntryId, readRunLog, scanRunLog } from "./run_log.ts";
+import { parseImportance, requireActiveRun, requireOneLine } from "./run_input.ts";
+
+/** Result of `journal`. */
+export type JournalResult = { run: string; entry_id: string };
+
+/** Appends a journal entry to the run's log and returns its entry ID. */
+export function journal(
+  store: Store,
+  runInput: string,
+  textInput: string,
+  importanceInput?: string,
+): JournalResult {
+  const run = requireActiveRun(store.state, runInput);
+  const text = requireOneLine(textInput, "journal text", 8000);
+  const importance = parseImportance(importanceInput);
+  const facts = scanRunLog(run, readRunLog(store.paths, run));
+  const id = nextEntryId(run, facts);
+  appendJournalLine(store.paths, run, id, importance, text);
+  store.state.active_runs[run].last_activity_at = utcTimestamp();
+  saveState(store.paths, store.state);
+  return { run, entry_id: id };
+}
