@@ -103,32 +103,46 @@ const INDEX_KEY = Symbol("index-key");
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
 
 /**
- * A copy of `value` whose objects have their keys inserted in code-point
- * order (undefined members dropped), or INDEX_KEY when some key looks like an
- * array index: JavaScript objects list those first whatever the insertion
- * order, so such values take the hand-written path.
+ * `value` with every object's keys in code-point order (undefined members
+ * dropped): the value itself where nothing needs to change (a state read
+ * from disk is already in order), fresh objects only where something does;
+ * or INDEX_KEY when some key looks like an array index: JavaScript objects
+ * list those first whatever the insertion order, so such values take the
+ * hand-written path.
  */
 function sortedCopy(value: JsonValue): JsonValue | typeof INDEX_KEY {
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) {
-    const items: JsonValue[] = [];
-    for (const item of value) {
-      const copy = sortedCopy(item);
+    let items: JsonValue[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const copy = sortedCopy(value[i]);
       if (copy === INDEX_KEY) return INDEX_KEY;
-      items.push(copy);
+      if (copy !== value[i] && items === null) items = value.slice(0, i);
+      items?.push(copy);
     }
-    return items;
+    return items ?? value;
   }
-  const keys = Object.keys(value).sort(compareCodePoints);
-  const out: JsonObject = {};
-  for (const key of keys) {
+  const keys = Object.keys(value);
+  let inOrder = true;
+  for (let i = 0; i < keys.length; i++) {
+    if (ARRAY_INDEX.test(keys[i])) return INDEX_KEY;
+    if (value[keys[i]] === undefined) inOrder = false;
+    if (i > 0 && compareCodePoints(keys[i - 1], keys[i]) >= 0) inOrder = false;
+  }
+  if (!inOrder) keys.sort(compareCodePoints);
+  let out: JsonObject | null = inOrder ? null : {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
     if (value[key] === undefined) continue;
-    if (ARRAY_INDEX.test(key)) return INDEX_KEY;
     const copy = sortedCopy(value[key]);
     if (copy === INDEX_KEY) return INDEX_KEY;
-    out[key] = copy;
+    if (out === null && copy !== value[key]) {
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]] = value[keys[j]];
+    }
+    if (out !== null) out[key] = copy;
   }
-  return out;
+  return out ?? value;
 }
 
 /** True when `value` is a plain JSON object (not null, not an array). */
