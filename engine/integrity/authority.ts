@@ -13,8 +13,9 @@
  *
  * 1. Per-file facts (intrinsic validity plus the few fields the graph needs:
  *    proposal hash and base, decision outcome and conflict, conflict
- *    candidates, resolution status; run-log proposal markers and closure) are
- *    kept in a derived cache, `.bimri/audit-integrity-cache.json`, keyed by
+ *    candidates, resolution status; run-log proposal markers, closure and
+ *    first outcome) are kept in a derived cache,
+ *    `.bimri/audit-integrity-cache.json`, keyed by
  *    each file's lstat fingerprint (inode, size, mtime, ctime). A file whose
  *    fingerprint is unchanged is not read again; any other change, including
  *    an out-of-band truncation or a link swapped in, changes the fingerprint
@@ -25,9 +26,13 @@
  *    answers are identical. It lives in the `audit-*` namespace with the other
  *    derived audit caches and is ignored by everything else. `start` and
  *    `hook-start` write it, and sync and close after a successful write (a
- *    refused command must leave the store as it was); other commands use it
- *    read-only and re-read what changed since. doctor and status do not use
- *    it: they read every record.
+ *    refused command must leave the store as it was), and status (under the
+ *    engine lock); other commands use it read-only and re-read what changed
+ *    since. The everyday check trusts a closed log's cached facts without an
+ *    lstat (a closed log is final); status and review do not (`strictFacts`):
+ *    they fingerprint every record and log, so their answers equal a full
+ *    read (tests/cli/status_cache_test.ts). doctor never uses it: it reads
+ *    every file (with one reused buffer, see bulk_read.ts).
  * 2. The graph checks (deletion anchors from run logs and the conflict
  *    counter, candidate hashes, decision/conflict/resolution links, failed
  *    resolutions, quarantine stubs) are recomputed in memory from those facts
@@ -107,7 +112,7 @@ export type RecordFacts = {
   problem: string | null;
   /** True for a quarantine stub (valid or not). */
   stub: boolean;
-  /** SHA-256 of the file bytes (proposals: conflict candidate hashes). */
+  /** Proposals only: SHA-256 of the file bytes (conflict candidate hashes). */
   sha?: string;
   /** Proposal: its base revision. */
   baseRevision?: number;
@@ -121,8 +126,11 @@ export type RecordFacts = {
   status?: string;
 };
 
-/** Facts of one run log. */
-type LogFacts = { fp: string; markers: string[]; closed: boolean };
+/**
+ * Facts of one run log: proposal markers, closure and (status counts it) the
+ * first outcome; `outcome` is absent when the log is not UTF-8.
+ */
+type LogFacts = { fp: string; markers: string[]; closed: boolean; outcome?: string | null };
 
 type CacheDoc = {
   schema: number;
@@ -130,7 +138,8 @@ type CacheDoc = {
   logs: Record<string, LogFacts>;
 };
 
-const CACHE_SCHEMA = 1;
+/** 2: logs carry their outcome; decisions, conflicts and resolutions no hash. */
+const CACHE_SCHEMA = 2;
 const CACHE_NAME = "audit-integrity-cache.json";
 
 function cachePath(paths: StorePaths): string {
@@ -194,9 +203,14 @@ export function factsFromBytes(
   fp = "",
   options: CollectOptions = {},
 ): RecordFacts {
-  // Only conflict candidates' hashes are ever compared: a full scan hashes those afterwards.
-  const sha = options.lazySha ? undefined : options.hash ? options.hash(bytes) : sha256Hex(bytes);
-  const text = decodeUtf8Strict(bytes);
+  // Only conflict candidates' (proposals') hashes are ever compared; a full
+  // scan hashes just those afterwards.
+  const sha = options.lazySha || kind !== "proposal"
+    ? undefined
+    : options.hash
+    ? options.hash(bytes)
+    : sha256Hex(bytes);
+  const text = options.decode ? options.decode(bytes) : decodeUtf8Strict(bytes);
   let value: JsonValue;
   try {
     if (text === null) throw new Error("not UTF-8");
@@ -238,10 +252,18 @@ export type CollectOptions = {
   read?: (path: string) => Uint8Array | null;
   /** SHA-256 hex of bytes (the audit passes a native digest). */
   hash?: (bytes: Uint8Array) => string;
+  /** Strict UTF-8 decoding, null when invalid (the audit passes a faster one). */
+  decode?: (bytes: Uint8Array) => string | null;
   /** Skip hashing every record; collectFacts hashes conflict candidates at the end. */
   lazySha?: boolean;
   /** Receives each record's parsed JSON object, before any validation. */
   onValue?: (kind: AuthorityKind, id: string, value: JsonObject) => void;
+  /**
+   * With a cache: fingerprint closed logs too (instead of trusting their
+   * cached facts) and report every log's outcome, so the answers equal a
+   * full read (status and review).
+   */
+  strictLogs?: boolean;
 };
 
 /** Hashes the conflict candidates a lazy (`lazySha`) collection left unhashed. */
@@ -254,7 +276,8 @@ export function hashCandidates(
     for (const id of c.proposalIds ?? []) {
       const p = records.proposal.get(id);
       if (!p || p.sha !== undefined || !idGrammar("proposal").test(id)) continue;
-      const bytes = readBytesOrNull(recordPathOf(paths, "proposal", id));
+      const path = recordPathOf(paths, "proposal", id);
+      const bytes = options.read ? options.read(path) : readBytesOrNull(path);
       if (bytes !== null) p.sha = options.hash ? options.hash(bytes) : sha256Hex(bytes);
     }
   }
@@ -290,8 +313,8 @@ export type AuthorityFacts = {
   /** Run -> proposal IDs referenced by `[PROPOSE:]` markers, and closure. */
   logs: Map<string, { markers: string[]; closed: boolean }>;
   /**
-   * Full scans only: log file name -> its first `[OUTCOME:]` value (or null),
-   * for every regular log file read (status counts outcomes from it).
+   * With `strictLogs`: log file name -> its first `[OUTCOME:]` value (or
+   * null), for every UTF-8 run log (status counts outcomes from it).
    */
   outcomes?: Map<string, string | null>;
   /** True when the cache given to `collectFacts` was updated. */
@@ -318,7 +341,8 @@ export function collectFacts(
     conflict: new Map(),
     resolution: new Map(),
   } as Record<AuthorityKind, Map<string, RecordFacts>>;
-  const nextRecords: Record<string, RecordFacts> = {};
+  // Entries for the updated cache, turned into its objects only when something changed.
+  const nextRecords: [string, RecordFacts][] = [];
   for (const kind of AUTHORITY_KINDS) {
     const folder = paths.folder(KIND_FOLDER[kind]);
     const grammar = idGrammar(kind);
@@ -346,60 +370,65 @@ export function collectFacts(
       const facts = reuse ? cached : readRecordFacts(path, kind, id, info);
       if (!reuse) dirty = true;
       records[kind].set(id, facts);
-      nextRecords[cacheKey] = facts;
+      nextRecords.push([cacheKey, facts]);
     }
   }
   const logs = new Map<string, { markers: string[]; closed: boolean }>();
-  const nextLogs: Record<string, LogFacts> = {};
+  const nextLogs: [string, LogFacts][] = [];
   const logFolder = paths.folder("log");
   if (direct) {
-    const outcomes = new Map<string, string | null>();
     for (const entry of options.entries!("log")) {
       const run = entry.name.endsWith(".md") ? entry.name.slice(0, -3) : "";
       if (!RUN_ID.test(run) || !entry.isFile || entry.isSymlink) continue;
       const path = `${logFolder}/${entry.name}`;
       const bytes = options.read ? options.read(path) : readBytesOrNull(path);
-      const decoded = bytes === null ? null : decodeUtf8Strict(bytes);
+      const decode = options.decode ?? decodeUtf8Strict;
+      const decoded = bytes === null ? null : decode(bytes);
       const scanned = scanLogMarkers(run, decoded ?? "");
       logs.set(run, { markers: scanned.proposalMarkers, closed: scanned.closed });
-      if (decoded !== null) outcomes.set(entry.name, scanned.outcome);
     }
     if (options.lazySha) hashCandidates(paths, records, options);
-    return { records, logs, dirty: false, outcomes };
+    return { records, logs, dirty: false };
   }
+  const outcomes = options.strictLogs ? new Map<string, string | null>() : undefined;
   for (const name of listNames(logFolder)) {
     const run = name.endsWith(".md") ? name.slice(0, -3) : "";
     if (!RUN_ID.test(run)) continue;
     let facts = cache?.logs[run];
-    if (facts?.closed && !activeRuns.has(run)) {
+    if (facts?.closed && !activeRuns.has(run) && !options.strictLogs) {
       // A closed log is final (append-only until its [CLOSED:] line): its markers
       // are cached; doctor's full check still re-reads it.
       logs.set(run, { markers: facts.markers, closed: true });
-      nextLogs[run] = facts;
+      nextLogs.push([run, facts]);
       continue;
     }
     const path = `${logFolder}/${name}`;
     const info = lstatOrNull(path);
     if (!info || !info.isFile) continue;
     const fp = fingerprint(info);
-    if (!facts || facts.fp !== fp) {
+    if (!facts || facts.fp !== fp || (options.strictLogs && !("outcome" in facts))) {
       dirty = true;
       const bytes = readBytesOrNull(path);
-      const text = bytes === null ? "" : (decodeUtf8Strict(bytes) ?? "");
-      const scanned = scanLogMarkers(run, text);
+      const decoded = bytes === null ? null : decodeUtf8Strict(bytes);
+      const scanned = scanLogMarkers(run, decoded ?? "");
       facts = { fp, markers: scanned.proposalMarkers, closed: scanned.closed };
+      if (decoded !== null) facts.outcome = scanned.outcome;
     }
     logs.set(run, { markers: facts.markers, closed: facts.closed });
-    nextLogs[run] = facts;
+    if (outcomes && facts.outcome !== undefined) outcomes.set(name, facts.outcome);
+    nextLogs.push([run, facts]);
   }
   if (cache) {
-    // Vanished files also change the cache.
-    dirty ||= Object.keys(cache.records).length !== Object.keys(nextRecords).length ||
-      Object.keys(cache.logs).length !== Object.keys(nextLogs).length;
-    cache.records = nextRecords;
-    cache.logs = nextLogs;
+    // Vanished files also change the cache. Unless something changed, every
+    // entry was reused under its own key, so the cache already holds exactly these.
+    dirty ||= Object.keys(cache.records).length !== nextRecords.length ||
+      Object.keys(cache.logs).length !== nextLogs.length;
+    if (dirty) {
+      cache.records = Object.fromEntries(nextRecords);
+      cache.logs = Object.fromEntries(nextLogs);
+    }
   }
-  return { records, logs, dirty };
+  return outcomes ? { records, logs, dirty, outcomes } : { records, logs, dirty };
 }
 
 /**
@@ -527,17 +556,27 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
   return out;
 }
 
-/** Full check (no cache): reads every record. Used by doctor and status. */
+/**
+ * The full per-file check of review (read-only: the facts cache is used but
+ * never written). Same answers as reading every file; see `strictFacts`.
+ */
 export function fullAuthorityIssues(paths: StorePaths, state: State): AuthorityIssue[] {
-  return authorityIssues(state, fullFacts(paths));
+  return authorityIssues(state, strictFacts(paths, state, false));
 }
 
-function fullFacts(paths: StorePaths): AuthorityFacts {
-  const options: CollectOptions = {
-    entries: (folder) => sortedEntries(paths, folder),
-    lazySha: true,
-  };
-  return collectFacts(paths, null, new Set(), options);
+/**
+ * Facts of every authority record and run log, equal to a full read: every
+ * file is fingerprinted (lstat) and only files whose fingerprint matches the
+ * facts cache are not read again (closed logs included, unlike the everyday
+ * check). With `persist` (callers hold the engine lock) a changed cache is
+ * written back.
+ */
+function strictFacts(paths: StorePaths, state: State, persist: boolean): AuthorityFacts {
+  const cache = loadCache(paths);
+  const active = new Set(Object.keys(state.active_runs));
+  const facts = collectFacts(paths, cache, active, { strictLogs: true });
+  if (persist && facts.dirty) writeFactsCache(paths, cache);
+  return facts;
 }
 
 /** A store folder's entries in name order (types from the listing: no lstat per file). */
@@ -810,9 +849,9 @@ export function fullFactsOf(store: Store): AuthorityFacts | undefined {
   return statusFacts.get(store);
 }
 
-/** The full status report block (every issue, no cache). */
+/** The full status report block (every issue; the per-file check of `strictFacts`). */
 export function authorityStatusLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
-  const facts = fullFacts(store.paths);
+  const facts = strictFacts(store.paths, store.state, true);
   statusFacts.set(store, facts);
   const issues = authorityIssues(store.state, facts);
   if (issues.length > 0) forgetSummary(store.paths);

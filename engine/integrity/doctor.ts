@@ -11,16 +11,8 @@
  */
 import { isV4ArchiveRow } from "../memory/archive.ts";
 import { isAbsolute, normalize } from "node:path";
-import { createHash } from "node:crypto";
 import { BimriError } from "../errors.ts";
-import {
-  type MemoryEntry,
-  newViewParseMemo,
-  parseAnyEntry,
-  type ParsedView,
-  parseEntryForTier,
-  parseView,
-} from "../model/hot.ts";
+import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
@@ -37,6 +29,8 @@ import {
   hashCandidates,
   issueLine,
 } from "./authority.ts";
+import { BulkReader, decodeUtf8Fast, isUtf8Bytes, nativeSha256 } from "./bulk_read.ts";
+import { RevisionParser, type RevisionView } from "./revision_pass.ts";
 import { type AuthorityKind, HOLD_REASONS, isStub, isV51, receiptProblems } from "./schemas.ts";
 
 /**
@@ -68,12 +62,12 @@ const ARCHIVE_ROW =
 
 type ArchiveRow = { date: string; by: string; reason: string; raw: string };
 
-type LoadedRevision = { bytes: Uint8Array; view: ParsedView | null };
+type LoadedRevision = { bytes: Uint8Array; view: RevisionView | null };
 
+/** What a key looked like at one revision: its line and entry, or null when absent. */
 /** A folder listing kept compactly: sorted names and type bits (1 file, 2 link, 4 folder). */
 type Listing = { names: string[]; kinds: Uint8Array };
 
-/** What a key looked like at one revision: its line and entry, or null when absent. */
 type KeyLine = { hash: string; tier: number; id: string } | null;
 
 function keyLineOf(raw: string, entry: MemoryEntry): KeyLine {
@@ -104,11 +98,6 @@ type DecisionFacts = {
   reason: unknown;
   resolutionId: unknown;
 };
-
-/** Native SHA-256 (the audit hashes every revision: hundreds of megabytes at scale). */
-function nativeSha256(bytes: Uint8Array | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 function decisionFacts(d: JsonObject): DecisionFacts {
   return {
@@ -154,6 +143,29 @@ function readJsonObject(path: string): JsonObject | null {
   }
 }
 
+/**
+ * True when every non-empty line of index.tsv has exactly eight tab-separated
+ * columns. Counted on the bytes (LF and TAB never occur inside a multi-byte
+ * UTF-8 sequence): the index has tens of thousands of rows.
+ */
+function everyRowHasEightColumns(bytes: Uint8Array): boolean {
+  const LF = 10;
+  const TAB = 9;
+  for (let start = 0; start < bytes.length;) {
+    let end = bytes.indexOf(LF, start);
+    if (end < 0) end = bytes.length;
+    if (end > start) {
+      let tabs = 0;
+      for (let i = bytes.indexOf(TAB, start); i >= 0 && i < end; i = bytes.indexOf(TAB, i + 1)) {
+        if (++tabs > 7) return false;
+      }
+      if (tabs !== 7) return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
 /** True when a line's pointer stays inside the project root. */
 function pointerContained(pointer: string | null): boolean {
   if (pointer === null) return true;
@@ -182,10 +194,10 @@ class Audit {
   private head: LoadedRevision | null = null;
   /** One listing per folder per audit (entry types come without lstat). */
   private listings = new Map<string, Listing>();
-  /** Shared parse of lines repeated across revisions. */
-  private memo = newViewParseMemo();
+  /** Parses each revision from the one before it where it can (see revision_pass.ts). */
+  private parser!: RevisionParser;
   /** Key lookups the effect checks need, by revision, answered while revisions stream by. */
-  private queries = new Map<number, Set<string>>();
+  private queries = new Map<number, string[]>();
   private answers = new Map<number, Map<string, KeyLine>>();
   /** Authority read once, before the revisions (see prepareAuthority). */
   /** Graph findings, computed while the facts are at hand and reported in checkAuthority. */
@@ -197,6 +209,8 @@ class Audit {
   private stubEvidence: { kind: AuthorityKind; id: string; file: string }[] = [];
   /** Archive rows by the proposal that wrote them. */
   private archiveBy = new Map<string, ArchiveRow[]>();
+  /** One reused buffer for every file the audit reads (see bulk_read.ts). */
+  private reader = new BulkReader();
 
   constructor(private readonly paths: StorePaths, private readonly shadow: ShadowRecord | null) {}
 
@@ -220,6 +234,7 @@ class Audit {
       }
       throw error;
     }
+    this.parser = new RevisionParser(this.state.entry_max_chars);
     this.prepareAuthority();
     this.readRevisions();
     this.listings.clear();
@@ -285,32 +300,33 @@ class Audit {
   }
 
   /**
-   * The entries of a store folder, sorted by name, listed once per audit and
-   * kept compactly (names plus type bits: tens of thousands of entries).
+   * The entries of a store folder (types from the listing, never followed),
+   * sorted by name, listed once per audit and kept compactly (names plus type
+   * bits: tens of thousands of entries; the entry objects are short-lived).
    */
   private *entries(folder: string): Generator<FolderEntry & { isDirectory: boolean }> {
     let list = this.listings.get(folder);
     if (!list) {
-      const raw: Deno.DirEntry[] = [];
+      const names: string[] = [];
+      const kindOf = new Map<string, number>();
       try {
-        for (const entry of Deno.readDirSync(this.paths.folder(folder))) raw.push(entry);
+        for (const e of Deno.readDirSync(this.paths.folder(folder))) {
+          names.push(e.name);
+          kindOf.set(e.name, (e.isFile ? 1 : 0) | (e.isSymlink ? 2 : 0) | (e.isDirectory ? 4 : 0));
+        }
       } catch (error) {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
       }
-      raw.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      list = {
-        names: raw.map((e) => e.name),
-        kinds: Uint8Array.from(
-          raw,
-          (e) => (e.isFile ? 1 : 0) | (e.isSymlink ? 2 : 0) | (e.isDirectory ? 4 : 0),
-        ),
-      };
+      // The default sort compares UTF-16 code units, as `<` does (names are unique).
+      names.sort();
+      list = { names, kinds: Uint8Array.from(names, (name) => kindOf.get(name)!) };
       this.listings.set(folder, list);
     }
-    for (let i = 0; i < list.names.length; i++) {
-      const kind = list.kinds[i];
+    const { names, kinds } = list;
+    for (let i = 0; i < names.length; i++) {
+      const kind = kinds[i];
       yield {
-        name: list.names[i],
+        name: names[i],
         isFile: (kind & 1) !== 0,
         isSymlink: (kind & 2) !== 0,
         isDirectory: (kind & 4) !== 0,
@@ -331,13 +347,12 @@ class Audit {
       }
       if (!info.isFile || info.isSymlink) continue;
       const n = Number(match[1]);
-      const bytes = readBytesOrNull(`${folder}/${name}`);
+      // A view into the reused buffer: hashed and parsed at once (the head is copied).
+      const bytes = this.reader.read(`${folder}/${name}`);
       if (bytes === null) continue;
-      const text = decodeUtf8Strict(bytes);
-      let view: ParsedView | null = null;
-      if (text === null) this.errors.push(`revision ${name} is not valid UTF-8.`);
+      const view = this.parser.parse(bytes);
+      if (view === null) this.errors.push(`revision ${name} is not valid UTF-8.`);
       else {
-        view = parseView(text, this.state.entry_max_chars, this.memo);
         for (const problem of view.errors) {
           this.errors.push(`revision ${revisionName(n)}: ${problem}.`);
         }
@@ -348,13 +363,17 @@ class Audit {
         const found = new Map<string, KeyLine>();
         for (const key of wanted) found.set(key, null);
         for (const e of view.entries) {
-          if (wanted.has(e.entry.key)) {
+          if (wanted.includes(e.entry.key)) {
             found.set(e.entry.key, keyLineOf(e.raw, e.entry));
           }
         }
         this.answers.set(n, found);
       }
-      if (n === this.state.head_revision) this.head = { bytes, view };
+      if (n === this.state.head_revision) {
+        // The parser reuses its buffers and lists: the head keeps copies.
+        const kept = view && { entries: [...view.entries], errors: view.errors };
+        this.head = { bytes: bytes.slice(), view: kept };
+      }
       if (n > this.state.head_revision) {
         this.warnings.push(
           `revision ${
@@ -398,7 +417,7 @@ class Audit {
         ids.add(cold.entry_id);
       }
     }
-    const viewBytes = readBytesOrNull(this.paths.view);
+    const viewBytes = this.reader.read(this.paths.view);
     if (viewBytes === null) {
       this.warnings.push("bimri.md is missing; the next command regenerates it.");
     } else if (nativeSha256(viewBytes) !== nativeSha256(head.bytes)) {
@@ -415,8 +434,8 @@ class Audit {
         if (!isTemporary(name)) this.warnings.push(`unexpected file .bimri/archive/${name}.`);
         continue;
       }
-      const bytes = readBytesOrNull(`${folder}/${name}`);
-      const text = bytes === null ? null : decodeUtf8Strict(bytes);
+      const bytes = this.reader.read(`${folder}/${name}`);
+      const text = bytes === null ? null : decodeUtf8Fast(bytes);
       if (text === null) {
         this.errors.push(`archive .bimri/archive/${name} is not valid UTF-8.`);
         continue;
@@ -480,9 +499,10 @@ class Audit {
   /** Queues a key lookup at `revision` for the revision pass. */
   private ask(revision: number, key: string): void {
     if (typeof revision !== "number" || typeof key !== "string") return;
-    let keys = this.queries.get(revision);
-    if (!keys) this.queries.set(revision, keys = new Set());
-    keys.add(key);
+    // An array, not a set: a revision is asked for one to three keys.
+    const keys = this.queries.get(revision);
+    if (!keys) this.queries.set(revision, [key]);
+    else if (!keys.includes(key)) keys.push(key);
   }
 
   /** The key's line at `revision`; undefined when that revision is missing or unreadable. */
@@ -512,6 +532,8 @@ class Audit {
     };
     const options: CollectOptions = {
       entries: (folder) => this.entries(folder),
+      read: (path) => this.reader.read(path),
+      decode: decodeUtf8Fast,
       hash: nativeSha256,
       lazySha: true,
       onValue: (kind, id, value) => {
@@ -666,7 +688,7 @@ class Audit {
     if (storage === "cold") {
       const bound = (this.archiveBy.get(String(p.baseArchiveProposalId)) ?? []).some((r) =>
         r.by === p.baseArchiveProposalId && r.reason === "cooled" &&
-        lineHash(r.raw) === p.baseHash
+        nativeSha256(pyStrip(r.raw)) === p.baseHash
       );
       if (!bound) this.errors.push(`proposal ${id}: its cold base binds no cooled archive row.`);
       return;
@@ -783,14 +805,12 @@ class Audit {
   }
 
   private checkIndex(): void {
-    const bytes = readBytesOrNull(this.paths.index);
+    const bytes = this.reader.read(this.paths.index);
     if (bytes === null) {
       this.warnings.push("index is missing; run index to rebuild it.");
       return;
     }
-    const text = decodeUtf8Strict(bytes);
-    const rows = text === null ? [""] : text.split("\n").filter((l) => l !== "");
-    if (text === null || rows.some((row) => row.split("\t").length !== 8)) {
+    if (!isUtf8Bytes(bytes) || !everyRowHasEightColumns(bytes)) {
       this.errors.push("index.tsv has rows without 8 columns; run index to rebuild it.");
     }
   }

@@ -258,7 +258,9 @@ export function rebuildHistoryDigest(
       offset += length + 1;
     }
   }
-  atomicReplace(digestPath(paths), lines.map((line) => line + "\n").join(""));
+  const text = lines.map((line) => line + "\n").join("");
+  if (alreadyVouched(paths, prints, text)) return; // an idempotent rebuild writes nothing
+  atomicReplace(digestPath(paths), text);
   const checkpoint: Checkpoint = {
     schema: SCHEMA,
     digest: printOf(digestPath(paths)) ?? "",
@@ -267,25 +269,59 @@ export function rebuildHistoryDigest(
   atomicReplace(checkpointPath(paths), JSON.stringify(checkpoint) + "\n");
 }
 
+/** True when the checkpoint vouches for exactly these month prints and the digest holds `text`. */
+function alreadyVouched(paths: StorePaths, prints: Record<string, string>, text: string): boolean {
+  const checkpoint = readCheckpoint(paths);
+  if (checkpoint === null || checkpoint.digest !== printOf(digestPath(paths))) return false;
+  const names = Object.keys(prints);
+  if (names.length !== Object.keys(checkpoint.months).length) return false;
+  if (names.some((name) => checkpoint.months[name] !== prints[name])) return false;
+  try {
+    return Deno.readTextFileSync(digestPath(paths)) === text;
+  } catch {
+    return false;
+  }
+}
+
 // Python's splitlines() also breaks at these; offsets here count LF-separated lines.
 // deno-lint-ignore no-control-regex
 const OTHER_LINE_BREAKS = /[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+
+/**
+ * True when the checkpoint vouches for every archive month file as it is now
+ * (same names, same lstat fingerprints) and for the digest file itself.
+ */
+function digestVouchesForArchive(paths: StorePaths): boolean {
+  const checkpoint = readCheckpoint(paths);
+  if (checkpoint === null) return false;
+  const names = monthNames(paths);
+  if (names.length !== Object.keys(checkpoint.months).length) return false;
+  for (const name of names) {
+    const info = lstatOrNull(`${paths.folder("archive")}/${name}`);
+    if (info === null || checkpoint.months[name] !== fingerprint(info)) return false;
+  }
+  const info = lstatOrNull(digestPath(paths));
+  return info !== null && info.isFile && fingerprint(info) === checkpoint.digest;
+}
+
+/**
+ * Rebuilds the digest unless it already vouches for the archive as it is
+ * (then a rebuild would write the same bytes: the engine's appends and the
+ * rebuild produce identical lines). `readMonths` is called only to rebuild.
+ */
+export function refreshHistoryDigest(
+  paths: StorePaths,
+  readMonths: () => { name: string; text: string; info: Deno.FileInfo }[],
+): void {
+  if (!digestVouchesForArchive(paths)) rebuildHistoryDigest(paths, readMonths());
+}
 
 /**
  * The digest rows in archive order (months by name, rows by offset), or null
  * when the digest does not vouch for the archive as it is now.
  */
 export function loadHistoryDigest(paths: StorePaths): DigestRow[] | null {
-  const checkpoint = readCheckpoint(paths);
-  if (checkpoint === null) return null;
-  const names = monthNames(paths);
-  if (names.length !== Object.keys(checkpoint.months).length) return null;
-  for (const name of names) {
-    const info = lstatOrNull(`${paths.folder("archive")}/${name}`);
-    if (info === null || checkpoint.months[name] !== fingerprint(info)) return null;
-  }
-  const info = lstatOrNull(digestPath(paths));
-  if (info === null || !info.isFile || fingerprint(info) !== checkpoint.digest) return null;
+  if (!digestVouchesForArchive(paths)) return null;
   let text: string;
   try {
     text = Deno.readTextFileSync(digestPath(paths));

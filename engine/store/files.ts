@@ -117,11 +117,22 @@ export function readBytesOrNull(path: string): Uint8Array | null {
  * whole.
  */
 function readToEnd(file: Deno.FsFile): Uint8Array {
-  let buffer = new Uint8Array(file.statSync().size + 1);
+  const { buffer, length } = readOpenFile(file, new Uint8Array(file.statSync().size + 1));
+  return buffer.subarray(0, length);
+}
+
+/**
+ * Reads `file` from its position to the end into `buffer`, doubling it when
+ * full; returns the buffer used (possibly a larger one) and the byte count.
+ */
+export function readOpenFile(
+  file: Deno.FsFile,
+  buffer: Uint8Array<ArrayBuffer>,
+): { buffer: Uint8Array<ArrayBuffer>; length: number } {
   let length = 0;
   while (true) {
     if (length === buffer.length) {
-      const larger = new Uint8Array(buffer.length * 2);
+      const larger = new Uint8Array(Math.max(buffer.length * 2, 4096));
       larger.set(buffer);
       buffer = larger;
     }
@@ -129,7 +140,7 @@ function readToEnd(file: Deno.FsFile): Uint8Array {
     if (n === null || n === 0) break;
     length += n;
   }
-  return buffer.subarray(0, length);
+  return { buffer, length };
 }
 
 /** Reads a UTF-8 file, or null when it does not exist. */

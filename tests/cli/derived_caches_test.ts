@@ -8,18 +8,11 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, copyStore, startRun, tempStore } from "../helpers/cli.ts";
 import { fingerprint } from "../../engine/integrity/summary.ts";
 
 const SUMMARY = ".bimri/audit-integrity-summary.json";
 const FACTS = ".bimri/audit-integrity-cache.json";
-
-async function copyOf(root: string): Promise<string> {
-  const copy = await tempStore("bimri-copy-");
-  const out = await new Deno.Command("cp", { args: ["-a", `${root}/.`, copy] }).output();
-  assert(out.success, "cp -a failed");
-  return copy;
-}
 
 function dropCaches(root: string): void {
   for (const name of [SUMMARY, FACTS]) Deno.removeSync(join(root, name));
@@ -82,16 +75,16 @@ Deno.test("caches are derived: deleted or corrupt caches give identical answers"
   assertEquals(summary.held.length, 1);
   const withCaches = await answers(root);
   assertMatch(withCaches[0], /HELD/);
-  const deleted = await copyOf(root);
+  const deleted = await copyStore(root);
   dropCaches(deleted);
   assertEquals(await answers(deleted), withCaches);
-  const corrupt = await copyOf(root);
+  const corrupt = await copyStore(root);
   Deno.writeTextFileSync(join(corrupt, SUMMARY), '{"schema": 2, "folders": {}, "held": []}');
   Deno.writeTextFileSync(join(corrupt, FACTS), "not json");
   assertEquals(await answers(corrupt), withCaches);
   // A summary claiming no held decision is ignored once the decisions folder
   // differs from the one it describes (here: a copy has new inodes).
-  const stale = await copyOf(root);
+  const stale = await copyStore(root);
   Deno.writeTextFileSync(join(stale, SUMMARY), JSON.stringify({ ...summary, held: [] }));
   assertEquals(await answers(stale), withCaches);
 });
@@ -120,7 +113,7 @@ Deno.test("a removed or swapped record is refused by the next sync exactly as wi
         fingerprint(Deno.lstatSync(join(root, ".bimri", folder))),
       );
     }
-    const bare = await copyOf(root);
+    const bare = await copyStore(root);
     dropCaches(bare);
     damage(root, closed);
     damage(bare, closed);
@@ -151,7 +144,7 @@ Deno.test("in-place damage: full checks catch an old record; a record the sync r
   assertEquals(staged.code, 0, staged.stderr);
 
   // An old decision truncated in place: status and doctor (full checks) report it.
-  const old = await copyOf(root);
+  const old = await copyStore(root);
   // A healthy start proves the copy and writes a summary that vouches for it.
   assertEquals((await bimri(old, ["start", "--actor", "prover"])).code, 0);
   Deno.truncateSync(join(old, `.bimri/decisions/${closed}-Q001.json`), 14);
@@ -168,7 +161,7 @@ Deno.test("in-place damage: full checks catch an old record; a record the sync r
   assertMatch(afterStatus.stderr, /^BIMRI ERROR: AUTHORITY RECOVERY NEEDED: decision /m);
 
   // The run's own staged proposal edited in place: the sync that reads it refuses.
-  const own = await copyOf(root);
+  const own = await copyStore(root);
   const path = join(own, `.bimri/proposals/${run}-Q001.json`);
   const file = Deno.openSync(path, { write: true });
   file.writeSync(new TextEncoder().encode("X"));

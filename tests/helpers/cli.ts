@@ -102,6 +102,14 @@ export function diffTrees(before: Map<string, string>, after: Map<string, string
   return null;
 }
 
+/** A byte-exact copy (`cp -a`) of the folder `root` in a new temp folder: new inodes, same content. */
+export async function copyStore(root: string): Promise<string> {
+  const copy = await tempStore("bimri-copy-");
+  const out = await new Deno.Command("cp", { args: ["-a", `${root}/.`, copy] }).output();
+  if (!out.success) throw new Error(`cp -a ${root} failed`);
+  return copy;
+}
+
 /** Returns `result` when the command exited 0; otherwise fails the test naming `what`. */
 export function expectOk(result: CliResult, what: string): CliResult {
   if (result.code !== 0) throw new Error(`${what} failed (${result.code}): ${result.stderr}`);
