@@ -35,39 +35,31 @@ import { BimriError } from "../errors.ts";
 
 const DIGEST_NAME = "audit-integrity-history.tsv";
 const CHECKPOINT_NAME = "audit-integrity-history.json";
-const SCHEMA = 1;
+const SCHEMA = 2;
 
 /** The searchable fields a digest line carries (reason and location are added at query time). */
 export const DIGEST_FIELDS = ["key", "tags", "id", "text", "falsifier", "trust", "source"] as const;
 
-/**
- * One archive row as the digest describes it: the tab-separated cells of its
- * digest line, read through the column constants below. Kept as the split
- * line, because a search over ten thousand rows reads only a few cells of each.
- */
-export type DigestRow = readonly string[];
-
-/** Column of the month file name (`2026-12.md`). */
-export const MONTH = 0;
-/** Column of the row's byte offset in its month file. */
-export const OFFSET = 1;
-/** Column of the row's byte length (without its LF). */
-export const LENGTH = 2;
-/** Column of the archiving proposal ID. */
-export const PROPOSAL = 3;
-/** Column of the archive reason. */
-export const REASON = 4;
-/** Column of the generation identity: the first 128 bits of lineHash of the raw line. */
-export const LINE_KEY = 5;
-/** Column of a `cooled` row's raw-line check value (see coldCheck), else empty. */
-export const COLD_CHECK = 6;
-/** Column of the folded term counts of DIGEST_FIELDS, comma-separated. */
-export const LENGTHS = 7;
-/** Column of the case-folded searchable text. */
-export const PLAIN = 8;
-/** Column of the NFC-normalized fold when it differs, else empty. */
-export const NORMALIZED = 9;
-const COLUMNS = 10;
+// Columns of a digest line, tab-separated. The identity comes first at a
+// fixed width and the folded text last, so a search reads both without
+// splitting ten thousand lines into cells.
+/** Generation identity: the first 128 bits (32 hex) of lineHash of the raw line. */
+const LINE_KEY = 0;
+// 1: the archive reason (read by digestReason, right after the fixed-width identity).
+/** Archiving proposal ID. */
+const PROPOSAL = 2;
+/** A `cooled` row's raw-line check value (see coldCheck), else empty. */
+const COLD_CHECK = 3;
+/** Folded term counts of DIGEST_FIELDS, comma-separated. */
+const LENGTHS = 4;
+/** Month file name (`2026-12.md`). */
+const MONTH = 5;
+/** Byte offset of the row in its month file. */
+const OFFSET = 6;
+/** Byte length of the row (without its LF). */
+const LENGTH = 7;
+// 8: the case-folded searchable text; 9: its NFC-normalized fold when that differs, else empty.
+const KEY_WIDTH = 32;
 
 /**
  * A cheap check value of a raw line (length and a 64-bit FNV-1a), compared
@@ -85,7 +77,12 @@ export function coldCheck(rawLine: string): string {
   return `${rawLine.length}:${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
 }
 
-type Checkpoint = { schema: number; digest: string; months: Record<string, string> };
+type Checkpoint = {
+  schema: number;
+  digest: string;
+  rows: number;
+  months: Record<string, string>;
+};
 
 function digestPath(paths: StorePaths): string {
   return paths.folder(DIGEST_NAME);
@@ -101,7 +98,7 @@ function readCheckpoint(paths: StorePaths): Checkpoint | null {
     if (doc?.schema !== SCHEMA || typeof doc.months !== "object" || doc.months === null) {
       return null;
     }
-    return typeof doc.digest === "string" ? doc : null;
+    return typeof doc.digest === "string" && Number.isInteger(doc.rows) ? doc : null;
   } catch {
     return null;
   }
@@ -164,17 +161,17 @@ function digestLine(
   // term holds one, so flattening them keeps every match.
   const flat = (text: string) => text.replace(/[\t\n\r]/g, " ");
   return [
+    lineHash(rawLine).slice(0, KEY_WIDTH),
+    reason,
+    proposalId,
+    reason === "cooled" ? coldCheck(rawLine) : "",
+    values.map(foldedLength).join(","),
     month,
     offset,
     length,
-    proposalId,
-    reason,
-    lineHash(rawLine).slice(0, 32),
-    reason === "cooled" ? coldCheck(rawLine) : "",
-    values.map(foldedLength).join(","),
     flat(plain),
     flat(normalized),
-  ].join("\t");
+  ].map((cell) => flat(String(cell))).join("\t");
 }
 
 /**
@@ -198,7 +195,7 @@ export function recordArchivedRow(
     if (others.length === 0) {
       atomicReplace(digestPath(paths), "");
       digestPrint = printOf(digestPath(paths));
-      checkpoint = { schema: SCHEMA, digest: digestPrint ?? "", months: {} };
+      checkpoint = { schema: SCHEMA, digest: digestPrint ?? "", rows: 0, months: {} };
     }
   }
   const rawLine = pyStrip(row.rawLine);
@@ -222,6 +219,7 @@ export function recordArchivedRow(
     file.close();
   }
   checkpoint.months[month] = fingerprint(after);
+  checkpoint.rows += 1;
   checkpoint.digest = printOf(digestPath(paths)) ?? "";
   atomicReplace(checkpointPath(paths), JSON.stringify(checkpoint) + "\n");
 }
@@ -264,6 +262,7 @@ export function rebuildHistoryDigest(
   const checkpoint: Checkpoint = {
     schema: SCHEMA,
     digest: printOf(digestPath(paths)) ?? "",
+    rows: lines.length,
     months: prints,
   };
   atomicReplace(checkpointPath(paths), JSON.stringify(checkpoint) + "\n");
@@ -316,61 +315,146 @@ export function refreshHistoryDigest(
   if (!digestVouchesForArchive(paths)) rebuildHistoryDigest(paths, readMonths());
 }
 
+/** The digest as read: its text, where each line starts, and the rows in archive order. */
+export type LoadedDigest = {
+  text: string;
+  /** Start offset of each line; one more entry, the text's length, closes the last. */
+  starts: number[];
+  /** Row numbers in archive order (months by name, rows by offset). */
+  order: number[];
+};
+
 /**
- * The digest rows in archive order (months by name, rows by offset), or null
- * when the digest does not vouch for the archive as it is now.
+ * The digest, or null when it does not vouch for the archive as it is now
+ * (the search then reads the archive itself).
  */
-export function loadHistoryDigest(paths: StorePaths): DigestRow[] | null {
+export function loadHistoryDigest(paths: StorePaths): LoadedDigest | null {
   if (!digestVouchesForArchive(paths)) return null;
+  const checkpoint = readCheckpoint(paths);
   let text: string;
   try {
     text = Deno.readTextFileSync(digestPath(paths));
   } catch {
     return null;
   }
-  const rows: DigestRow[] = [];
-  let sorted = true;
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    const row = line.split("\t");
-    if (row.length !== COLUMNS) return null;
-    const last = rows.length > 0 ? rows[rows.length - 1] : null;
-    if (last !== null && compareRowOrder(last, row) > 0) sorted = false;
-    rows.push(row);
+  const starts: number[] = [];
+  for (let at = 0; at < text.length;) {
+    starts.push(at);
+    const newline = text.indexOf("\n", at);
+    if (newline === -1) return null; // every line ends with LF
+    at = newline + 1;
   }
-  // Appends interleave months at a month boundary; the archive order is by month, then offset.
-  return sorted ? rows : rows.sort(compareRowOrder);
+  if (checkpoint === null || starts.length !== checkpoint.rows) return null;
+  starts.push(text.length);
+  const digest: LoadedDigest = { text, starts, order: [] };
+  // Appends interleave months only across a month boundary; rows within a month are in offset order.
+  let sorted = true;
+  let previous = "";
+  for (let row = 0; row < checkpoint.rows; row++) {
+    const month = cell(digest, row, MONTH);
+    if (month < previous) sorted = false;
+    previous = month;
+    digest.order.push(row);
+  }
+  if (!sorted) {
+    digest.order.sort((a, b) => {
+      const ma = cell(digest, a, MONTH);
+      const mb = cell(digest, b, MONTH);
+      return ma < mb
+        ? -1
+        : ma > mb
+        ? 1
+        : Number(cell(digest, a, OFFSET)) - Number(cell(digest, b, OFFSET));
+    });
+  }
+  return digest;
 }
 
-function compareRowOrder(a: DigestRow, b: DigestRow): number {
-  return a[MONTH] < b[MONTH] ? -1 : a[MONTH] > b[MONTH] ? 1 : Number(a[OFFSET]) - Number(b[OFFSET]);
+/** One cell of a row (columns before the folded text). */
+function cell(digest: LoadedDigest, row: number, column: number): string {
+  let start = digest.starts[row];
+  if (column === LINE_KEY) return digest.text.slice(start, start + KEY_WIDTH);
+  for (let c = 0; c < column; c++) start = digest.text.indexOf("\t", start) + 1;
+  return digest.text.slice(start, digest.text.indexOf("\t", start));
 }
 
-/** The folded term counts of DIGEST_FIELDS for one row. */
-export function digestLengths(row: DigestRow): number[] {
-  return row[LENGTHS].split(",").map(Number);
+/** The archive reason of a row. */
+export function digestReason(digest: LoadedDigest, row: number): string {
+  const start = digest.starts[row] + KEY_WIDTH + 1;
+  return digest.text.slice(start, digest.text.indexOf("\t", start));
 }
 
-/** The digest rows that are historical generations (the rule of historicalGenerations). */
+/** Adds a row's folded term counts of DIGEST_FIELDS to `sums` (read in place, no split). */
+export function addDigestLengths(digest: LoadedDigest, row: number, sums: number[]): void {
+  const { text } = digest;
+  let at = digest.starts[row];
+  for (let c = 0; c < LENGTHS; c++) at = text.indexOf("\t", at) + 1;
+  let field = 0;
+  let value = 0;
+  for (;; at++) {
+    const code = text.charCodeAt(at);
+    if (code >= 0x30 && code <= 0x39) {
+      value = value * 10 + code - 0x30;
+      continue;
+    }
+    sums[field] += value;
+    if (code !== 0x2c) return; // the tab after the last count
+    field++;
+    value = 0;
+  }
+}
+
+/** Row numbers of the historical generations, in archive order (the rule of historicalGenerations). */
 export function digestGenerations(
-  rows: readonly DigestRow[],
+  digest: LoadedDigest,
   coldCurrent: Record<string, ColdRecord>,
-): DigestRow[] {
+): number[] {
   // A cooled row that is exactly a current cold binding is current, not history.
   const currentCold = new Set(
     Object.values(coldCurrent).map((cold) => `${cold.archived_by}\n${coldCheck(cold.raw_line)}`),
   );
-  const byLine = new Map<string, DigestRow>();
-  for (const row of rows) {
-    if (row[REASON] === "cooled" && currentCold.has(`${row[PROPOSAL]}\n${row[COLD_CHECK]}`)) {
-      continue;
+  const byLine = new Map<string, number>();
+  const ranks = new Int8Array(digest.starts.length);
+  for (const row of digest.order) {
+    const reason = digestReason(digest, row);
+    if (reason === "cooled") {
+      const binding = `${cell(digest, row, PROPOSAL)}\n${cell(digest, row, COLD_CHECK)}`;
+      if (currentCold.has(binding)) continue;
     }
-    const existing = byLine.get(row[LINE_KEY]);
-    if (existing === undefined || reasonRank(row[REASON]) > reasonRank(existing[REASON])) {
-      byLine.set(row[LINE_KEY], row);
-    }
+    ranks[row] = reasonRank(reason);
+    const start = digest.starts[row];
+    const key = digest.text.slice(start, start + KEY_WIDTH);
+    const existing = byLine.get(key);
+    if (existing === undefined || ranks[row] > ranks[existing]) byLine.set(key, row);
   }
   return [...byLine.values()];
+}
+
+/**
+ * Which rows hold `term` in their folded searchable text: one native scan of
+ * the whole digest instead of a test per row. Occurrences in the leading
+ * cells (IDs, offsets, counts) do not count.
+ */
+export function digestHits(digest: LoadedDigest, term: string): Uint8Array {
+  const { text, starts } = digest;
+  const rows = starts.length - 1;
+  const hits = new Uint8Array(rows);
+  let row = 0;
+  let at = text.indexOf(term);
+  while (at !== -1) {
+    while (starts[row + 1] <= at) row++;
+    const lineEnd = starts[row + 1] - 1;
+    const normalizedStart = text.lastIndexOf("\t", lineEnd - 1) + 1;
+    const plainStart = text.lastIndexOf("\t", normalizedStart - 2) + 1;
+    if (at >= plainStart && at + term.length <= lineEnd) {
+      hits[row] = 1;
+      if (row + 1 >= rows) break;
+      at = text.indexOf(term, starts[row + 1]);
+    } else {
+      at = text.indexOf(term, at + 1);
+    }
+  }
+  return hits;
 }
 
 /**
@@ -379,20 +463,23 @@ export function digestGenerations(
  */
 export function readDigestRow(
   paths: StorePaths,
-  row: DigestRow,
+  digest: LoadedDigest,
+  row: number,
   months: Map<string, Uint8Array>,
 ): ArchiveRecord {
-  let bytes = months.get(row[MONTH]);
+  const month = cell(digest, row, MONTH);
+  let bytes = months.get(month);
   if (bytes === undefined) {
-    bytes = readBytesOrNull(`${paths.folder("archive")}/${row[MONTH]}`) ?? new Uint8Array();
-    months.set(row[MONTH], bytes);
+    bytes = readBytesOrNull(`${paths.folder("archive")}/${month}`) ?? new Uint8Array();
+    months.set(month, bytes);
   }
-  const offset = Number(row[OFFSET]);
-  const line = decodeUtf8Strict(bytes.subarray(offset, offset + Number(row[LENGTH])));
-  const found = line === null ? [] : parseArchiveText(line, `.bimri/archive/${row[MONTH]}`);
+  const offset = Number(cell(digest, row, OFFSET));
+  const line = decodeUtf8Strict(bytes.subarray(offset, offset + Number(cell(digest, row, LENGTH))));
+  const found = line === null ? [] : parseArchiveText(line, `.bimri/archive/${month}`);
   if (
-    found.length !== 1 || found[0].proposalId !== row[PROPOSAL] ||
-    found[0].reason !== row[REASON] || !lineHash(found[0].rawLine).startsWith(row[LINE_KEY])
+    found.length !== 1 || found[0].proposalId !== cell(digest, row, PROPOSAL) ||
+    found[0].reason !== digestReason(digest, row) ||
+    !lineHash(found[0].rawLine).startsWith(cell(digest, row, LINE_KEY))
   ) {
     throw new BimriError(
       "store-corrupt",

@@ -36,15 +36,14 @@ import {
 } from "./records.ts";
 import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
 import {
+  addDigestLengths,
   DIGEST_FIELDS,
   digestGenerations,
-  digestLengths,
-  type DigestRow,
+  digestHits,
+  digestReason,
+  type LoadedDigest,
   loadHistoryDigest,
-  NORMALIZED,
-  PLAIN,
   readDigestRow,
-  REASON,
 } from "./history_digest.ts";
 
 /** Default number of matches printed. */
@@ -232,7 +231,7 @@ export function matchHistory(store: Store, terms: readonly string[]): HistoryMat
  */
 export function matchHistoryDigest(
   store: Store,
-  rows: readonly DigestRow[],
+  digest: LoadedDigest,
   terms: readonly string[],
 ): HistoryMatches {
   const part = newCorpusPart(terms);
@@ -241,34 +240,36 @@ export function matchHistoryDigest(
   const reasons = new Map<string, { folded: FoldedText; length: number }>();
   const location = foldField("HISTORY");
   const locationLength = foldedLength("HISTORY");
-  for (const row of digestGenerations(rows, store.state.cold_current)) {
+  const hits = terms.map((term) => digestHits(digest, term));
+  const sums = DIGEST_FIELDS.map(() => 0);
+  for (const row of digestGenerations(digest, store.state.cold_current)) {
     part.size++;
-    let reason = reasons.get(row[REASON]);
+    const reasonText = digestReason(digest, row);
+    let reason = reasons.get(reasonText);
     if (reason === undefined) {
-      reason = { folded: foldField(row[REASON]), length: foldedLength(row[REASON]) };
-      reasons.set(row[REASON], reason);
+      reason = { folded: foldField(reasonText), length: foldedLength(reasonText) };
+      reasons.set(reasonText, reason);
     }
     let all = true;
-    for (const term of terms) {
-      const found = row[PLAIN].includes(term) ||
-        (row[NORMALIZED] !== "" && row[NORMALIZED].includes(term)) ||
-        containsTerm(reason.folded, term) || containsTerm(location, term);
+    terms.forEach((term, t) => {
+      const found = hits[t][row] === 1 || containsTerm(reason.folded, term) ||
+        containsTerm(location, term);
       if (found) part.documentFrequency.set(term, part.documentFrequency.get(term)! + 1);
       else all = false;
-    }
+    });
     if (!all) continue;
     part.matched++;
-    const lengths = digestLengths(row);
-    DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += lengths[i]));
+    addDigestLengths(digest, row, sums);
     part.lengthSums.reason += reason.length;
     part.lengthSums.location += locationLength;
     matches.push(() => {
-      const archived = readDigestRow(store.paths, row, months);
+      const archived = readDigestRow(store.paths, digest, row, months);
       const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
       const record = entryRecord(entry, "HISTORY", archived.reason);
       return { record, fields: searchFields(record) };
     });
   }
+  DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += sums[i]));
   return { part, matches };
 }
 

@@ -283,7 +283,7 @@ Deno.test("searching through the history digest gives the full read's matches an
     const paths = store.paths;
     rebuildHistoryDigest(paths, readArchiveMonths(paths));
     // Four rows; the cooled row of the current cold binding is not history.
-    assertEquals(loadHistoryDigest(paths)?.length, 4);
+    assertEquals(loadHistoryDigest(paths)?.order.length, 4);
     assertEquals(digestGenerations(loadHistoryDigest(paths)!, store.state.cold_current).length, 2);
     for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
       const terms = queryTerms(query);
