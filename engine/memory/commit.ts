@@ -39,7 +39,7 @@
 import { BimriError } from "../errors.ts";
 import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
 import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
-import { cloneState, type State } from "../model/state.ts";
+import { stateToEdit, type State } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { localDate, utcTimestamp } from "../model/time.ts";
 import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
@@ -306,7 +306,7 @@ function commitSteps(
   faultPoint("after-archive");
 
   // Step 3: the new immutable revision (a number left by a crashed attempt is skipped).
-  const next = cloneState(store.state);
+  const next = stateToEdit(store.state);
   if (live?.storage === "cold") delete next.cold_current[proposal.key];
   plan.cooled.forEach((c, i) => {
     next.cold_current[c.entry.key] = {

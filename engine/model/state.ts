@@ -280,7 +280,12 @@ export function stateToJson(state: State): JsonObject {
   return out;
 }
 
-/** A deep copy of `state` for pure transformations. */
-export function cloneState(state: State): State {
-  return structuredClone(state);
+/**
+ * The state a commit edits into the next one: its top-level fields and its
+ * `cold_current` map are the copy's own (a commit changes only those), while
+ * the records inside are shared, never edited in place. A deep copy of a
+ * state with hundreds of cold subjects cost a commit about 10 ms.
+ */
+export function stateToEdit(state: State): State {
+  return { ...state, cold_current: { ...state.cold_current } };
 }
