@@ -39,7 +39,7 @@
 import { BimriError } from "../errors.ts";
 import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
 import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
-import { stateToEdit, type State } from "../model/state.ts";
+import { type State, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { localDate, utcTimestamp } from "../model/time.ts";
 import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
