@@ -8,7 +8,7 @@
 import { BimriError } from "../errors.ts";
 import { localDate, now } from "../model/time.ts";
 import { appendLine, lstatOrNull, readTextOrNull, refuseSymlink } from "../store/files.ts";
-import { utf8Length } from "../model/text.ts";
+import { linesContaining, utf8Length } from "../model/text.ts";
 import { recordArchivedRow } from "../retrieval/history_digest.ts";
 import type { StorePaths } from "../store/paths.ts";
 
@@ -63,21 +63,6 @@ export function readArchiveMonth(
     rows.push(row);
   }
   return rows;
-}
-
-/** The LF-separated lines of `text` that contain `part` (every line for ""), found with indexOf. */
-function linesContaining(text: string, part: string): string[] {
-  if (part === "") return text.split("\n");
-  const lines: string[] = [];
-  let at = text.indexOf(part);
-  while (at !== -1) {
-    const start = text.lastIndexOf("\n", at) + 1;
-    const newline = text.indexOf("\n", at);
-    const end = newline === -1 ? text.length : newline;
-    lines.push(text.slice(start, end));
-    at = newline === -1 ? -1 : text.indexOf(part, end);
-  }
-  return lines;
 }
 
 /** `YYYY-MM` of the month before `month`. */

@@ -43,6 +43,25 @@ export function splitLines(text: string): string[] {
   return parts;
 }
 
+/**
+ * The LF-separated lines of `text` that contain `part` (every line for ""),
+ * found with indexOf: a caller looking for one proposal or key in a month of
+ * archive rows parses only those.
+ */
+export function linesContaining(text: string, part: string): string[] {
+  if (part === "") return text.split("\n");
+  const lines: string[] = [];
+  let at = text.indexOf(part);
+  while (at !== -1) {
+    const start = text.lastIndexOf("\n", at) + 1;
+    const newline = text.indexOf("\n", at);
+    const end = newline === -1 ? text.length : newline;
+    lines.push(text.slice(start, end));
+    at = newline === -1 ? -1 : text.indexOf(part, end);
+  }
+  return lines;
+}
+
 /** Number of Unicode code points in `text`. */
 export function codePointLength(text: string): number {
   // Each surrogate pair is one code point; a lone surrogate counts as one, as

@@ -6,7 +6,7 @@
 import { isV4ArchiveRow } from "../memory/archive.ts";
 import { BimriError } from "../errors.ts";
 import type { ColdRecord } from "../model/state.ts";
-import { decodeUtf8Strict, pyStrip, splitLines } from "../model/text.ts";
+import { decodeUtf8Strict, linesContaining, pyStrip, splitLines } from "../model/text.ts";
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 
@@ -65,9 +65,9 @@ export function parseArchiveText(text: string, file: string): ArchiveRecord[] {
   return records;
 }
 
-// Python's splitlines() also breaks at these; a month written by the engine has only LF.
+/** Line breaks Python's splitlines() honours besides LF; a month written by the engine has none. */
 // deno-lint-ignore no-control-regex
-const OTHER_LINE_BREAKS = /[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+export const OTHER_LINE_BREAKS = /[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
 
 /** The lines of `text` as Python's splitlines() gives them, by a plain LF split when that is the same. */
 function linesOf(text: string): string[] {
@@ -93,12 +93,9 @@ export function readArchiveMonths(
 
 /** Every archive record, month files in name order, rows in file order. */
 export function readAllArchiveRecords(paths: StorePaths): ArchiveRecord[] {
-  const records: ArchiveRecord[] = [];
-  for (const name of listNames(paths.folder("archive"))) {
-    if (!name.endsWith(".md")) continue;
-    records.push(...parseArchiveText(readMonthText(paths, name), `.bimri/archive/${name}`));
-  }
-  return records;
+  return readArchiveMonths(paths).flatMap(({ name, text }) =>
+    parseArchiveText(text, `.bimri/archive/${name}`)
+  );
 }
 
 /**
@@ -116,31 +113,13 @@ export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdReco
   if (!MONTH_FILE.test(name)) throw broken();
   const text = readMonthText(paths, name);
   const records = parseArchiveText(
-    linesNaming(text, `[BY:${cold.archived_by}] `),
+    linesContaining(text, `[BY:${cold.archived_by}] `).join("\n"),
     `.bimri/archive/${name}`,
   );
   const exact = records.filter((r) =>
     r.proposalId === cold.archived_by && r.reason === "cooled" && r.rawLine === cold.raw_line
   );
   if (exact.length !== 1) throw broken();
-}
-
-/**
- * The lines of `text` that contain `marker`, joined by LF. A month holds every
- * row archived that month; a cold lookup needs only the rows of one proposal,
- * so it finds them by their `[BY:…]` marker instead of parsing the month.
- */
-function linesNaming(text: string, marker: string): string {
-  const lines: string[] = [];
-  let at = text.indexOf(marker);
-  while (at !== -1) {
-    const start = text.lastIndexOf("\n", at) + 1;
-    const newline = text.indexOf("\n", at);
-    const end = newline === -1 ? text.length : newline;
-    lines.push(text.slice(start, end));
-    at = newline === -1 ? -1 : text.indexOf(marker, end);
-  }
-  return lines.join("\n");
 }
 
 const REASON_RANK: Record<string, number> = { cooled: 0, replaced: 1, closed: 2 };

@@ -25,11 +25,16 @@ import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.t
 import { fingerprint } from "../integrity/summary.ts";
 import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { entryRecord, type RetrievalRecord } from "./records.ts";
+import { entryRecord, searchFieldsOf } from "./records.ts";
 import { foldedLength, type SearchFields } from "./ranking.ts";
 import { foldText, isAscii } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
-import { type ArchiveRecord, parseArchiveText, reasonRank } from "./archive_read.ts";
+import {
+  type ArchiveRecord,
+  OTHER_LINE_BREAKS,
+  parseArchiveText,
+  reasonRank,
+} from "./archive_read.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { BimriError } from "../errors.ts";
 
@@ -127,19 +132,7 @@ function monthNames(paths: StorePaths): string[] {
 /** Searchable values of one archive row's entry, as the search's fields hold them. */
 function rowFields(rawLine: string, reason: string): SearchFields | null {
   const entry = parseAnyEntry(rawLine);
-  if (entry === null) return null;
-  const record: RetrievalRecord = entryRecord(entry, "HISTORY", reason);
-  return {
-    key: record.key,
-    tags: record.tags.join(" "),
-    id: record.id,
-    text: record.text,
-    falsifier: record.falsifier,
-    reason: record.reason,
-    location: record.location,
-    trust: record.trust,
-    source: record.source,
-  };
+  return entry === null ? null : searchFieldsOf(entryRecord(entry, "HISTORY", reason));
 }
 
 /** The digest line of one row, or null when its raw line is not a memory line. */
@@ -282,25 +275,23 @@ function alreadyVouched(paths: StorePaths, prints: Record<string, string>, text:
   }
 }
 
-// Python's splitlines() also breaks at these; offsets here count LF-separated lines.
-// deno-lint-ignore no-control-regex
-const OTHER_LINE_BREAKS = /[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
-
 /**
- * True when the checkpoint vouches for every archive month file as it is now
- * (same names, same lstat fingerprints) and for the digest file itself.
+ * The checkpoint when it vouches for every archive month file as it is now
+ * (same names, same lstat fingerprints) and for the digest file itself, else null.
  */
-function digestVouchesForArchive(paths: StorePaths): boolean {
+function vouchingCheckpoint(paths: StorePaths): Checkpoint | null {
   const checkpoint = readCheckpoint(paths);
-  if (checkpoint === null) return false;
+  if (checkpoint === null) return null;
   const names = monthNames(paths);
-  if (names.length !== Object.keys(checkpoint.months).length) return false;
+  if (names.length !== Object.keys(checkpoint.months).length) return null;
   for (const name of names) {
     const info = lstatOrNull(`${paths.folder("archive")}/${name}`);
-    if (info === null || checkpoint.months[name] !== fingerprint(info)) return false;
+    if (info === null || checkpoint.months[name] !== fingerprint(info)) return null;
   }
   const info = lstatOrNull(digestPath(paths));
-  return info !== null && info.isFile && fingerprint(info) === checkpoint.digest;
+  return info !== null && info.isFile && fingerprint(info) === checkpoint.digest
+    ? checkpoint
+    : null;
 }
 
 /**
@@ -312,7 +303,7 @@ export function refreshHistoryDigest(
   paths: StorePaths,
   readMonths: () => { name: string; text: string; info: Deno.FileInfo }[],
 ): void {
-  if (!digestVouchesForArchive(paths)) rebuildHistoryDigest(paths, readMonths());
+  if (vouchingCheckpoint(paths) === null) rebuildHistoryDigest(paths, readMonths());
 }
 
 /** The digest as read: its text, where each line starts, and the rows in archive order. */
@@ -329,8 +320,8 @@ export type LoadedDigest = {
  * (the search then reads the archive itself).
  */
 export function loadHistoryDigest(paths: StorePaths): LoadedDigest | null {
-  if (!digestVouchesForArchive(paths)) return null;
-  const checkpoint = readCheckpoint(paths);
+  const checkpoint = vouchingCheckpoint(paths);
+  if (checkpoint === null) return null;
   let text: string;
   try {
     text = Deno.readTextFileSync(digestPath(paths));
@@ -344,7 +335,7 @@ export function loadHistoryDigest(paths: StorePaths): LoadedDigest | null {
     if (newline === -1) return null; // every line ends with LF
     at = newline + 1;
   }
-  if (checkpoint === null || starts.length !== checkpoint.rows) return null;
+  if (starts.length !== checkpoint.rows) return null;
   starts.push(text.length);
   const digest: LoadedDigest = { text, starts, order: [] };
   // Appends interleave months only across a month boundary; rows within a month are in offset order.

@@ -33,6 +33,7 @@ import {
   LOCATIONS,
   parseStored,
   type RetrievalRecord,
+  searchFieldsOf,
 } from "./records.ts";
 import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
 import {
@@ -113,21 +114,6 @@ function compareRanked(
     compareCodePoints(a.reason, b.reason);
 }
 
-/** The searchable fields of a record (the reference's list). */
-function searchFields(record: RetrievalRecord): SearchFields {
-  return {
-    key: record.key,
-    tags: record.tags.join(" "),
-    id: record.id,
-    text: record.text,
-    falsifier: record.falsifier,
-    reason: record.reason,
-    location: record.location,
-    trust: record.trust,
-    source: record.source,
-  };
-}
-
 /**
  * Ranked matches of `terms` among `records` (every term must occur; see
  * tokenize.ts). `background` counts further corpus documents known to
@@ -138,7 +124,7 @@ export function searchRecords(
   terms: readonly string[],
   background = 0,
 ): RecallMatch[] {
-  return rankDocuments(records.map(searchFields), terms, background)
+  return rankDocuments(records.map(searchFieldsOf), terms, background)
     .map(({ index, score }) => ({ ...records[index], score }))
     .sort(byGroupScoreAndKey);
 }
@@ -168,7 +154,7 @@ export function searchFirst(
   limit: number,
   history: HistoryMatches | null = null,
 ): { matches: RecallMatch[]; total: number } {
-  const fields = records.map(searchFields);
+  const fields = records.map(searchFieldsOf);
   const { matched, stats } = matchDocuments(fields, terms, background, history?.part ?? null);
   const matches: RecallMatch[] = [];
   let before = 0;
@@ -218,7 +204,7 @@ export function matchHistory(store: Store, terms: readonly string[]): HistoryMat
     }
     const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
     const record = entryRecord(entry, "HISTORY", row.reason);
-    const fields = searchFields(record);
+    const fields = searchFieldsOf(record);
     if (addToCorpus(part, fields, terms)) matches.push(() => ({ record, fields }));
   }
   return { part, matches };
@@ -266,7 +252,7 @@ export function matchHistoryDigest(
       const archived = readDigestRow(store.paths, digest, row, months);
       const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
       const record = entryRecord(entry, "HISTORY", archived.reason);
-      return { record, fields: searchFields(record) };
+      return { record, fields: searchFieldsOf(record) };
     });
   }
   DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += sums[i]));

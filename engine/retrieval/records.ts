@@ -6,6 +6,7 @@
  */
 import { type MemoryEntry, normalizeTags, parseAnyEntry } from "../model/hot.ts";
 import { TAG } from "../model/ids.ts";
+import type { SearchFields } from "./ranking.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { listNames } from "../store/files.ts";
 import { knownHeldDecisions } from "../integrity/summary.ts";
@@ -86,6 +87,21 @@ export function typedProposalFields(proposal: Proposal): JsonObject {
     fields.tags = tags.every((tag) => TAG.test(tag)) && tags.length <= 12 ? tags : [];
   }
   return fields;
+}
+
+/** The searchable fields of a record (the reference's list), as the search folds and weighs them. */
+export function searchFieldsOf(record: RetrievalRecord): SearchFields {
+  return {
+    key: record.key,
+    tags: record.tags.join(" "),
+    id: record.id,
+    text: record.text,
+    falsifier: record.falsifier,
+    reason: record.reason,
+    location: record.location,
+    trust: record.trust,
+    source: record.source,
+  };
 }
 
 /** A record for a memory line found at `location` with `reason`. */

@@ -146,9 +146,10 @@ export function loadHead(
   options: { recordVerified?: boolean } = {},
 ): Head {
   const path = paths.revision(state.head_revision);
-  const label = `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`;
-  refuseSymlink(path, label);
   const info = lstatOrNull(path);
+  if (info?.isSymlink) {
+    refuseSymlink(path, `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`);
+  }
   const bytes = info === null ? null : readBytesOrNull(path);
   if (info === null || bytes === null) {
     throw new BimriError(
