@@ -226,7 +226,7 @@ class Audit {
     }
     this.checkLayout();
     try {
-      this.state = loadState(this.paths);
+      this.state = loadState(this.paths, { audit: true });
     } catch (error) {
       if (error instanceof BimriError) {
         this.errors.push(error.message);

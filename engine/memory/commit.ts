@@ -39,7 +39,7 @@
 import { BimriError } from "../errors.ts";
 import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
 import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
-import { type State, stateToEdit } from "../model/state.ts";
+import { coldRecord, type State, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { localDate, utcTimestamp } from "../model/time.ts";
 import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
@@ -309,15 +309,14 @@ function commitSteps(
   const next = stateToEdit(store.state);
   if (live?.storage === "cold") delete next.cold_current[proposal.key];
   plan.cooled.forEach((c, i) => {
-    next.cold_current[c.entry.key] = {
-      entry_id: c.entry.id,
-      key: c.entry.key,
-      tier: 2,
-      raw_line: c.raw,
-      line_hash: lineHash(c.raw),
-      archived_by: id,
-      archived_on: cooledDates[i],
-    };
+    next.cold_current[c.entry.key] = coldRecord(
+      c.entry.id,
+      c.entry.key,
+      c.raw,
+      lineHash(c.raw),
+      id,
+      cooledDates[i],
+    );
   });
   if (proposal.tier === 3 && proposal.operation === "set" && proposal.pattern_id) {
     next.pattern_count = Math.max(next.pattern_count, idNumber(proposal.pattern_id));

@@ -123,9 +123,9 @@ export function startRun(
   state.active_runs[run] = {
     actor,
     base_revision: state.head_revision,
-    started_at: startedAt,
     last_activity_at: startedAt,
     session_key: key,
+    started_at: startedAt,
   };
   if (key !== null) state.session_runs[key] = run;
   state.last_started_at = startedAt;

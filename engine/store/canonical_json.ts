@@ -102,6 +102,11 @@ const INDEX_KEY = Symbol("index-key");
 
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
 
+function looksLikeIndex(key: string): boolean {
+  const first = key.charCodeAt(0); // NaN for "", which is no index
+  return first >= 48 && first <= 57 && ARRAY_INDEX.test(key);
+}
+
 /**
  * `value` with every object's keys in code-point order (undefined members
  * dropped): the value itself where nothing needs to change (a state read
@@ -125,7 +130,7 @@ function sortedCopy(value: JsonValue): JsonValue | typeof INDEX_KEY {
   const keys = Object.keys(value);
   let inOrder = true;
   for (let i = 0; i < keys.length; i++) {
-    if (ARRAY_INDEX.test(keys[i])) return INDEX_KEY;
+    if (looksLikeIndex(keys[i])) return INDEX_KEY;
     if (value[keys[i]] === undefined) inOrder = false;
     if (i > 0 && compareCodePoints(keys[i - 1], keys[i]) >= 0) inOrder = false;
   }

@@ -61,6 +61,31 @@ export function atomicReplace(path: string, data: Uint8Array | string): void {
 }
 
 /**
+ * Replaces a derived cache file (never a store record): temp file and rename,
+ * without fsync. A crash may lose the new content, never leave half of it
+ * under `path`; every reader of a derived file falls back when it is gone.
+ */
+export function replaceDerived(path: string, data: Uint8Array | string): void {
+  const temp = nativePath.join(nativePath.dirname(path), `.bimri-tmp-${randomSuffix()}`);
+  const bytes = toBytes(data);
+  const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
+  try {
+    let offset = 0;
+    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+  } finally {
+    file.close();
+  }
+  try {
+    renameOver(temp, path);
+  } catch (error) {
+    try {
+      Deno.removeSync(temp);
+    } catch { /* already gone */ }
+    throw error;
+  }
+}
+
+/**
  * Creates `path` with `data` only if it does not exist yet (immutable records).
  * Returns false when the path already exists; nothing is overwritten.
  */
@@ -105,6 +130,26 @@ export function readBytesOrNull(path: string): Uint8Array | null {
   }
   try {
     return readToEnd(file);
+  } finally {
+    file.close();
+  }
+}
+
+/** Reads a file's bytes with the fstat of the very file read, or null when it does not exist. */
+export function readBytesAndInfoOrNull(
+  path: string,
+): { bytes: Uint8Array; info: Deno.FileInfo } | null {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  try {
+    const info = file.statSync();
+    const { buffer, length } = readOpenFile(file, new Uint8Array(info.size + 1));
+    return { bytes: buffer.subarray(0, length), info };
   } finally {
     file.close();
   }

@@ -12,10 +12,12 @@ import {
   atomicReplace,
   createExclusive,
   lstatOrNull,
+  readBytesAndInfoOrNull,
   readBytesOrNull,
   refuseSymlink,
 } from "./files.ts";
 import { headAlreadyVerified, noteHeadVerified, recordNotedHead } from "./head_cache.ts";
+import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 
@@ -99,16 +101,21 @@ export function initializeIfNeeded(paths: StorePaths): void {
   saveState(paths, genesisState(hash));
 }
 
-/** Reads and strictly validates state.json (never resets it). */
-export function loadState(paths: StorePaths): State {
+/**
+ * Reads and strictly validates state.json (never resets it). A state.json
+ * still marked as bimri's own write skips re-validating its entries unless
+ * `audit` asks for every check (store/state_mark.ts).
+ */
+export function loadState(paths: StorePaths, options: { audit?: boolean } = {}): State {
   refuseSymlink(paths.state, ".bimri/state.json");
-  const bytes = readBytesOrNull(paths.state);
-  if (bytes === null) {
+  const read = readBytesAndInfoOrNull(paths.state);
+  if (read === null) {
     throw new BimriError(
       "store-corrupt",
       "state.json is missing; restore it from a backup, then run doctor.",
     );
   }
+  const { bytes, info } = read;
   const text = decodeUtf8Strict(bytes);
   let raw: JsonValue;
   try {
@@ -120,12 +127,33 @@ export function loadState(paths: StorePaths): State {
       "state.json is not valid JSON; BIMRI will not reset it. Restore .bimri/state.json from a backup, then run doctor.",
     );
   }
-  return parseState(raw);
+  const ownWrite = !options.audit && text !== null && bytes.length === info.size &&
+    isOwnStateWrite(paths, info);
+  const state = parseState(raw, ownWrite);
+  if (ownWrite) rememberColdText(paths, text, state.cold_current);
+  return state;
+}
+
+/** Stands in for `cold_current` while the rest of state is serialized; a NUL keeps it unique. */
+const COLD_PLACEHOLDER = "\u0000cold_current\u0000";
+const COLD_SLOT = `\n  "cold_current": ${JSON.stringify(COLD_PLACEHOLDER)}`;
+
+/** Canonical JSON of `state`, reusing the known text of an unchanged `cold_current`. */
+function stateText(paths: StorePaths, state: State): string {
+  const json = stateToJson(state);
+  const coldText = coldTextFor(paths, state.cold_current);
+  if (coldText === null) return canonicalJson(json);
+  const parts = canonicalJson({ ...json, cold_current: COLD_PLACEHOLDER }).split(COLD_SLOT);
+  if (parts.length !== 2) return canonicalJson(json);
+  return `${parts[0]}\n  "cold_current": ${coldText}${parts[1]}`;
 }
 
 /** Atomically replaces state.json with `state` in canonical JSON. */
 export function saveState(paths: StorePaths, state: State): void {
-  atomicReplace(paths.state, canonicalJson(stateToJson(state)));
+  const text = stateText(paths, state);
+  atomicReplace(paths.state, text);
+  markOwnStateWrite(paths);
+  rememberColdText(paths, text, state.cold_current);
   recordNotedHead(paths, state);
 }
 

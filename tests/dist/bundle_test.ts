@@ -22,6 +22,7 @@ const MACHINE_CACHES = new Set([
   ".bimri/audit-integrity-summary.json",
   ".bimri/audit-integrity-head.json",
   ".bimri/audit-integrity-history.json",
+  ".bimri/audit-integrity-state.json",
 ]);
 
 /** The store's files and hashes, without the machine-specific caches. */
