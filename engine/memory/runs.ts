@@ -4,7 +4,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
-import { parseAnyEntry, tierCounts } from "../model/hot.ts";
+import { parseAnyEntry, parseEntryForTier, tierCounts } from "../model/hot.ts";
 import type { State } from "../model/state.ts";
 import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
@@ -162,15 +162,19 @@ export function trimRunDates(store: Store): void {
       keep.add(entry.last_run);
     }
   }
+  // Parsing every cold line is the costly part: skip it when nothing is left to drop.
+  const drop = new Set(runs.filter((run) => !keep.has(run)));
   for (const cold of Object.values(store.state.cold_current)) {
-    const entry = parseAnyEntry(cold.raw_line);
+    if (drop.size === 0) return;
+    // Cold lines are Tier 2; the grammars are disjoint, so trying Tier 2 first changes nothing.
+    const entry = parseEntryForTier(cold.raw_line, 2) ?? parseAnyEntry(cold.raw_line);
     if (entry === null) return; // References cannot be computed: trim nothing.
     if (entry.tier === 2) {
-      keep.add(entry.first_run);
-      keep.add(entry.last_run);
+      drop.delete(entry.first_run);
+      drop.delete(entry.last_run);
     }
   }
-  for (const run of runs) if (!keep.has(run)) delete dates[run];
+  for (const run of drop) delete dates[run];
 }
 
 /** How `close` chooses its run. */
