@@ -1,5 +1,6 @@
 /** `close` and `recover-run`: apply a run's pending proposals and end it. */
-import { closeRun, resolveCloseTarget } from "../engine/memory/runs.ts";
+import { closeRun } from "../engine/memory/close_run.ts";
+import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { requireActiveRun } from "../engine/memory/run_input.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";

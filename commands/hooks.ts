@@ -9,7 +9,8 @@ import {
   hookSessionIdentity,
   parseHookPayload,
 } from "../engine/install/hook_payload.ts";
-import { closeRun, sessionKey, startRun } from "../engine/memory/runs.ts";
+import { closeRun } from "../engine/memory/close_run.ts";
+import { sessionKey, startRun } from "../engine/memory/runs.ts";
 import { authorityBriefLines } from "../engine/integrity/authority.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";

@@ -35,7 +35,7 @@ import { appendLine, listNames, lstatOrNull, readBytesOrNull } from "../store/fi
 import { createRecord, readRecord } from "../store/records.ts";
 import { invalidateAuditWitness, readRevision, saveState, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../versions.ts";
-import { ownerResolutionInProgress } from "./commit.ts";
+import { ownerResolutionInProgress } from "./owner_resolution.ts";
 import { readDecision } from "./decision_record.ts";
 import { effectContent, proposalEquivalent } from "./effect.ts";
 import {

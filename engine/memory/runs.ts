@@ -1,6 +1,9 @@
 /**
- * The run lifecycle: start (or resume a harness session), journal, close and
- * recover-run. Each reads only the state, the head and the run's own log.
+ * The run lifecycle up to its end: start (or resume a harness session),
+ * bounded run dates, orphans, and which run a close addresses. Closing
+ * applies proposals, so it lives apart (close_run.ts) and `start` does not
+ * load the commit machinery. Each reads only the state, the head and the
+ * run's own log.
  */
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
@@ -10,16 +13,10 @@ import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../m
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
 import { saveState, type Store } from "../store/store.ts";
-import { applyPendingProposals, type ApplySummary } from "./commit.ts";
-import { appendClosure, createRunLog, readRunLog, runLogHeader, scanRunLog } from "./run_log.ts";
+import { createRunLog, runLogHeader } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
-import { requireActiveRun, requireOneLine } from "./run_input.ts";
-import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
+import { requireActiveRun } from "./run_input.ts";
 
-/** Close outcomes. */
-export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
-/** Default close summary. */
-export const DEFAULT_SUMMARY = "session ended without a detailed outcome";
 /** Inactivity after which an active run is an orphan candidate. */
 const ORPHAN_MS = 24 * 60 * 60 * 1000;
 
@@ -211,56 +208,4 @@ export function resolveCloseTarget(state: State, target: CloseTarget): string {
     );
   }
   return active[0];
-}
-
-/** Result of `close` and `recover-run`. */
-export type CloseResult = {
-  run: string;
-  outcome: string;
-  memory: ApplySummary;
-  notices: string[];
-  warnings: string[];
-};
-
-/** Validates a close outcome. */
-export function requireOutcome(value: string): string {
-  if (!(OUTCOMES as readonly string[]).includes(value)) {
-    throw new BimriError("invalid-input", `outcome must be one of ${OUTCOMES.join(", ")}.`);
-  }
-  return value;
-}
-
-/** Closes `run`: applies its pending proposals, writes OUTCOME and CLOSED once, frees the handle. */
-export function closeRun(
-  store: Store,
-  run: string,
-  outcomeInput: string,
-  summaryInput: string | undefined,
-): CloseResult {
-  const outcome = requireOutcome(outcomeInput);
-  const summary = summaryInput === undefined
-    ? DEFAULT_SUMMARY
-    : requireOneLine(summaryInput, "close summary", 1000);
-  const sync = syncView(store);
-  requireHealthyAuthority(store, { everyday: true });
-  const memory = applyPendingProposals(store, run);
-  const facts = scanRunLog(run, readRunLog(store.paths, run));
-  const closedAt = utcTimestamp();
-  if (!facts.closed) appendClosure(store.paths, run, outcome, summary, closedAt);
-  const state = store.state;
-  const entry = state.active_runs[run];
-  if (entry?.session_key && state.session_runs[entry.session_key] === run) {
-    delete state.session_runs[entry.session_key];
-  }
-  delete state.active_runs[run];
-  state.last_closed_at = closedAt;
-  saveState(store.paths, state);
-  refreshAuthoritySummary(store);
-  return {
-    run,
-    outcome,
-    memory,
-    notices: [...sync.notices],
-    warnings: [...sync.warnings, ...memory.warnings],
-  };
 }

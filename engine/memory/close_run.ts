@@ -1,0 +1,69 @@
+/**
+ * Ending a run: `close` and `recover-run` apply the run's pending proposals,
+ * record its outcome once and free its handle.
+ */
+import { BimriError } from "../errors.ts";
+import { utcTimestamp } from "../model/time.ts";
+import { saveState, type Store } from "../store/store.ts";
+import { applyPendingProposals, type ApplySummary } from "./commit.ts";
+import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
+import { syncView } from "./view_sync.ts";
+import { requireOneLine } from "./run_input.ts";
+import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
+
+/** Close outcomes. */
+export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
+/** Default close summary. */
+export const DEFAULT_SUMMARY = "session ended without a detailed outcome";
+
+/** Result of `close` and `recover-run`. */
+export type CloseResult = {
+  run: string;
+  outcome: string;
+  memory: ApplySummary;
+  notices: string[];
+  warnings: string[];
+};
+
+/** Validates a close outcome. */
+export function requireOutcome(value: string): string {
+  if (!(OUTCOMES as readonly string[]).includes(value)) {
+    throw new BimriError("invalid-input", `outcome must be one of ${OUTCOMES.join(", ")}.`);
+  }
+  return value;
+}
+
+/** Closes `run`: applies its pending proposals, writes OUTCOME and CLOSED once, frees the handle. */
+export function closeRun(
+  store: Store,
+  run: string,
+  outcomeInput: string,
+  summaryInput: string | undefined,
+): CloseResult {
+  const outcome = requireOutcome(outcomeInput);
+  const summary = summaryInput === undefined
+    ? DEFAULT_SUMMARY
+    : requireOneLine(summaryInput, "close summary", 1000);
+  const sync = syncView(store);
+  requireHealthyAuthority(store, { everyday: true });
+  const memory = applyPendingProposals(store, run);
+  const facts = scanRunLog(run, readRunLog(store.paths, run));
+  const closedAt = utcTimestamp();
+  if (!facts.closed) appendClosure(store.paths, run, outcome, summary, closedAt);
+  const state = store.state;
+  const entry = state.active_runs[run];
+  if (entry?.session_key && state.session_runs[entry.session_key] === run) {
+    delete state.session_runs[entry.session_key];
+  }
+  delete state.active_runs[run];
+  state.last_closed_at = closedAt;
+  saveState(store.paths, state);
+  refreshAuthoritySummary(store);
+  return {
+    run,
+    outcome,
+    memory,
+    notices: [...sync.notices],
+    warnings: [...sync.warnings, ...memory.warnings],
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Whether an owner's answer to a conflict is still being applied: while it
+ * is, later intents on the same key are held. `propose` and the commit loop
+ * both ask, so this lives apart from the commit machinery.
+ */
+import { parseAnyEntry, parseView } from "../model/hot.ts";
+import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
+import { listNames } from "../store/files.ts";
+import { readRecord } from "../store/records.ts";
+import { readRevision, type Store } from "../store/store.ts";
+import { humanConfirmed, proposalEquivalent } from "./effect.ts";
+import { readProposal } from "./proposal_record.ts";
+
+/**
+ * True when an owner resolution on `key` is `applying` and its chosen effect
+ * is not committed yet (later same-key intents are held meanwhile). Reads the
+ * resolutions folder, which holds one small file per answered conflict.
+ */
+export function ownerResolutionInProgress(store: Store, key: string): boolean {
+  for (const name of listNames(store.paths.folder("resolutions"))) {
+    const m = /^(C[0-9]{6})\.json$/.exec(name);
+    if (!m) continue;
+    const record = readRecord(store.paths.resolution(m[1]), `resolution ${m[1]}`);
+    const r = record?.value;
+    if (!r || r.status !== "applying" || typeof r.choice !== "string") continue;
+    const candidates = Array.isArray(r.proposal_ids) ? r.proposal_ids : [];
+    if (!candidates.includes(r.choice) || typeof r.intended_revision_after !== "number") continue;
+    const conflict = readRecord(store.paths.conflict(m[1]), `conflict ${m[1]}`)?.value;
+    if (!conflict || !isJsonObject(conflict) || conflict.key !== key) continue;
+    if (!chosenEffectCommitted(store, r, key)) return true;
+  }
+  return false;
+}
+
+function chosenEffectCommitted(store: Store, resolution: JsonObject, key: string): boolean {
+  const intended = resolution.intended_revision_after as number;
+  if (intended > store.head.revision) return false;
+  const chosen = readProposal(store.paths, resolution.choice as string)?.proposal;
+  if (!chosen) return false;
+  const text = intended === store.head.revision
+    ? store.head.text
+    : readRevision(store.paths, intended);
+  if (text === null) return false;
+  const view = parseView(text, store.state.entry_max_chars);
+  const entry = view.entries.find((e) => e.entry.key === key)?.entry ?? null;
+  const cold = store.state.cold_current[key];
+  const current = entry ?? (cold ? parseAnyEntry(cold.raw_line) : null);
+  if (chosen.operation === "close") return current === null;
+  if (chosen.operation === "touch") {
+    return current?.tier === 2 && current.last_run === chosen.run_id;
+  }
+  return proposalEquivalent(humanConfirmed(chosen), current);
+}
