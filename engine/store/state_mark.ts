@@ -60,21 +60,27 @@ export function markOwnStateWrite(paths: StorePaths): void {
   }
 }
 
-/** The `cold_current` text of a canonical state.json and the records it was read as. */
-type ColdText = { dir: string; keys: string[]; records: ColdRecord[]; text: string };
+/** The `cold_current` member of a canonical state.json, as text and bytes, and its records. */
+export type ColdText = { text: string; bytes: Uint8Array };
 
-let remembered: ColdText | null = null;
+type Remembered = ColdText & { dir: string; keys: string[]; records: ColdRecord[] };
+
+let remembered: Remembered | null = null;
 
 /**
  * Remembers the `cold_current` member of canonical state text `stateText`
- * (bimri's own write) and the records `cold` it holds, for `coldTextFor`.
+ * (bimri's own write; `stateBytes` are its UTF-8) and the records `cold` it
+ * holds, for `coldTextFor`. Canonical state is ASCII, so text offsets are
+ * byte offsets; anything else is not remembered.
  */
 export function rememberColdText(
   paths: StorePaths,
   stateText: string,
+  stateBytes: Uint8Array,
   cold: Record<string, ColdRecord>,
 ): void {
   remembered = null;
+  if (stateBytes.length !== stateText.length) return;
   const start = stateText.indexOf(COLD_MEMBER);
   if (start < 0) return;
   const valueStart = start + COLD_MEMBER.length;
@@ -87,6 +93,7 @@ export function rememberColdText(
     keys,
     records: keys.map((k) => cold[k]),
     text: stateText.slice(valueStart, end),
+    bytes: stateBytes.subarray(valueStart, end),
   };
 }
 
@@ -94,7 +101,7 @@ export function rememberColdText(
  * The canonical text of `cold` when it holds exactly the remembered records
  * (the same objects under the same keys in the same order), else null.
  */
-export function coldTextFor(paths: StorePaths, cold: Record<string, ColdRecord>): string | null {
+export function coldTextFor(paths: StorePaths, cold: Record<string, ColdRecord>): ColdText | null {
   const memo = remembered;
   if (memo === null || memo.dir !== paths.dir) return null;
   let i = 0;
@@ -102,5 +109,5 @@ export function coldTextFor(paths: StorePaths, cold: Record<string, ColdRecord>)
     if (i >= memo.keys.length || memo.keys[i] !== key || memo.records[i] !== cold[key]) return null;
     i++;
   }
-  return i === memo.keys.length ? memo.text : null;
+  return i === memo.keys.length ? memo : null;
 }

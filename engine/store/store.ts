@@ -6,7 +6,7 @@
 import { BimriError } from "../errors.ts";
 import { GENESIS_VIEW, type ParsedView, parseView } from "../model/hot.ts";
 import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
-import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
+import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { canonicalJson, type JsonValue } from "./canonical_json.ts";
 import {
   atomicReplace,
@@ -130,7 +130,7 @@ export function loadState(paths: StorePaths, options: { audit?: boolean } = {}):
   const ownWrite = !options.audit && text !== null && bytes.length === info.size &&
     isOwnStateWrite(paths, info);
   const state = parseState(raw, ownWrite);
-  if (ownWrite) rememberColdText(paths, text, state.cold_current);
+  if (ownWrite) rememberColdText(paths, text, bytes, state.cold_current);
   return state;
 }
 
@@ -138,22 +138,36 @@ export function loadState(paths: StorePaths, options: { audit?: boolean } = {}):
 const COLD_PLACEHOLDER = "\u0000cold_current\u0000";
 const COLD_SLOT = `\n  "cold_current": ${JSON.stringify(COLD_PLACEHOLDER)}`;
 
-/** Canonical JSON of `state`, reusing the known text of an unchanged `cold_current`. */
-function stateText(paths: StorePaths, state: State): string {
+/**
+ * The canonical bytes of `state`. An unchanged `cold_current` (most of a
+ * large state) is copied from the bytes last read or written instead of
+ * being serialized and encoded again.
+ */
+function stateBytes(paths: StorePaths, state: State): Uint8Array {
   const json = stateToJson(state);
-  const coldText = coldTextFor(paths, state.cold_current);
-  if (coldText === null) return canonicalJson(json);
-  const parts = canonicalJson({ ...json, cold_current: COLD_PLACEHOLDER }).split(COLD_SLOT);
-  if (parts.length !== 2) return canonicalJson(json);
-  return `${parts[0]}\n  "cold_current": ${coldText}${parts[1]}`;
+  const cold = coldTextFor(paths, state.cold_current);
+  if (cold !== null) {
+    const parts = canonicalJson({ ...json, cold_current: COLD_PLACEHOLDER }).split(COLD_SLOT);
+    if (parts.length === 2) {
+      const before = utf8(`${parts[0]}\n  "cold_current": `);
+      const after = utf8(parts[1]);
+      const out = new Uint8Array(before.length + cold.bytes.length + after.length);
+      out.set(before);
+      out.set(cold.bytes, before.length);
+      out.set(after, before.length + cold.bytes.length);
+      return out;
+    }
+  }
+  const text = canonicalJson(json);
+  const bytes = utf8(text);
+  rememberColdText(paths, text, bytes, state.cold_current);
+  return bytes;
 }
 
 /** Atomically replaces state.json with `state` in canonical JSON. */
 export function saveState(paths: StorePaths, state: State): void {
-  const text = stateText(paths, state);
-  atomicReplace(paths.state, text);
+  atomicReplace(paths.state, stateBytes(paths, state));
   markOwnStateWrite(paths);
-  rememberColdText(paths, text, state.cold_current);
   recordNotedHead(paths, state);
 }
 
