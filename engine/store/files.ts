@@ -32,12 +32,14 @@ export function syncDir(path: string): void {
   }
 }
 
-function writeTemp(folder: string, prefix: string, bytes: Uint8Array): string {
+function writeTemp(folder: string, prefix: string, chunks: Iterable<Uint8Array>): string {
   const temp = nativePath.join(folder, `${prefix}${randomSuffix()}`);
   const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
   try {
-    let offset = 0;
-    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+    for (const bytes of chunks) {
+      let offset = 0;
+      while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+    }
     file.syncSync();
   } finally {
     file.close();
@@ -47,8 +49,16 @@ function writeTemp(folder: string, prefix: string, bytes: Uint8Array): string {
 
 /** Replaces `path` atomically: temp file in the same folder, fsync, rename, fsync folder. */
 export function atomicReplace(path: string, data: Uint8Array | string): void {
+  atomicReplaceChunks(path, [data]);
+}
+
+/**
+ * `atomicReplace` for content produced piece by piece (a large export), so
+ * the whole text never needs to exist at once.
+ */
+export function atomicReplaceChunks(path: string, chunks: Iterable<Uint8Array | string>): void {
   const folder = nativePath.dirname(path);
-  const temp = writeTemp(folder, ".bimri-tmp-", toBytes(data));
+  const temp = writeTemp(folder, ".bimri-tmp-", mapChunks(chunks));
   try {
     renameOver(temp, path);
   } catch (error) {
@@ -85,13 +95,17 @@ export function replaceDerived(path: string, data: Uint8Array | string): void {
   }
 }
 
+function* mapChunks(chunks: Iterable<Uint8Array | string>): Iterable<Uint8Array> {
+  for (const chunk of chunks) yield toBytes(chunk);
+}
+
 /**
  * Creates `path` with `data` only if it does not exist yet (immutable records).
  * Returns false when the path already exists; nothing is overwritten.
  */
 export function createExclusive(path: string, data: Uint8Array | string): boolean {
   const folder = nativePath.dirname(path);
-  const temp = writeTemp(folder, ".bimri-new-", toBytes(data));
+  const temp = writeTemp(folder, ".bimri-new-", [toBytes(data)]);
   try {
     Deno.linkSync(temp, path);
   } catch (error) {
