@@ -15,8 +15,11 @@ import {
 import type { FlagValues } from "./command.ts";
 
 /** Runs a retrieval request and renders TSV or the reference's JSON document (exit 1 on no match). */
-export function runRetrieval(ctx: CommandContext, request: RecallRequest): CommandResult {
-  const result = recall(ctx.root, request);
+export async function runRetrieval(
+  ctx: CommandContext,
+  request: RecallRequest,
+): Promise<CommandResult> {
+  const result = await recall(ctx.root, request);
   const data = resultJson(result);
   return {
     exitCode: result.total > 0 ? 0 : 1,

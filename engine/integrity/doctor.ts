@@ -9,7 +9,7 @@
  * revision effects, proposal base-snapshot bindings, quarantine evidence,
  * restore receipts, manual-edit evidence, and the index shape.
  */
-import { isV4ArchiveRow } from "../memory/archive.ts";
+import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";

@@ -11,30 +11,10 @@ import { appendLine, lstatOrNull, readTextOrNull, refuseSymlink } from "../store
 import { linesContaining, utf8Length } from "../model/text.ts";
 import { recordArchivedRow } from "../retrieval/history_digest.ts";
 import type { StorePaths } from "../store/paths.ts";
+import { type ArchiveRow, isV4ArchiveRow, parseArchiveRow } from "../model/archive_row.ts";
 
 /** Archive reasons written by 5.1 commits. */
 export type ArchiveReason = "replaced" | "closed" | "cooled";
-
-/** One parsed archive row. */
-export type ArchiveRow = { date: string; proposalId: string; reason: string; rawLine: string };
-
-const ROW =
-  /^\[ARCHIVED:([0-9]{4}-[0-9]{2}-[0-9]{2})\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[([^\]\r\n]+)\] (.+)$/;
-
-/** Parses an archive row; null for a line that is not one. */
-export function parseArchiveRow(line: string): ArchiveRow | null {
-  const m = ROW.exec(line);
-  return m ? { date: m[1], proposalId: m[2], reason: m[3], rawLine: m[4] } : null;
-}
-
-/**
- * A row written by a v4 engine (`[ARCHIVED:R003 2026-04-03] [status:closed] ...`).
- * Migration keeps v4 archives in place as inert history: readers skip these
- * rows instead of treating them as damaged v5 records.
- */
-export function isV4ArchiveRow(line: string): boolean {
-  return /^\[ARCHIVED:R[0-9]+ [0-9]{4}-[0-9]{2}-[0-9]{2}\]/.test(line);
-}
 
 /**
  * The rows of one month file (empty when the file does not exist). With

@@ -3,7 +3,7 @@
  * every record of every month (history), one month for a cold binding, and
  * the reference's rule for collapsing repeated generations.
  */
-import { isV4ArchiveRow } from "../memory/archive.ts";
+import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { BimriError } from "../errors.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { decodeUtf8Strict, linesContaining, pyStrip, splitLines } from "../model/text.ts";

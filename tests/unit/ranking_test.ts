@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { searchRecords, searchStore } from "../../engine/retrieval/recall.ts";
+import { searchRecords, searchStore } from "../../engine/retrieval/search.ts";
 import { allRecords } from "../../engine/retrieval/records.ts";
 import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
 import { queryTerms } from "../../engine/retrieval/tokenize.ts";
