@@ -138,6 +138,18 @@ function figures(samples: Sample[]): Figures {
 }
 
 /** Measures every command `samples` times against the store at `root`. */
+/**
+ * Flushes the file system before measuring. A freshly copied or grown store
+ * leaves hundreds of MB of dirty pages whose write-back would otherwise run
+ * during the measurements (slowing every fsync and doctor's reads), which a
+ * store at rest in a project never sees.
+ */
+async function settle(): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  const out = await new Deno.Command("sync").output();
+  if (!out.success) throw new Error("sync failed");
+}
+
 async function measureAll(
   root: string,
   samples: number,
@@ -308,6 +320,7 @@ if (import.meta.main) {
     const warm =
       /BIMRI RUN HANDLE: (R\d{6})/.exec(await cli(root, ["start", "--actor", "bench"]))![1];
     await cli(root, ["close", "--run", warm, "--outcome", "success", "--summary", "Warm-up."]);
+    await settle();
     report[size] = await measureAll(root, samples, live);
     grown += samples + 1;
     console.log(table(size, report[size]));
