@@ -135,21 +135,15 @@ export function appendLine(path: string, line: string): void {
 
 /** Reads a file's bytes, or null when it does not exist. */
 export function readBytesOrNull(path: string): Uint8Array | null {
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-  try {
-    return readToEnd(file);
-  } finally {
-    file.close();
-  }
+  return readBytesAndInfoOrNull(path)?.bytes ?? null;
 }
 
-/** Reads a file's bytes with the fstat of the very file read, or null when it does not exist. */
+/**
+ * Reads a file's bytes with the fstat of the very file read, or null when it
+ * does not exist. One buffer sized from that length (Deno.readFileSync grows
+ * its buffer as it goes, which costs several copies on archive months of
+ * megabytes); a file that grew meanwhile is still read whole.
+ */
 export function readBytesAndInfoOrNull(
   path: string,
 ): { bytes: Uint8Array; info: Deno.FileInfo } | null {
@@ -167,17 +161,6 @@ export function readBytesAndInfoOrNull(
   } finally {
     file.close();
   }
-}
-
-/**
- * Reads an open file to its end into one buffer sized from its length
- * (Deno.readFileSync grows its buffer as it goes, which costs several copies
- * on archive months of megabytes); a file that grew meanwhile is still read
- * whole.
- */
-function readToEnd(file: Deno.FsFile): Uint8Array {
-  const { buffer, length } = readOpenFile(file, new Uint8Array(file.statSync().size + 1));
-  return buffer.subarray(0, length);
 }
 
 /**
