@@ -73,7 +73,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
-import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { listNames, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
@@ -714,7 +714,8 @@ function activeRunIssues(store: Store): AuthorityIssue[] {
 function factsAt(paths: StorePaths, kind: AuthorityKind, id: string): RecordFacts | null {
   const path = recordPathOf(paths, kind, id);
   const info = lstatOrNull(path);
-  return info ? readRecordFacts(path, kind, id, info) : null;
+  // The graph rules here never compare a proposal's hash, so it is not computed.
+  return info ? readFactsOfNode(path, kind, id, info, fingerprint(info), { lazySha: true }) : null;
 }
 
 function recordPathOf(paths: StorePaths, kind: AuthorityKind, id: string): string {
@@ -762,7 +763,7 @@ export function cachedAuthorityIssues(
 function writeFactsCache(paths: StorePaths, cache: CacheDoc): void {
   try {
     // A private derived cache, not a store record: plain JSON keeps it cheap.
-    atomicReplace(cachePath(paths), JSON.stringify(cache));
+    replaceDerived(cachePath(paths), JSON.stringify(cache));
   } catch {
     // A cache that cannot be written only costs re-reading next time.
   }
@@ -807,7 +808,9 @@ export function refreshAuthoritySummary(store: Store): void {
     return;
   }
   try {
-    atomicReplace(summaryPath(store.paths), text);
+    // Written after the operation's durable records, so a crash can only
+    // lose it (the next check takes the slow path), never get ahead of them.
+    replaceDerived(summaryPath(store.paths), text);
   } catch {
     // Without a summary the next check takes the slow path.
   }

@@ -37,15 +37,15 @@
  * is skipped), so every effect lands exactly once.
  */
 import { BimriError } from "../errors.ts";
-import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
+import { type MemoryEntry, parseAnyEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
 import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
-import { coldRecord, type State, stateToEdit } from "../model/state.ts";
+import { coldRecord, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { localDate, utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
+import { noteHeadVerified } from "../store/head_cache.ts";
 import { createExclusive, listNames, lstatOrNull } from "../store/files.ts";
 import {
-  type Head,
   invalidateAuditWitness,
   plannedRevisionNumber,
   readRevision,
@@ -237,6 +237,8 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
 /** The view edit plus cooling for one proposal against the current head. */
 type EffectPlan = {
   text: string;
+  /** `text` parsed (and found valid): the new head's view once committed. */
+  view: ParsedView;
   archivedRaw: string | null;
   cooled: { raw: string; entry: MemoryEntry }[];
 };
@@ -249,7 +251,7 @@ function planEffect(
   const effect = effectContent(store.head.text, proposal, live);
   const cooling = planCooling(effect.text, store.state, proposal.key, store.head.text);
   if (cooling === null) return null;
-  const parsed = parseView(cooling.text, store.state.entry_max_chars);
+  const parsed = parseViewShared(cooling.text, store.state.entry_max_chars);
   if (parsed.errors.length > 0) {
     throw new BimriError(
       "refused",
@@ -258,6 +260,7 @@ function planEffect(
   }
   return {
     text: cooling.text,
+    view: parsed,
     archivedRaw: effect.archivedRaw,
     cooled: cooling.cooled.map((c) => ({ raw: c.raw, entry: c.entry })),
   };
@@ -321,19 +324,22 @@ function commitSteps(
     next.pattern_count = Math.max(next.pattern_count, idNumber(proposal.pattern_id));
   }
   const revision = plannedRevisionNumber(store);
+  const hash = sha256Hex(plan.text);
   if (!createExclusive(paths.revision(revision), plan.text)) {
     throw new BimriError("io", `revision ${revisionName(revision)} appeared during commit; retry.`);
   }
+  // The file now holds exactly the bytes just hashed: the next command need not hash it again.
+  const written = lstatOrNull(paths.revision(revision));
+  if (written !== null) noteHeadVerified(paths, revision, hash, written);
   faultPoint("after-revision");
 
   // Step 4: the atomic head switch.
-  const hash = sha256Hex(plan.text);
   next.head_revision = revision;
   next.head_hash = hash;
   next.last_revision_reason = `accepted ${id}`;
   saveState(paths, next);
   store.state = next;
-  store.head = headFor(revision, plan.text, hash, next);
+  store.head = { revision, text: plan.text, hash, view: plan.view };
   faultPoint("after-state");
 
   // Step 5: the generated view (a failure warns; the next command retries).
@@ -343,10 +349,6 @@ function commitSteps(
   // Step 6: the final decision.
   if (writeDecisions) writeDecision(paths, id, "accepted", { revision }, true);
   return { revision, warning };
-}
-
-function headFor(revision: number, text: string, hash: string, state: State): Head {
-  return { revision, text, hash, view: parseView(text, state.entry_max_chars) };
 }
 
 /** Options of `commitProposalEffect`. */
@@ -433,13 +435,13 @@ function proposalBaseEntry(
     }
     return null;
   }
-  const text = proposal.base_revision === store.head.revision
-    ? store.head.text
-    : readRevision(store.paths, proposal.base_revision);
-  if (text === null) return null;
-  const found = parseView(text, store.state.entry_max_chars).entries.find((e) =>
-    e.entry.key === proposal.key
-  );
+  let entries = store.head.view.entries;
+  if (proposal.base_revision !== store.head.revision) {
+    const text = readRevision(store.paths, proposal.base_revision);
+    if (text === null) return null;
+    entries = parseViewShared(text, store.state.entry_max_chars).entries;
+  }
+  const found = entries.find((e) => e.entry.key === proposal.key);
   return found && lineHash(found.raw) === proposal.base_hash
     ? { raw: found.raw, entry: found.entry }
     : null;
@@ -526,7 +528,7 @@ function acceptedKeyWriterAfter(
   for (let n = proposal.base_revision + 1; n <= store.head.revision; n++) {
     const text = n === store.head.revision ? store.head.text : readRevision(store.paths, n);
     if (text === null || !text.includes(marker)) continue;
-    const found = parseView(text, store.state.entry_max_chars).entries.find((e) =>
+    const found = parseViewShared(text, store.state.entry_max_chars).entries.find((e) =>
       e.entry.key === proposal.key
     );
     if (found) addEntryRuns(found.entry);

@@ -8,7 +8,7 @@
  * the run's own log and proposals/decisions, and the resolutions folder.
  */
 import { BimriError } from "../errors.ts";
-import { type MemoryEntry, parseAnyEntry, type ParsedView, parseView } from "../model/hot.ts";
+import { type MemoryEntry, parseAnyEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
 import {
   ANY_ENTRY_ID,
   entryId,
@@ -295,7 +295,9 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
       `${run} base revision V${String(baseRevision).padStart(6, "0")} is missing; run doctor.`,
     );
   }
-  const baseView = parseView(baseText, store.state.entry_max_chars);
+  const baseView = baseRevision === store.head.revision
+    ? store.head.view
+    : parseViewShared(baseText, store.state.entry_max_chars);
   if (baseView.errors.length > 0) {
     throw new BimriError(
       "store-corrupt",
@@ -539,7 +541,7 @@ function preflight(store: Store, proposal: Proposal): void {
     proposal.hold_reason = "capacity-residency-required";
     return;
   }
-  const parsed = parseView(plan.text, state.entry_max_chars);
+  const parsed = parseViewShared(plan.text, state.entry_max_chars);
   if (parsed.errors.length > 0) {
     throw invalid(`proposal would create invalid memory: ${parsed.errors.join("; ")}`);
   }

@@ -9,7 +9,7 @@ import {
   linesToText,
   type MemoryEntry,
   parseAnyEntry,
-  parseView,
+  parseViewShared,
   type Tier2Entry,
   type ViewEntry,
 } from "../model/hot.ts";
@@ -141,12 +141,12 @@ export function planCooling(
     content = compacted;
     if (utf8Length(content) <= limit) return { text: content, cooled: [] };
   }
-  const parsed = parseView(content, state.entry_max_chars);
+  const parsed = parseViewShared(content, state.entry_max_chars);
   const order = retentionOrder(parsed, state, incomingKey);
   const cooled: ViewEntry[] = [];
   let lines = splitLines(content);
   const removeKey = (key: string): boolean => {
-    const current = parseView(linesToText(lines), state.entry_max_chars);
+    const current = parseViewShared(linesToText(lines), state.entry_max_chars);
     const live = current.entries.find((e) => e.entry.key === key);
     if (!live || live.entry.tier !== 2) return false;
     lines = [...lines.slice(0, live.line), ...lines.slice(live.line + 1)];

@@ -224,6 +224,22 @@ export function newViewParseMemo(): ViewParseMemo {
   return { lines: tierMaps(), entryErrors: new WeakMap() };
 }
 
+let shared: { entryMaxChars: number; memo: ViewParseMemo } | null = null;
+
+/**
+ * `parseView` through one memo shared by the whole process: the views a
+ * command parses (the head, a run's base, each planned effect and cooling
+ * step) share almost every line, so each line is parsed once. Entries come
+ * back shared: read-only. The memo is keyed by `entryMaxChars` and pruned
+ * like any memo, so a long-lived process stays flat.
+ */
+export function parseViewShared(text: string, entryMaxChars = 500): ParsedView {
+  if (shared === null || shared.entryMaxChars !== entryMaxChars) {
+    shared = { entryMaxChars, memo: newViewParseMemo() };
+  }
+  return parseView(text, entryMaxChars, shared.memo);
+}
+
 /** Drops every memoized line the view just parsed does not hold (keys copied: see parseView). */
 function pruneMemo(memo: ViewParseMemo, entries: ViewEntry[]): void {
   const size = memo.lines.reduce((sum, map) => sum + map.size, 0);

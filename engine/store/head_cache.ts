@@ -14,7 +14,7 @@
  * `audit-integrity-*` files, the reference engine ignores it.
  */
 import { fingerprint } from "../integrity/summary.ts";
-import { atomicReplace } from "./files.ts";
+import { replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 const HEAD_CACHE_NAME = "audit-integrity-head.json";
@@ -74,5 +74,6 @@ export function recordNotedHead(
   ) {
     return;
   }
-  atomicReplace(cachePath(paths), JSON.stringify(noted.check) + "\n");
+  // Derived: a crash that loses it only brings back one full hash.
+  replaceDerived(cachePath(paths), JSON.stringify(noted.check) + "\n");
 }

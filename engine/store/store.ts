@@ -4,7 +4,7 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
-import { GENESIS_VIEW, type ParsedView, parseView } from "../model/hot.ts";
+import { GENESIS_VIEW, type ParsedView, parseView, parseViewShared } from "../model/hot.ts";
 import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { canonicalJson, type JsonValue } from "./canonical_json.ts";
@@ -220,7 +220,7 @@ export function loadHead(
       "the accepted head revision is not valid UTF-8; run doctor.",
     );
   }
-  const view = parseView(text, state.entry_max_chars);
+  const view = parseViewShared(text, state.entry_max_chars);
   return { revision: state.head_revision, text, hash, view };
 }
 

@@ -79,3 +79,19 @@ Deno.test("a head revision edited in place is refused although a head check was 
     assertMatch(result.stderr, /does not match state\.head_hash/);
   }
 });
+
+Deno.test("a commit records the check of the revision it wrote, and an edit after it is still refused", async () => {
+  const { root, run } = await storeWithOneSubject();
+  // sync committed: the head check already names the new head, without hashing it again.
+  const check = JSON.parse(Deno.readTextFileSync(join(root, HEAD_CACHE)));
+  const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
+  assertEquals([check.revision, check.hash], [state.head_revision, state.head_hash]);
+  const path = headPath(root);
+  const text = Deno.readTextFileSync(path);
+  Deno.writeTextFileSync(path, text.replace("idempotent", "IDEMPOTENT"));
+  for (const args of [["get", "--key", "ops.retry"], ["close", "--run", run]]) {
+    const result = await bimri(root, args);
+    assertEquals(result.code, 2, args.join(" "));
+    assertMatch(result.stderr, /does not match state\.head_hash/);
+  }
+});
