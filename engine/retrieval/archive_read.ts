@@ -6,8 +6,8 @@
 import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { BimriError } from "../errors.ts";
 import type { ColdRecord } from "../model/state.ts";
-import { decodeUtf8Strict, linesContaining, pyStrip, splitLines } from "../model/text.ts";
-import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { decodeUtf8Strict, pyStrip, splitLines } from "../model/text.ts";
+import { listNames, lstatOrNull, readBytesOrNull, readLinesContaining } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 
 /** One `[ARCHIVED:…]` row. */
@@ -25,24 +25,26 @@ const RECORD =
 
 const MONTH_FILE = /^[0-9]{4}-[0-9]{2}\.md$/;
 
-function readMonthText(paths: StorePaths, name: string): string {
-  const path = `${paths.folder("archive")}/${name}`;
-  const info = lstatOrNull(path);
-  if (info?.isSymlink) {
+function refuseLinkedMonth(path: string, name: string): void {
+  if (lstatOrNull(path)?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
       `archive file ${name} is a symbolic link; replace it with the regular file, then run doctor.`,
     );
   }
+}
+
+function notUtf8(name: string): BimriError {
+  return new BimriError("store-corrupt", `archive file ${name} is not valid UTF-8; run doctor.`);
+}
+
+function readMonthText(paths: StorePaths, name: string): string {
+  const path = `${paths.folder("archive")}/${name}`;
+  refuseLinkedMonth(path, name);
   const bytes = readBytesOrNull(path);
   if (bytes === null) return "";
   const text = decodeUtf8Strict(bytes);
-  if (text === null) {
-    throw new BimriError(
-      "store-corrupt",
-      `archive file ${name} is not valid UTF-8; run doctor.`,
-    );
-  }
+  if (text === null) throw notUtf8(name);
   return text;
 }
 
@@ -111,11 +113,11 @@ export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdReco
       `cold-current subject ${key} is not bound to exactly one cooled archive record in .bimri/archive/${name}; run doctor.`,
     );
   if (!MONTH_FILE.test(name)) throw broken();
-  const text = readMonthText(paths, name);
-  const records = parseArchiveText(
-    linesContaining(text, `[BY:${cold.archived_by}] `).join("\n"),
-    `.bimri/archive/${name}`,
-  );
+  const path = `${paths.folder("archive")}/${name}`;
+  refuseLinkedMonth(path, name);
+  const lines = readLinesContaining(path, `[BY:${cold.archived_by}] `);
+  if (lines === "invalid-utf8") throw notUtf8(name);
+  const records = parseArchiveText((lines ?? []).join("\n"), `.bimri/archive/${name}`);
   const exact = records.filter((r) =>
     r.proposalId === cold.archived_by && r.reason === "cooled" && r.rawLine === cold.raw_line
   );

@@ -4,7 +4,7 @@
  */
 import { nativePath } from "./os_path.ts";
 import { BimriError } from "../errors.ts";
-import { utf8 } from "../model/text.ts";
+import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
 import { renameOver } from "./rename.ts";
 
 const IS_WINDOWS = Deno.build.os === "windows";
@@ -183,6 +183,51 @@ export function readOpenFile(
     length += n;
   }
   return { buffer, length };
+}
+
+const PIECE_BYTES = 64 * 1024;
+const LENIENT_STREAM = { ignoreBOM: true } as const;
+
+/**
+ * The LF-separated lines of the file at `path` that contain `part` (as
+ * `linesContaining` finds them in the file's text), read and decoded in 64 KB
+ * pieces: a month of archive rows is never held whole, so finding one row
+ * costs no more memory as the month grows. Returns null when the file does not
+ * exist and "invalid-utf8" when its bytes are not valid UTF-8.
+ */
+export function readLinesContaining(path: string, part: string): string[] | null | "invalid-utf8" {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  // The lenient decoder is the cheap one; a U+FFFD it produced sends the file to the strict check.
+  const decoder = new TextDecoder("utf-8", LENIENT_STREAM);
+  const piece = new Uint8Array(PIECE_BYTES);
+  const found: string[] = [];
+  let replaced = false;
+  let carry = "";
+  try {
+    while (true) {
+      const n = file.readSync(piece);
+      const end = n === null || n === 0;
+      const decoded = end
+        ? decoder.decode()
+        : decoder.decode(piece.subarray(0, n), { stream: true });
+      if (decoded.includes("\ufffd")) replaced = true;
+      const text = carry + decoded;
+      const cut = end ? text.length : text.lastIndexOf("\n") + 1;
+      if (cut > 0) found.push(...linesContaining(text.slice(0, cut), part));
+      carry = text.slice(cut);
+      if (end) break;
+    }
+  } finally {
+    file.close();
+  }
+  if (replaced && decodeUtf8Strict(Deno.readFileSync(path)) === null) return "invalid-utf8";
+  return found;
 }
 
 /** Reads a UTF-8 file, or null when it does not exist. */

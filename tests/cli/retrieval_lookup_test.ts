@@ -281,6 +281,32 @@ Deno.test("cold-current subjects: found by key from their own archive month only
     "archive",
     `${state.cold_current["cold.subject-1"].archived_on.slice(0, 7)}.md`,
   );
+  // The binding row is found wherever it sits in a month of many 64 KB pieces...
+  const original = Deno.readFileSync(month);
+  const filler = (tag: string) =>
+    Array.from(
+      { length: 1500 },
+      (_, i) => `note ${tag} ${i}: no archive row here, just filler — ${"é".repeat(i % 50)}\n`,
+    ).join("");
+  Deno.writeTextFileSync(
+    month,
+    filler("before") + new TextDecoder().decode(original) + filler("after"),
+  );
+  assert(Deno.statSync(month).size > 3 * 65536);
+  assertEquals(
+    withoutScores((await retrieve(root, ["get", "--key", "cold.subject-1", "--json"])).stdout),
+    doc,
+  );
+  // ...and a month that is not valid UTF-8 anywhere is refused, as a whole read would.
+  Deno.writeFileSync(month, new Uint8Array([0xc3, 0x28, 0x0a]), { append: true });
+  const notText = await retrieve(root, ["get", "--key", "cold.subject-1"]);
+  assertEquals(notText.code, 2);
+  assertMatch(notText.stderr, /not valid UTF-8/);
+  Deno.writeFileSync(month, original);
+  assertEquals(
+    withoutScores((await retrieve(root, ["get", "--key", "cold.subject-1", "--json"])).stdout),
+    doc,
+  );
   Deno.writeTextFileSync(month, "");
   const broken = await retrieve(root, ["get", "--key", "cold.subject-1"]);
   assertEquals(broken.code, 2);
