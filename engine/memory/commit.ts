@@ -37,7 +37,13 @@
  * is skipped), so every effect lands exactly once.
  */
 import { BimriError } from "../errors.ts";
-import { type MemoryEntry, parseAnyEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
+import {
+  headFacts,
+  type MemoryEntry,
+  parseAnyEntry,
+  type ParsedView,
+  parseViewShared,
+} from "../model/hot.ts";
 import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
 import { coldRecord, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
@@ -47,6 +53,7 @@ import { noteHeadVerified } from "../store/head_cache.ts";
 import { createExclusive, listNames, lstatOrNull } from "../store/files.ts";
 import {
   invalidateAuditWitness,
+  makeHead,
   plannedRevisionNumber,
   readRevision,
   saveState,
@@ -330,7 +337,7 @@ function commitSteps(
   }
   // The file now holds exactly the bytes just hashed: the next command need not hash it again.
   const written = lstatOrNull(paths.revision(revision));
-  if (written !== null) noteHeadVerified(paths, revision, hash, written);
+  if (written !== null) noteHeadVerified(paths, revision, hash, written, headFacts(plan.view));
   faultPoint("after-revision");
 
   // Step 4: the atomic head switch.
@@ -339,7 +346,7 @@ function commitSteps(
   next.last_revision_reason = `accepted ${id}`;
   saveState(paths, next);
   store.state = next;
-  store.head = { revision, text: plan.text, hash, view: plan.view };
+  store.head = makeHead(revision, plan.text, hash, next.entry_max_chars, { view: plan.view });
   faultPoint("after-state");
 
   // Step 5: the generated view (a failure warns; the next command retries).

@@ -7,7 +7,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
-import { parseAnyEntry, parseEntryForTier, tierCounts } from "../model/hot.ts";
+import { parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
 import type { State } from "../model/state.ts";
 import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
@@ -45,7 +45,7 @@ export function headSummary(store: Store): HeadSummary {
   return {
     revision: store.head.revision,
     tokens: Math.floor(codePointLength(store.head.text) / 4),
-    tiers: tierCounts(store.head.view),
+    tiers: store.head.facts.tiers,
     softTargets: [store.state.tier1_max, store.state.tier2_max, store.state.tier3_max],
   };
 }
@@ -153,12 +153,7 @@ export function trimRunDates(store: Store): void {
   );
   for (const run of Object.keys(store.state.active_runs)) keep.add(run);
   for (const run of Object.values(store.state.session_runs)) keep.add(run);
-  for (const { entry } of store.head.view.entries) {
-    if (entry.tier === 2) {
-      keep.add(entry.first_run);
-      keep.add(entry.last_run);
-    }
-  }
+  for (const run of store.head.facts.tier2Runs) keep.add(run);
   // Parsing every cold line is the costly part: skip it when nothing is left to drop.
   const drop = new Set(runs.filter((run) => !keep.has(run)));
   for (const cold of Object.values(store.state.cold_current)) {

@@ -399,3 +399,29 @@ export function tierCounts(view: ParsedView): [number, number, number] {
   for (const { entry } of view.entries) counts[entry.tier - 1]++;
   return counts;
 }
+
+/**
+ * What a run's start needs from the head view, without its lines: entries
+ * per tier and every run a Tier 2 line names in F: or L: (sorted, once).
+ */
+export type HeadFacts = { tiers: [number, number, number]; tier2Runs: string[] };
+
+/** The head facts of a parsed view. */
+export function headFacts(view: ParsedView): HeadFacts {
+  const runs = new Set<string>();
+  for (const { entry } of view.entries) {
+    if (entry.tier !== 2) continue;
+    runs.add(entry.first_run);
+    runs.add(entry.last_run);
+  }
+  return { tiers: tierCounts(view), tier2Runs: [...runs].sort() };
+}
+
+/** True when `value` has the shape of HeadFacts (a derived record read back from disk). */
+export function isHeadFacts(value: unknown): value is HeadFacts {
+  if (typeof value !== "object" || value === null) return false;
+  const { tiers, tier2Runs } = value as Record<string, unknown>;
+  return Array.isArray(tiers) && tiers.length === 3 &&
+    tiers.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
+    Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string");
+}

@@ -5,6 +5,8 @@
  *
  * Hashing the 48 KB head is a large share of a short command's work, so a
  * command whose head file still has the recorded fingerprint skips the hash.
+ * The record also carries the head's facts (entries per tier, the runs Tier 2
+ * lines name), computed from the same bytes, so `start` need not parse it.
  * Any change to the file (an edit, a truncation, a copy, a swapped-in file)
  * changes the fingerprint and brings the full hash back; a missing, unreadable
  * or foreign record does the same. The record is written only together with
@@ -14,13 +16,20 @@
  * `audit-integrity-*` files, the reference engine ignores it.
  */
 import { fingerprint } from "../integrity/summary.ts";
+import { type HeadFacts, isHeadFacts } from "../model/hot.ts";
 import { replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 const HEAD_CACHE_NAME = "audit-integrity-head.json";
-const HEAD_CACHE_SCHEMA = 1;
+const HEAD_CACHE_SCHEMA = 2;
 
-type HeadCheck = { schema: number; revision: number; hash: string; print: string };
+type HeadCheck = {
+  schema: number;
+  revision: number;
+  hash: string;
+  print: string;
+  facts: HeadFacts;
+};
 
 function cachePath(paths: StorePaths): string {
   return paths.folder(HEAD_CACHE_NAME);
@@ -29,35 +38,50 @@ function cachePath(paths: StorePaths): string {
 function readHeadCheck(paths: StorePaths): HeadCheck | null {
   try {
     const doc = JSON.parse(Deno.readTextFileSync(cachePath(paths))) as HeadCheck;
-    return doc?.schema === HEAD_CACHE_SCHEMA ? doc : null;
+    return doc?.schema === HEAD_CACHE_SCHEMA && isHeadFacts(doc.facts) ? doc : null;
   } catch {
     return null;
   }
 }
 
-/** True when the head file `info` is the one last proven to hash to `hash` as revision `revision`. */
-export function headAlreadyVerified(
+/**
+ * The recorded facts when the head file `info` is the one last proven to hash
+ * to `hash` as revision `revision`; null when it must be hashed again.
+ */
+export function verifiedHeadFacts(
   paths: StorePaths,
   revision: number,
   hash: string,
   info: Deno.FileInfo,
-): boolean {
+): HeadFacts | null {
   const check = readHeadCheck(paths);
   return check !== null && check.revision === revision && check.hash === hash &&
-    check.print === fingerprint(info);
+      check.print === fingerprint(info)
+    ? check.facts
+    : null;
 }
 
 /** A full hash that matched, waiting for the command's state write to be recorded. */
 let pending: { dir: string; check: HeadCheck } | null = null;
 
-/** Notes that the head file `info` was just proven to hash to `hash` (recorded by the next state write). */
+/**
+ * Notes that the head file `info` was just proven to hash to `hash` and to
+ * hold `facts` (recorded by the next state write).
+ */
 export function noteHeadVerified(
   paths: StorePaths,
   revision: number,
   hash: string,
   info: Deno.FileInfo,
+  facts: HeadFacts,
 ): void {
-  const check: HeadCheck = { schema: HEAD_CACHE_SCHEMA, revision, hash, print: fingerprint(info) };
+  const check: HeadCheck = {
+    schema: HEAD_CACHE_SCHEMA,
+    revision,
+    hash,
+    print: fingerprint(info),
+    facts,
+  };
   pending = { dir: paths.dir, check };
 }
 

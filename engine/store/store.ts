@@ -4,7 +4,14 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
-import { GENESIS_VIEW, type ParsedView, parseView, parseViewShared } from "../model/hot.ts";
+import {
+  GENESIS_VIEW,
+  type HeadFacts,
+  headFacts,
+  type ParsedView,
+  parseView,
+  parseViewShared,
+} from "../model/hot.ts";
 import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { canonicalJson, type JsonValue } from "./canonical_json.ts";
@@ -16,18 +23,49 @@ import {
   readBytesOrNull,
   refuseSymlink,
 } from "./files.ts";
-import { headAlreadyVerified, noteHeadVerified, recordNotedHead } from "./head_cache.ts";
+import { noteHeadVerified, recordNotedHead, verifiedHeadFacts } from "./head_cache.ts";
 import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 
-/** The accepted head: revision number, exact text, hash and parsed view. */
+/** The accepted head: revision number, exact text, hash, parsed view and its facts. */
 export type Head = {
   revision: number;
   text: string;
   hash: string;
-  view: ParsedView;
+  /** Parsed on first use: a command that needs only `facts` never parses the head. */
+  readonly view: ParsedView;
+  /** Entries per tier and the runs Tier 2 lines name (from the head check, else from `view`). */
+  readonly facts: HeadFacts;
 };
+
+/**
+ * A Head over `text`. `view` and `facts`, when already known (a commit's
+ * parsed plan, a verified head check), are used as they are; otherwise each
+ * is derived on first use.
+ */
+export function makeHead(
+  revision: number,
+  text: string,
+  hash: string,
+  entryMaxChars: number,
+  known: { view?: ParsedView; facts?: HeadFacts } = {},
+): Head {
+  let view = known.view ?? null;
+  let facts = known.facts ?? null;
+  const parsed = (): ParsedView => view ??= parseViewShared(text, entryMaxChars);
+  return {
+    revision,
+    text,
+    hash,
+    get view(): ParsedView {
+      return parsed();
+    },
+    get facts(): HeadFacts {
+      return facts ??= headFacts(parsed());
+    },
+  };
+}
 
 /** A loaded store: paths, validated state and verified head. */
 export type Store = {
@@ -203,8 +241,10 @@ export function loadHead(
   }
   // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
   const expected = state.head_hash;
-  const verified = expected !== null &&
-    headAlreadyVerified(paths, state.head_revision, expected, info);
+  const known = expected === null
+    ? null
+    : verifiedHeadFacts(paths, state.head_revision, expected, info);
+  const verified = known !== null;
   const hash = verified && expected !== null ? expected : sha256Hex(bytes);
   if (hash !== state.head_hash) {
     throw new BimriError(
@@ -212,7 +252,6 @@ export function loadHead(
       "the accepted head revision does not match state.head_hash; run doctor.",
     );
   }
-  if (!verified && options.recordVerified) noteHeadVerified(paths, state.head_revision, hash, info);
   const text = decodeUtf8Strict(bytes);
   if (text === null) {
     throw new BimriError(
@@ -220,8 +259,13 @@ export function loadHead(
       "the accepted head revision is not valid UTF-8; run doctor.",
     );
   }
-  const view = parseViewShared(text, state.entry_max_chars);
-  return { revision: state.head_revision, text, hash, view };
+  const head = makeHead(state.head_revision, text, hash, state.entry_max_chars, {
+    facts: known ?? undefined,
+  });
+  if (!verified && options.recordVerified) {
+    noteHeadVerified(paths, state.head_revision, hash, info, head.facts);
+  }
+  return head;
 }
 
 /** Opens an existing store for reading without creating or changing anything. */

@@ -95,3 +95,42 @@ Deno.test("a commit records the check of the revision it wrote, and an edit afte
     assertMatch(result.stderr, /does not match state\.head_hash/);
   }
 });
+
+Deno.test("start reports the head's tiers from the head check exactly as from the head itself", async () => {
+  const { root, run } = await storeWithOneSubject();
+  const tiers = async (actor: string) => {
+    const result = await bimri(root, ["start", "--actor", actor, "--json"]);
+    assertEquals(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout).tiers;
+  };
+  // sync's commit recorded the new head's facts together with its check.
+  const check = JSON.parse(Deno.readTextFileSync(join(root, HEAD_CACHE)));
+  const fromCheck = await tiers("first");
+  assertEquals(fromCheck, check.facts.tiers);
+  assertEquals(fromCheck, [0, 1, 0]);
+  assertEquals(check.facts.tier2Runs, [run]);
+  Deno.removeSync(join(root, HEAD_CACHE));
+  assertEquals(await tiers("second"), fromCheck);
+  Deno.writeTextFileSync(join(root, HEAD_CACHE), JSON.stringify({ ...check, facts: { tiers: 3 } }));
+  assertEquals(await tiers("third"), fromCheck);
+  // A second subject moves the head; the facts recorded with it follow.
+  expectOk(
+    await bimri(root, [
+      "propose",
+      "--run",
+      run,
+      "--tier",
+      "2",
+      "--new-subject",
+      "--key",
+      "ops.backup",
+      "--text",
+      "Verify the nightly backup.",
+    ]),
+    "propose",
+  );
+  expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+  assertEquals(await tiers("fourth"), [0, 2, 0]);
+  Deno.removeSync(join(root, HEAD_CACHE));
+  assertEquals(await tiers("fifth"), [0, 2, 0]);
+});

@@ -23,7 +23,7 @@ import {
 import { parseView } from "../../engine/model/hot.ts";
 import { genesisState } from "../../engine/model/state.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
-import type { Store } from "../../engine/store/store.ts";
+import { makeHead, type Store } from "../../engine/store/store.ts";
 
 function record(
   key: string,
@@ -194,7 +194,7 @@ function fixtureStore(root: string): Store {
     archived_by: "R000002-Q003",
     archived_on: "2026-12-02",
   };
-  return { paths, state, head: { revision: 3, text: VIEW, hash: "", view: parseView(VIEW) } };
+  return { paths, state, head: makeHead(3, VIEW, "", 500, { view: parseView(VIEW) }) };
 }
 
 Deno.test("index rows from hand-written files: columns, ranks, cold exclusion, order", () => {

@@ -4,7 +4,7 @@ import { GENESIS_VIEW, insertIntoTier, linesToText, parseView } from "../../engi
 import { coldRecord, genesisState } from "../../engine/model/state.ts";
 import { splitLines } from "../../engine/model/text.ts";
 import { RUN_DATES_KEPT, trimRunDates } from "../../engine/memory/runs.ts";
-import type { Store } from "../../engine/store/store.ts";
+import { makeHead, type Store } from "../../engine/store/store.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
 
 const run = (n: number) => `R${String(n).padStart(6, "0")}`;
@@ -43,7 +43,7 @@ function storeWith(coldLines: string[]): Store {
   return {
     paths: new StorePaths("/nonexistent"),
     state,
-    head: { revision: 0, text, hash: "0".repeat(64), view },
+    head: makeHead(0, text, "0".repeat(64), 500, { view }),
   };
 }
 
