@@ -7,7 +7,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
-import { parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
+import { lineRunRefs } from "../model/hot.ts";
 import type { State } from "../model/state.ts";
 import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
@@ -148,9 +148,11 @@ export function trimRunDates(store: Store): void {
   const dates = store.state.run_dates;
   const runs = Object.keys(dates);
   if (runs.length <= RUN_DATES_KEPT) return;
-  const keep = new Set<string>(
-    runs.sort((a, b) => Number(b.slice(1)) - Number(a.slice(1))).slice(0, RUN_DATES_KEPT),
-  );
+  // Run numbers parsed once (a comparator that parsed both sides would allocate
+  // two strings per comparison, enough to cost a collection at 10,000 runs).
+  const newestFirst = runs.map((run) => ({ run, n: Number(run.slice(1)) }))
+    .sort((a, b) => b.n - a.n);
+  const keep = new Set<string>(newestFirst.slice(0, RUN_DATES_KEPT).map((r) => r.run));
   for (const run of Object.keys(store.state.active_runs)) keep.add(run);
   for (const run of Object.values(store.state.session_runs)) keep.add(run);
   for (const run of store.head.facts.tier2Runs) keep.add(run);
@@ -158,12 +160,11 @@ export function trimRunDates(store: Store): void {
   const drop = new Set(runs.filter((run) => !keep.has(run)));
   for (const cold of Object.values(store.state.cold_current)) {
     if (drop.size === 0) return;
-    // Cold lines are Tier 2; the grammars are disjoint, so trying Tier 2 first changes nothing.
-    const entry = parseEntryForTier(cold.raw_line, 2) ?? parseAnyEntry(cold.raw_line);
-    if (entry === null) return; // References cannot be computed: trim nothing.
-    if (entry.tier === 2) {
-      drop.delete(entry.first_run);
-      drop.delete(entry.last_run);
+    const refs = lineRunRefs(cold.raw_line);
+    if (refs === null) return; // References cannot be computed: trim nothing.
+    if (refs !== "other") {
+      drop.delete(refs[0]);
+      drop.delete(refs[1]);
     }
   }
   for (const run of drop) delete dates[run];

@@ -113,6 +113,19 @@ export function parseEntryForTier(line: string, tier: 1 | 2 | 3): MemoryEntry | 
   };
 }
 
+/**
+ * The runs a line stored outside a revision names in `F:` and `L:`: a pair for
+ * a Tier 2 line, "other" for a Tier 1 or 3 line, null when `parseAnyEntry`
+ * would find no memory line. Same grammar, without building the entry (start
+ * asks this of every cold line).
+ */
+export function lineRunRefs(line: string): [string, string] | "other" | null {
+  const text = pyStrip(line);
+  const m = T2.exec(text);
+  if (m) return [m[7], m[8]];
+  return T1.test(text) || T3.test(text) ? "other" : null;
+}
+
 /** Parses a line stored outside a revision: tries Tier 1, then 2, then 3. */
 export function parseAnyEntry(line: string): MemoryEntry | null {
   return parseEntryForTier(line, 1) ?? parseEntryForTier(line, 2) ?? parseEntryForTier(line, 3);

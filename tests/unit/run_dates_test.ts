@@ -1,6 +1,13 @@
 /** Bounding run_dates: the newest 500 runs plus every run current memory names. */
 import { assertEquals } from "../helpers/assert.ts";
-import { GENESIS_VIEW, insertIntoTier, linesToText, parseView } from "../../engine/model/hot.ts";
+import {
+  GENESIS_VIEW,
+  insertIntoTier,
+  lineRunRefs,
+  linesToText,
+  parseAnyEntry,
+  parseView,
+} from "../../engine/model/hot.ts";
 import { coldRecord, genesisState } from "../../engine/model/state.ts";
 import { splitLines } from "../../engine/model/text.ts";
 import { RUN_DATES_KEPT, trimRunDates } from "../../engine/memory/runs.ts";
@@ -70,4 +77,26 @@ Deno.test("nothing to drop: cold lines are not needed and nothing changes", () =
   const before = Object.keys(store.state.run_dates).length;
   trimRunDates(store);
   assertEquals(Object.keys(store.state.run_dates).length, before);
+});
+
+Deno.test("lineRunRefs answers exactly what parsing the line would", () => {
+  const lines = [
+    t2("cold.a", 7, 8),
+    `  ${t2("cold.padded", 11, 12)}  `,
+    t2("cold.b", 9, 9).replace("[I:3]", "[I:9]"),
+    "[R000001-E001] [K:rule.one] [rule] [T:confirmed] [SRC:user] [] Always test. -> x.md",
+    "[P001] [K:pattern.one] [emerging] [obs:2] [ev:R000001-E001] Retries cluster | Falsify: none",
+    "not a memory line",
+    "",
+  ];
+  for (const line of lines) {
+    const entry = parseAnyEntry(line);
+    const expected = entry === null
+      ? null
+      : entry.tier === 2
+      ? [entry.first_run, entry.last_run]
+      : "other";
+    assertEquals(lineRunRefs(line), expected, line);
+  }
+  assertEquals(lineRunRefs(t2("cold.a", 7, 8)), [run(7), run(8)]);
 });
