@@ -18,7 +18,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
-import { readOpenFile } from "../store/files.ts";
+import { openToReadOrNull, readOpenFile } from "../store/files.ts";
 
 const looseDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
@@ -47,13 +47,8 @@ export class BulkReader {
    * next `read`: copy it (`slice()`) to keep it.
    */
   read(path: string): Uint8Array | null {
-    let file: Deno.FsFile;
-    try {
-      file = Deno.openSync(path, { read: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
+    const file = openToReadOrNull(path);
+    if (file === null) return null;
     try {
       const { buffer, length } = readOpenFile(file, this.buffer);
       this.buffer = buffer;

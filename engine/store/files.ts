@@ -133,6 +133,16 @@ export function appendLine(path: string, line: string): void {
   }
 }
 
+/** Opens `path` for reading (links followed), or null when it does not exist. */
+export function openToReadOrNull(path: string): Deno.FsFile | null {
+  try {
+    return Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
 /** Reads a file's bytes, or null when it does not exist. */
 export function readBytesOrNull(path: string): Uint8Array | null {
   return readBytesAndInfoOrNull(path)?.bytes ?? null;
@@ -147,13 +157,8 @@ export function readBytesOrNull(path: string): Uint8Array | null {
 export function readBytesAndInfoOrNull(
   path: string,
 ): { bytes: Uint8Array; info: Deno.FileInfo } | null {
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
+  const file = openToReadOrNull(path);
+  if (file === null) return null;
   try {
     const info = file.statSync();
     const { buffer, length } = readOpenFile(file, new Uint8Array(info.size + 1));
@@ -196,13 +201,8 @@ const LENIENT_STREAM = { ignoreBOM: true } as const;
  * exist and "invalid-utf8" when its bytes are not valid UTF-8.
  */
 export function readLinesContaining(path: string, part: string): string[] | null | "invalid-utf8" {
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
+  const file = openToReadOrNull(path);
+  if (file === null) return null;
   // The lenient decoder is the cheap one; a U+FFFD it produced sends the file to the strict check.
   const decoder = new TextDecoder("utf-8", LENIENT_STREAM);
   const piece = new Uint8Array(PIECE_BYTES);

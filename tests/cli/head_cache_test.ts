@@ -10,26 +10,32 @@ import { bimri, diffTrees, expectOk, hashTree, startRun, tempStore } from "../he
 
 const HEAD_CACHE = ".bimri/audit-integrity-head.json";
 
+/** Proposes a new Tier 2 subject in `run` and syncs it in. */
+async function addSubject(root: string, run: string, key: string, text: string): Promise<void> {
+  const args = ["propose", "--run", run, "--tier", "2", "--new-subject", "--key", key];
+  expectOk(await bimri(root, [...args, "--text", text]), "propose");
+  expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+}
+
 async function storeWithOneSubject(): Promise<{ root: string; run: string }> {
   const root = await tempStore();
   const run = await startRun(root, "agent");
-  expectOk(
-    await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "ops.retry",
-      "--text",
-      "Keep the retry path idempotent.",
-    ]),
-    "propose",
-  );
-  expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+  await addSubject(root, run, "ops.retry", "Keep the retry path idempotent.");
   return { root, run };
+}
+
+/** Edits the head revision in place (same length) and expects each command refused. */
+async function expectEditedHeadRefused(root: string, commands: string[][]): Promise<void> {
+  const path = headPath(root);
+  const text = Deno.readTextFileSync(path);
+  const tampered = text.replace("idempotent", "IDEMPOTENT");
+  assert(tampered !== text && tampered.length === text.length);
+  Deno.writeTextFileSync(path, tampered);
+  for (const args of commands) {
+    const result = await bimri(root, args);
+    assertEquals(result.code, 2, args.join(" "));
+    assertMatch(result.stderr, /does not match state\.head_hash/);
+  }
 }
 
 function headPath(root: string): string {
@@ -68,16 +74,7 @@ Deno.test("a head revision edited in place is refused although a head check was 
   expectOk(await bimri(root, ["journal", "--run", run, "--text", "touch state"]), "journal");
   await startRun(root, "second"); // loads the head under the lock and records the check
   assert(Deno.statSync(join(root, HEAD_CACHE)).isFile, "the head check exists");
-  const path = headPath(root);
-  const text = Deno.readTextFileSync(path);
-  const tampered = text.replace("idempotent", "IDEMPOTENT");
-  assert(tampered !== text && tampered.length === text.length);
-  Deno.writeTextFileSync(path, tampered);
-  for (const args of [["get", "--key", "ops.retry"], ["sync", "--run", run]]) {
-    const result = await bimri(root, args);
-    assertEquals(result.code, 2, args.join(" "));
-    assertMatch(result.stderr, /does not match state\.head_hash/);
-  }
+  await expectEditedHeadRefused(root, [["get", "--key", "ops.retry"], ["sync", "--run", run]]);
 });
 
 Deno.test("a commit records the check of the revision it wrote, and an edit after it is still refused", async () => {
@@ -86,14 +83,7 @@ Deno.test("a commit records the check of the revision it wrote, and an edit afte
   const check = JSON.parse(Deno.readTextFileSync(join(root, HEAD_CACHE)));
   const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
   assertEquals([check.revision, check.hash], [state.head_revision, state.head_hash]);
-  const path = headPath(root);
-  const text = Deno.readTextFileSync(path);
-  Deno.writeTextFileSync(path, text.replace("idempotent", "IDEMPOTENT"));
-  for (const args of [["get", "--key", "ops.retry"], ["close", "--run", run]]) {
-    const result = await bimri(root, args);
-    assertEquals(result.code, 2, args.join(" "));
-    assertMatch(result.stderr, /does not match state\.head_hash/);
-  }
+  await expectEditedHeadRefused(root, [["get", "--key", "ops.retry"], ["close", "--run", run]]);
 });
 
 Deno.test("start reports the head's tiers from the head check exactly as from the head itself", async () => {
@@ -114,22 +104,7 @@ Deno.test("start reports the head's tiers from the head check exactly as from th
   Deno.writeTextFileSync(join(root, HEAD_CACHE), JSON.stringify({ ...check, facts: { tiers: 3 } }));
   assertEquals(await tiers("third"), fromCheck);
   // A second subject moves the head; the facts recorded with it follow.
-  expectOk(
-    await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "ops.backup",
-      "--text",
-      "Verify the nightly backup.",
-    ]),
-    "propose",
-  );
-  expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+  await addSubject(root, run, "ops.backup", "Verify the nightly backup.");
   assertEquals(await tiers("fourth"), [0, 2, 0]);
   Deno.removeSync(join(root, HEAD_CACHE));
   assertEquals(await tiers("fifth"), [0, 2, 0]);
