@@ -1,7 +1,10 @@
 /**
  * Benchmark: grows real stores to 100, 1,000 and 10,000 runs (in-process,
  * through the same CLI code path), then measures each everyday command as a
- * separate `deno run` process: p50/p95 wall time and peak RSS.
+ * separate `deno run` process: p50/p95 wall time and peak RSS. Then it times
+ * the same operations as tool calls on one resident `bimri mcp` server
+ * (bench/mcp_calls.ts), which shows what the engine itself costs once
+ * process start and module loading are paid.
  *
  *   deno task bench [--sizes 100,1000,10000] [--samples 15] [--keep] [--snapshots DIR]
  *
@@ -14,6 +17,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runCli } from "../main.ts";
+import { measureMcp } from "./mcp_calls.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
 const PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run"];
@@ -228,16 +232,43 @@ async function measureAll(
   return out;
 }
 
-function table(size: number, results: Record<string, Figures>): string {
+/** The MCP phase: each row's call times, and the server's peak RSS on every row. */
+async function measureMcpAll(
+  root: string,
+  samples: number,
+  live: number[],
+): Promise<Record<string, Figures>> {
+  const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
+  const server = [Deno.execPath(), "run", "--quiet", ...PERMISSIONS, MAIN];
+  const timings = await measureMcp(
+    TIME ? [TIME, "-f", "BIMRI_RSS_KB=%M", ...server] : server,
+    root,
+    samples,
+    {
+      hot: `bench.subject-${live[live.length - 1]}`,
+      cold: Object.keys(state.cold_current ?? {}),
+      query: "retry idempotent backup",
+    },
+  );
+  const rss = /BIMRI_RSS_KB=(\d+)/.exec(timings.stderr);
+  const rssKb = rss ? Number(rss[1]) : null;
+  const out: Record<string, Figures> = {};
+  for (const [name, times] of Object.entries(timings.calls)) {
+    out[name] = figures(times.map((ms) => ({ ms, rssKb, code: 0 })));
+  }
+  return out;
+}
+
+function table(size: number, results: Record<string, Figures>, title = "runs"): string {
   const rows = Object.entries(results).map(([name, f]) =>
-    `| ${name.padEnd(20)} | ${String(f.p50).padStart(7)} | ${String(f.p95).padStart(7)} | ${
+    `| ${name.padEnd(24)} | ${String(f.p50).padStart(7)} | ${String(f.p95).padStart(7)} | ${
       String(f.maxRssMb ?? "n/a").padStart(8)
     } | ${String(f.failures).padStart(8)} |`
   );
   return [
-    `\n${size} runs`,
-    `| command              | p50 ms  | p95 ms  | peak MB  | failures |`,
-    `|----------------------|---------|---------|----------|----------|`,
+    `\n${size} ${title}`,
+    `| command                  | p50 ms  | p95 ms  | peak MB  | failures |`,
+    `|--------------------------|---------|---------|----------|----------|`,
     ...rows,
   ].join("\n");
 }
@@ -258,6 +289,7 @@ if (import.meta.main) {
   const root = await Deno.makeTempDir({ prefix: "bimri-bench-" });
   const live: number[] = [];
   const report: Record<string, Record<string, Figures>> = {};
+  const mcpReport: Record<string, Record<string, Figures>> = {};
   let grown = 0;
   console.error(
     `bench store: ${root}; ${Deno.build.os}/${Deno.build.arch}, ${navigator.hardwareConcurrency} cores`,
@@ -324,9 +356,18 @@ if (import.meta.main) {
     report[size] = await measureAll(root, samples, live);
     grown += samples + 1;
     console.log(table(size, report[size]));
+    mcpReport[size] = await measureMcpAll(root, samples, live);
+    grown += samples;
+    console.log(table(size, mcpReport[size], "runs, per call on one resident bimri mcp server"));
   }
   console.log(
-    JSON.stringify({ bimri_bench: report, samples, os: Deno.build.os, arch: Deno.build.arch }),
+    JSON.stringify({
+      bimri_bench: report,
+      bimri_bench_mcp: mcpReport,
+      samples,
+      os: Deno.build.os,
+      arch: Deno.build.arch,
+    }),
   );
   if (!values.keep) await Deno.remove(root, { recursive: true });
 }

@@ -18,9 +18,16 @@ export const QUERY_MAX_CHARS = 500;
 export const QUERY_MAX_TERMS = 32;
 
 // An emoji sequence (pictograph or flag, with joiners, variation selectors,
-// skin tones and keycaps), or a run of letters, marks and digits.
-const TERM =
-  /(?:\p{Extended_Pictographic}|\p{Regional_Indicator})(?:[\u200d\ufe0f\u20e3\p{Emoji_Modifier}]|\p{Extended_Pictographic}|\p{Regional_Indicator})*|[\p{L}\p{M}\p{N}]+/gu;
+// skin tones and keycaps), or a run of letters, marks and digits. Built on
+// first use: its Unicode property classes take about a millisecond to build,
+// and sync and close load this module (an archived row feeds the history
+// digest) without ever splitting a query.
+let termPattern: RegExp | null = null;
+
+function termRegExp(): RegExp {
+  return termPattern ??=
+    /(?:\p{Extended_Pictographic}|\p{Regional_Indicator})(?:[\u200d\ufe0f\u20e3\p{Emoji_Modifier}]|\p{Extended_Pictographic}|\p{Regional_Indicator})*|[\p{L}\p{M}\p{N}]+/gu;
+}
 
 /** Case-folds and NFC-normalizes text the way query terms are compared. */
 export function foldText(text: string): string {
@@ -29,7 +36,7 @@ export function foldText(text: string): string {
 
 /** Splits already folded text into terms (Unicode words and emoji sequences). */
 export function termsOf(folded: string): string[] {
-  return folded.match(TERM) ?? [];
+  return folded.match(termRegExp()) ?? [];
 }
 
 /** Number of terms in already folded text (a loop instead of a regex for ASCII text). */
