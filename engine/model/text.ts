@@ -62,23 +62,17 @@ export function linesContaining(text: string, part: string): string[] {
   return lines;
 }
 
+const HIGH_SURROGATE = /[\ud800-\udbff]/;
+const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
+
 /** Number of Unicode code points in `text`. */
 export function codePointLength(text: string): number {
   // Each surrogate pair is one code point; a lone surrogate counts as one, as
-  // string iteration counts it. (A char-code loop is far cheaper than the
-  // string iterator in a short-lived process.)
-  let pairs = 0;
-  for (let i = 0; i < text.length - 1; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        pairs++;
-        i++;
-      }
-    }
-  }
-  return text.length - pairs;
+  // string iteration counts it. The scans are native regular expressions: a
+  // short-lived process runs a char-code loop in the interpreter, about a
+  // millisecond over a full 48 KB view, and most text has no surrogate at all.
+  if (!HIGH_SURROGATE.test(text)) return text.length;
+  return text.length - (text.match(SURROGATE_PAIR)?.length ?? 0);
 }
 
 /** The first `count` code points of `text`. */
