@@ -1,71 +1,15 @@
 /**
  * Times the everyday operations as tool calls on one resident `bimri mcp`
  * server: the same engine, lock and durable steps as the CLI, without a
- * process start and module load per operation. Wall time is measured at the
- * client, from writing the request to reading its answer.
+ * process start and module load per operation. The client is the MCP SDK's,
+ * as in the MCP tests; wall time is measured at the client, per call.
  */
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 /** Wall times (ms) of each tool call, by row name, and what the server wrote to stderr. */
 export type McpTimings = { calls: Record<string, number[]>; stderr: string };
-
-type Answer = { id?: number; result?: { isError?: boolean }; error?: { message: string } };
-
-/** A newline-delimited JSON-RPC client over a child process's stdio. */
-class LineClient {
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #lines: AsyncIterator<string>;
-  #nextId = 1;
-
-  constructor(private readonly child: Deno.ChildProcess) {
-    this.#writer = child.stdin.getWriter();
-    this.#lines = child.stdout
-      .pipeThrough(new TextDecoderStream())
-      .pipeThrough(splitLines())[Symbol.asyncIterator]();
-  }
-
-  notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
-    return this.#send({ jsonrpc: "2.0", method, params });
-  }
-
-  /** Sends one request and waits for its answer; throws on a protocol or tool error. */
-  async request(method: string, params: Record<string, unknown>): Promise<Answer> {
-    const id = this.#nextId++;
-    await this.#send({ jsonrpc: "2.0", id, method, params });
-    while (true) {
-      const next = await this.#lines.next();
-      if (next.done) throw new Error(`bimri mcp exited before answering ${method}`);
-      const answer = JSON.parse(next.value) as Answer;
-      if (answer.id !== id) continue; // a notification or log line
-      if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
-      if (answer.result?.isError) throw new Error(`${method}: ${JSON.stringify(answer.result)}`);
-      return answer;
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.#writer.close();
-    await this.child.status;
-  }
-
-  #send(message: Record<string, unknown>): Promise<void> {
-    return this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
-  }
-}
-
-function splitLines(): TransformStream<string, string> {
-  let pending = "";
-  return new TransformStream({
-    transform(chunk, controller) {
-      pending += chunk;
-      const lines = pending.split("\n");
-      pending = lines.pop()!;
-      for (const line of lines) if (line.trim()) controller.enqueue(line);
-    },
-    flush(controller) {
-      if (pending.trim()) controller.enqueue(pending);
-    },
-  });
-}
 
 /**
  * Starts `bimri --root <root> mcp` with `argv` (deno run ... main.ts, possibly
@@ -79,27 +23,28 @@ export async function measureMcp(
   samples: number,
   keys: { hot: string; cold: string[]; query: string },
 ): Promise<McpTimings> {
-  const child = new Deno.Command(argv[0], {
+  const transport = new StdioClientTransport({
+    command: argv[0],
     args: [...argv.slice(1), "--root", root, "mcp"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = new Response(child.stderr).text();
-  const client = new LineClient(child);
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    stderr += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+  });
+  const client = new Client({ name: "bimri-bench", version: "1" });
+  await client.connect(transport);
+  const call = async (tool: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name: tool, arguments: args });
+    if (result.isError) throw new Error(`${tool}: ${JSON.stringify(result.content)}`);
+  };
   const calls: Record<string, number[]> = {};
   const timed = async (row: string, tool: string, args: Record<string, unknown>) => {
     const started = performance.now();
-    await client.request("tools/call", { name: tool, arguments: args });
+    await call(tool, args);
     (calls[row] ??= []).push(performance.now() - started);
   };
   try {
-    await client.request("initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "bimri-bench", version: "1" },
-    });
-    await client.notify("notifications/initialized");
     for (let i = 0; i < samples; i++) {
       const key = `measure.mcp-${Date.now().toString(36)}-${i}`;
       await timed("memory_start", "memory_start", { actor: "bench" });
@@ -111,10 +56,7 @@ export async function measureMcp(
         text: "Measured subject.",
       });
       await timed("memory_sync", "memory_sync", {});
-      await client.request("tools/call", {
-        name: "memory_propose",
-        arguments: { operation: "close", key },
-      });
+      await call("memory_propose", { operation: "close", key });
       await timed("memory_close", "memory_close", { outcome: "success", summary: "Measured." });
       await timed("memory_recall key (hot)", "memory_recall", { key: keys.hot });
       if (keys.cold.length) {
@@ -125,7 +67,8 @@ export async function measureMcp(
       await timed("memory_recall query", "memory_recall", { query: keys.query });
     }
   } finally {
+    // Closing stdin ends the server; the transport waits for it to exit.
     await client.close();
   }
-  return { calls, stderr: await stderr };
+  return { calls, stderr };
 }
