@@ -1,7 +1,10 @@
 /**
  * Benchmark: grows real stores to 100, 1,000 and 10,000 runs (in-process,
  * through the same CLI code path), then measures each everyday command as a
- * separate `deno run` process: p50/p95 wall time and peak RSS. Then it times
+ * separate `deno run` process: p50/p95 wall time, peak RSS and the p50 count
+ * of minor page faults (pages the process touched for the first time, which
+ * some virtual machines charge ten times what bare metal does; the bench
+ * prints this machine's cost per page beside the tables). Then it times
  * the same operations as tool calls on one resident `bimri mcp` server
  * (bench/mcp_calls.ts), which shows what the engine itself costs once
  * process start and module loading are paid.
@@ -22,8 +25,15 @@ import { measureMcp } from "./mcp_calls.ts";
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
 const PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run"];
 
-type Sample = { ms: number; rssKb: number | null; code: number };
-type Figures = { p50: number; p95: number; maxRssMb: number | null; failures: number };
+type Sample = { ms: number; rssKb: number | null; faults: number | null; code: number };
+type Figures = {
+  p50: number;
+  p95: number;
+  maxRssMb: number | null;
+  /** p50 of the minor page faults per process (null when /usr/bin/time is absent). */
+  faults: number | null;
+  failures: number;
+};
 
 async function cli(root: string, args: string[]): Promise<string> {
   let out = "";
@@ -113,9 +123,9 @@ const TIME = (() => {
   }
 })();
 
-async function measure(root: string, args: string[]): Promise<Sample> {
-  const base = [Deno.execPath(), "run", "--quiet", ...PERMISSIONS, MAIN, "--root", root, ...args];
-  const cmd = TIME ? [TIME, "-f", "BIMRI_RSS_KB=%M", ...base] : base;
+async function measure(root: string, args: string[], main = MAIN): Promise<Sample> {
+  const base = [Deno.execPath(), "run", "--quiet", ...PERMISSIONS, main, "--root", root, ...args];
+  const cmd = TIME ? [TIME, "-f", "BIMRI_RSS_KB=%M BIMRI_FAULTS=%R", ...base] : base;
   const started = performance.now();
   const out = await new Deno.Command(cmd[0], {
     args: cmd.slice(1),
@@ -126,17 +136,39 @@ async function measure(root: string, args: string[]): Promise<Sample> {
   const ms = performance.now() - started;
   const stderr = new TextDecoder().decode(out.stderr);
   const rss = /BIMRI_RSS_KB=(\d+)/.exec(stderr);
-  return { ms, rssKb: rss ? Number(rss[1]) : null, code: out.code };
+  const faults = /BIMRI_FAULTS=(\d+)/.exec(stderr);
+  return {
+    ms,
+    rssKb: rss ? Number(rss[1]) : null,
+    faults: faults ? Number(faults[1]) : null,
+    code: out.code,
+  };
+}
+
+/**
+ * What this machine charges for a page touched for the first time, in
+ * microseconds: a 64 MB buffer written one byte per 4 KB page. A short
+ * process's cost follows its page faults as much as its instructions.
+ */
+function firstTouchMicros(): number {
+  const size = 64 << 20;
+  const started = performance.now();
+  const bytes = new Uint8Array(size);
+  for (let at = 0; at < size; at += 4096) bytes[at] = 1;
+  return Math.round(((performance.now() - started) * 1000 / (size / 4096)) * 10) / 10;
 }
 
 function figures(samples: Sample[]): Figures {
   const times = samples.map((s) => s.ms).sort((a, b) => a - b);
   const pick = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
   const rss = samples.map((s) => s.rssKb).filter((v): v is number => v !== null);
+  const faults = samples.map((s) => s.faults).filter((v): v is number => v !== null)
+    .sort((a, b) => a - b);
   return {
     p50: Math.round(pick(0.5)),
     p95: Math.round(pick(0.95)),
     maxRssMb: rss.length ? Math.round(Math.max(...rss) / 1024) : null,
+    faults: faults.length ? faults[Math.floor(faults.length / 2)] : null,
     failures: samples.filter((s) => s.code !== 0 && s.code !== 1).length,
   };
 }
@@ -254,7 +286,7 @@ async function measureMcpAll(
   const rssKb = rss ? Number(rss[1]) : null;
   const out: Record<string, Figures> = {};
   for (const [name, times] of Object.entries(timings.calls)) {
-    out[name] = figures(times.map((ms) => ({ ms, rssKb, code: 0 })));
+    out[name] = figures(times.map((ms) => ({ ms, rssKb, faults: null, code: 0 })));
   }
   return out;
 }
@@ -263,12 +295,12 @@ function table(size: number, results: Record<string, Figures>, title = "runs"): 
   const rows = Object.entries(results).map(([name, f]) =>
     `| ${name.padEnd(24)} | ${String(f.p50).padStart(7)} | ${String(f.p95).padStart(7)} | ${
       String(f.maxRssMb ?? "n/a").padStart(8)
-    } | ${String(f.failures).padStart(8)} |`
+    } | ${String(f.faults ?? "n/a").padStart(6)} | ${String(f.failures).padStart(8)} |`
   );
   return [
     `\n${size} ${title}`,
-    `| command                  | p50 ms  | p95 ms  | peak MB  | failures |`,
-    `|--------------------------|---------|---------|----------|----------|`,
+    `| command                  | p50 ms  | p95 ms  | peak MB  | faults | failures |`,
+    `|--------------------------|---------|---------|----------|--------|----------|`,
     ...rows,
   ].join("\n");
 }
@@ -291,8 +323,21 @@ if (import.meta.main) {
   const report: Record<string, Record<string, Figures>> = {};
   const mcpReport: Record<string, Record<string, Figures>> = {};
   let grown = 0;
+  const touchMicros = firstTouchMicros();
   console.error(
-    `bench store: ${root}; ${Deno.build.os}/${Deno.build.arch}, ${navigator.hardwareConcurrency} cores`,
+    `bench store: ${root}; ${Deno.build.os}/${Deno.build.arch}, ${navigator.hardwareConcurrency} cores, ${touchMicros} us per first-touched page`,
+  );
+  // The floor every CLI figure stands on: a script that does nothing, run the same way.
+  const empty = `${root}.empty.ts`;
+  Deno.writeTextFileSync(empty, "export {};\n");
+  const bare: Sample[] = [];
+  for (let i = 0; i < samples; i++) bare.push(await measure(root, [], empty));
+  Deno.removeSync(empty);
+  const floor = figures(bare);
+  console.log(
+    `bare deno run of an empty script: p50 ${floor.p50} ms, p95 ${floor.p95} ms, ${
+      floor.faults ?? "n/a"
+    } page faults; ${touchMicros} us per first-touched page`,
   );
   const snapshots = values.snapshots;
   const copyTree = async (from: string, to: string) => {
@@ -367,6 +412,8 @@ if (import.meta.main) {
       samples,
       os: Deno.build.os,
       arch: Deno.build.arch,
+      first_touch_us_per_page: touchMicros,
+      bare_deno_run: floor,
     }),
   );
   if (!values.keep) await Deno.remove(root, { recursive: true });
