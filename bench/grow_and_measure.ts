@@ -3,8 +3,8 @@
  * through the same CLI code path), then measures each everyday command as a
  * separate `deno run` process: p50/p95 wall time, peak RSS and the p50 count
  * of minor page faults (pages the process touched for the first time, which
- * some virtual machines charge ten times what bare metal does; the bench
- * prints this machine's cost per page beside the tables). Then it times
+ * some virtual machines charge several times what physical hardware does; the
+ * bench prints this machine's cost per page beside the tables). Then it times
  * the same operations as tool calls on one resident `bimri mcp` server
  * (bench/mcp_calls.ts), which shows what the engine itself costs once
  * process start and module loading are paid.
@@ -158,17 +158,22 @@ function firstTouchMicros(): number {
   return Math.round(((performance.now() - started) * 1000 / (size / 4096)) * 10) / 10;
 }
 
+/** The `q` quantile of `values` (nearest rank below), or null when there are none. */
+function quantile(values: number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
 function figures(samples: Sample[]): Figures {
-  const times = samples.map((s) => s.ms).sort((a, b) => a - b);
-  const pick = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+  const times = samples.map((s) => s.ms);
   const rss = samples.map((s) => s.rssKb).filter((v): v is number => v !== null);
-  const faults = samples.map((s) => s.faults).filter((v): v is number => v !== null)
-    .sort((a, b) => a - b);
+  const faults = samples.map((s) => s.faults).filter((v): v is number => v !== null);
   return {
-    p50: Math.round(pick(0.5)),
-    p95: Math.round(pick(0.95)),
+    p50: Math.round(quantile(times, 0.5) ?? 0),
+    p95: Math.round(quantile(times, 0.95) ?? 0),
     maxRssMb: rss.length ? Math.round(Math.max(...rss) / 1024) : null,
-    faults: faults.length ? faults[Math.floor(faults.length / 2)] : null,
+    faults: quantile(faults, 0.5),
     failures: samples.filter((s) => s.code !== 0 && s.code !== 1).length,
   };
 }
