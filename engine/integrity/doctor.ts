@@ -32,6 +32,7 @@ import {
 import { BulkReader, decodeUtf8Fast, isUtf8Bytes, nativeSha256 } from "./bulk_read.ts";
 import { RevisionParser, type RevisionView } from "./revision_pass.ts";
 import { type AuthorityKind, HOLD_REASONS, isStub, isV51, receiptProblems } from "./schemas.ts";
+import { coldRecordOf } from "../model/state.ts";
 
 /**
  * A record audited as if `bytes` stood at its path: restore's isolated shadow,
@@ -403,7 +404,7 @@ class Audit {
       const ids = new Set<string>();
       for (const { entry } of head.view.entries) {
         ids.add(entry.id);
-        if (this.state.cold_current[entry.key]) {
+        if (coldRecordOf(this.state, entry.key)) {
           this.errors.push(`key ${entry.key} is current both hot and cold.`);
         }
         if (!pointerContained(entryPointer(entry))) {

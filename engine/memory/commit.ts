@@ -45,7 +45,7 @@ import {
   parseViewShared,
 } from "../model/hot.ts";
 import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
-import { coldRecord, stateToEdit } from "../model/state.ts";
+import { coldRecord, coldRecordOf, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { localDate, utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -420,7 +420,7 @@ function proposalBaseEntry(
 ): { raw: string; entry: MemoryEntry } | null {
   if (proposal.base_hash === "absent") return null;
   if (proposal.base_storage === "cold") {
-    const cold = store.state.cold_current[proposal.key];
+    const cold = coldRecordOf(store.state, proposal.key);
     if (
       cold && cold.archived_by === proposal.base_archive_proposal_id &&
       lineHash(cold.raw_line) === proposal.base_hash
@@ -540,7 +540,7 @@ function acceptedKeyWriterAfter(
     );
     if (found) addEntryRuns(found.entry);
   }
-  const cold = store.state.cold_current[proposal.key];
+  const cold = coldRecordOf(store.state, proposal.key);
   const coldEntry = cold ? parseAnyEntry(cold.raw_line) : null;
   if (coldEntry) addEntryRuns(coldEntry);
   for (const month of monthsSince(proposal.created_at)) {

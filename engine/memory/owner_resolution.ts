@@ -10,6 +10,7 @@ import { readRecord } from "../store/records.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import { humanConfirmed, proposalEquivalent } from "./effect.ts";
 import { readProposal } from "./proposal_record.ts";
+import { coldRecordOf } from "../model/state.ts";
 
 /**
  * True when an owner resolution on `key` is `applying` and its chosen effect
@@ -43,7 +44,7 @@ function chosenEffectCommitted(store: Store, resolution: JsonObject, key: string
   if (text === null) return false;
   const view = parseView(text, store.state.entry_max_chars);
   const entry = view.entries.find((e) => e.entry.key === key)?.entry ?? null;
-  const cold = store.state.cold_current[key];
+  const cold = coldRecordOf(store.state, key);
   const current = entry ?? (cold ? parseAnyEntry(cold.raw_line) : null);
   if (chosen.operation === "close") return current === null;
   if (chosen.operation === "touch") {

@@ -49,6 +49,7 @@ import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
 import { syncView } from "./view_sync.ts";
+import { coldRecordOf } from "../model/state.ts";
 
 /** Caller-authored flags of a proposal (strings as given on the command line). */
 export type ProposeInput = {
@@ -150,7 +151,7 @@ function baseGeneration(
 ): LiveGeneration | null {
   const hot = baseView.entries.find((e) => e.entry.key === key);
   if (hot) return { entry: hot.entry, raw: hot.raw, storage: "hot", line: hot.line };
-  const cold = store.state.cold_current[key];
+  const cold = coldRecordOf(store.state, key);
   if (!cold) return null;
   if (baseRevision !== store.head.revision) {
     // The record is the key's current cold generation; it counts as observed only

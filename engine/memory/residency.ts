@@ -17,6 +17,7 @@ import type { State } from "../model/state.ts";
 import { splitLines, utf8Length } from "../model/text.ts";
 import { daysBetween, localDate, now } from "../model/time.ts";
 import type { ParsedView } from "../model/hot.ts";
+import { coldRecordOf } from "../model/state.ts";
 
 /** The current generation of a key: a hot line or a cold-current record. */
 export type LiveGeneration = {
@@ -35,7 +36,7 @@ export type LiveGeneration = {
 export function findLive(view: ParsedView, state: State, key: string): LiveGeneration | null {
   const hot = view.entries.find((e) => e.entry.key === key);
   if (hot) return { entry: hot.entry, raw: hot.raw, storage: "hot", line: hot.line };
-  const cold = state.cold_current[key];
+  const cold = coldRecordOf(state, key);
   if (!cold) return null;
   const entry = parseAnyEntry(cold.raw_line);
   if (entry === null) return null;

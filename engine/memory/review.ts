@@ -11,6 +11,7 @@ import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
 import { listNames } from "../store/files.ts";
 import { readRecord } from "../store/records.ts";
 import type { Store } from "../store/store.ts";
+import { coldRecordOf } from "../model/state.ts";
 
 /** A conflict record as read from `.bimri/conflicts/`. */
 export type ConflictRecord = {
@@ -167,7 +168,7 @@ export function readCandidate(store: Store, id: string): CandidateProposal {
 export function liveEntry(store: Store, key: string): LiveEntry | null {
   const hot = store.head.view.entries.find((e) => e.entry.key === key);
   if (hot) return { entry: hot.entry, raw: hot.raw, storage: "hot" };
-  const cold = store.state.cold_current[key];
+  const cold = coldRecordOf(store.state, key);
   if (cold) {
     const entry = parseAnyEntry(cold.raw_line);
     if (entry) return { entry, raw: cold.raw_line, storage: "cold" };

@@ -312,6 +312,15 @@ export function parseState(raw: JsonValue, ownWrite = false): State {
   };
 }
 
+/**
+ * The cold-current record of `key`, or undefined. Only the map's own
+ * entries count: "constructor" is a valid memory key, and a plain lookup
+ * would find Object.prototype's.
+ */
+export function coldRecordOf(state: State, key: string): ColdRecord | undefined {
+  return Object.hasOwn(state.cold_current, key) ? state.cold_current[key] : undefined;
+}
+
 /** The JSON document to write for `state` (extras preserved, fields sorted by the serializer). */
 export function stateToJson(state: State): JsonObject {
   const out: JsonObject = { ...state.extras };

@@ -16,6 +16,7 @@ import { type Proposal, readProposal } from "../memory/proposal_record.ts";
 import { proposalEquivalent } from "../memory/effect.ts";
 import { BimriError } from "../errors.ts";
 import { historicalGenerations, readAllArchiveRecords, verifyColdBinding } from "./archive_read.ts";
+import { coldRecordOf } from "../model/state.ts";
 
 /** The four groups, in the order results are printed. */
 export const LOCATIONS = ["HOT", "COLD", "HELD", "HISTORY"] as const;
@@ -149,7 +150,7 @@ export function exactCurrentRecords(store: Store, key: string): RetrievalRecord[
   for (const { entry } of store.head.view.entries) {
     if (entry.key === key) records.push(entryRecord(entry, "HOT", "current"));
   }
-  const cold = store.state.cold_current[key];
+  const cold = coldRecordOf(store.state, key);
   if (cold !== undefined) {
     if (records.length > 0) {
       throw new BimriError(
