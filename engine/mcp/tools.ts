@@ -542,7 +542,7 @@ export function checkArguments(spec: ToolSpec, args: unknown): Record<string, un
     Object.entries(args as Record<string, unknown>).filter(([, v]) => v !== null),
   );
   for (const name of Object.keys(record)) {
-    if (!(name in spec.args)) {
+    if (!Object.hasOwn(spec.args, name)) {
       const known = Object.keys(spec.args);
       throw new BimriError(
         "usage",

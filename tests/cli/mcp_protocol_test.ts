@@ -31,6 +31,9 @@ Deno.test("malformed requests get JSON-RPC or tool errors and change nothing", a
     call(19, "memory_sync", { run: cliRun, extra: 1 }),
     call(20, "memory_propose", { run: cliRun, key: "a.b", tier: "two", text: "x" }),
     call(21, "memory_journal", { text: "no run in this session" }),
+    // Names every JavaScript object inherits are unknown arguments like any other.
+    call(23, "memory_sync", { run: cliRun, constructor: 1 }),
+    call(24, "memory_sync", { run: cliRun, toString: "x" }),
     request(22, "tools/list"),
   ]);
   assertEquals(session.code, 0, session.stderr);
@@ -62,6 +65,8 @@ Deno.test("malformed requests get JSON-RPC or tool errors and change nothing", a
   assertMatch(toolError(19), /unknown argument "extra"/);
   assertMatch(toolError(20), /tier must be an integer/);
   assertMatch(toolError(21), /Call memory_start first/);
+  assertMatch(toolError(23), /unknown argument "constructor"/);
+  assertMatch(toolError(24), /unknown argument "toString"/);
   const tools = (byId.get("22")?.result as { tools: unknown[] }).tools;
   assertEquals(tools.length, 9, "the server keeps serving after bad input");
   assertEquals(diffTrees(before, hashTree(root)), null);
