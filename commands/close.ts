@@ -2,6 +2,8 @@
 import { closeRun } from "../engine/memory/close_run.ts";
 import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { requireActiveRun } from "../engine/memory/run_input.ts";
+import { requireRunId } from "../engine/model/ids.ts";
+import { cleanScalar } from "../engine/model/scalar.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 import { memoryCounts, summaryJson } from "./render.ts";
@@ -63,9 +65,14 @@ export const recoverRunCommand: Command = {
   flags: { run: { type: "string" }, summary: { type: "string" }, outcome: { type: "string" } },
   run(ctx, flags) {
     const runInput = requiredFlag(flags, "recover-run", "run");
-    const summary = requiredFlag(flags, "recover-run", "summary");
+    const run = requireRunId(runInput);
+    const summary = cleanScalar(
+      requiredFlag(flags, "recover-run", "summary"),
+      "recovery summary",
+      1000,
+    );
     return withStore(ctx.root, (store) => {
-      const run = requireActiveRun(store.state, runInput);
+      requireActiveRun(store.state, run);
       const result = closeRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary);
       return ok(
         closeText(run, memoryCounts(result.memory), result.memory.notices),

@@ -35,7 +35,7 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
         "resolve: name the conflict, e.g. `bimri resolve C000001 --choose current --human-approved`.",
       );
     }
-    const conflictId = requireConflictId(positionals[0].trim());
+    const conflictId = requireConflictId(positionals[0]);
     const choice = requiredFlag(flags, "resolve", "choose");
     const approved = boolFlag(flags, "human-approved");
     return withStore(ctx.root, (store) => {

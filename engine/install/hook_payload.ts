@@ -2,7 +2,7 @@
  * Pure helpers for the Claude Code hooks: reading the hook payload, the
  * session identity it carries, and the bounded one-line end reason.
  */
-import { isPySpace } from "../model/text.ts";
+import { isPySpace, pyStrip } from "../model/text.ts";
 
 /** A parsed hook payload, or why it could not be used. */
 export type HookPayload = {
@@ -14,7 +14,7 @@ export type HookPayload = {
 
 /** Parses the hook's stdin; an unusable payload yields `{}` and a diagnosis. */
 export function parseHookPayload(raw: string): HookPayload {
-  if (raw.trim() === "") return { payload: {}, diagnosis: "stdin was empty" };
+  if (pyStrip(raw) === "") return { payload: {}, diagnosis: "stdin was empty" };
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -35,7 +35,7 @@ export function hookSessionIdentity(payload: Record<string, unknown>): string | 
   for (const field of ["session_id", "transcript_path"]) {
     let value = payload[field];
     if (typeof value === "number" && Number.isInteger(value)) value = String(value);
-    if (typeof value === "string" && value.trim() !== "") return value;
+    if (typeof value === "string" && pyStrip(value) !== "") return value;
   }
   return null;
 }

@@ -8,7 +8,7 @@ import { saveState, type Store } from "../store/store.ts";
 import { applyPendingProposals, type ApplySummary } from "./commit.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
-import { requireOneLine } from "./run_input.ts";
+import { cleanScalar } from "../model/scalar.ts";
 import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
 
 /** Close outcomes. */
@@ -41,9 +41,8 @@ export function closeRun(
   summaryInput: string | undefined,
 ): CloseResult {
   const outcome = requireOutcome(outcomeInput);
-  const summary = summaryInput === undefined
-    ? DEFAULT_SUMMARY
-    : requireOneLine(summaryInput, "close summary", 1000);
+  // An omitted or empty summary is the default; a blank one is refused.
+  const summary = cleanScalar(summaryInput || DEFAULT_SUMMARY, "outcome summary", 1000);
   const sync = syncView(store);
   requireHealthyAuthority(store, { everyday: true });
   const memory = applyPendingProposals(store, run);

@@ -5,7 +5,8 @@
 import { utcTimestamp } from "../model/time.ts";
 import { saveState, type Store } from "../store/store.ts";
 import { appendJournalLine, nextEntryId, readRunLog, scanRunLog } from "./run_log.ts";
-import { parseImportance, requireActiveRun, requireOneLine } from "./run_input.ts";
+import { cleanScalar } from "../model/scalar.ts";
+import { parseImportance, requireActiveRun } from "./run_input.ts";
 
 /** Result of `journal`. */
 export type JournalResult = { run: string; entry_id: string };
@@ -17,9 +18,10 @@ export function journal(
   textInput: string,
   importanceInput?: string,
 ): JournalResult {
-  const run = requireActiveRun(store.state, runInput);
-  const text = requireOneLine(textInput, "journal text", 8000);
+  // The reference checks the text and importance before the run.
+  const text = cleanScalar(textInput, "journal text", 8000);
   const importance = parseImportance(importanceInput);
+  const run = requireActiveRun(store.state, runInput);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const id = nextEntryId(run, facts);
   appendJournalLine(store.paths, run, id, importance, text);

@@ -21,13 +21,7 @@ import {
   TAG,
 } from "../model/ids.ts";
 import type { State } from "../model/state.ts";
-import {
-  codePointLength,
-  hasLineBreakOrControl,
-  lineHash,
-  pyStrip,
-  sha256Hex,
-} from "../model/text.ts";
+import { codePointLength, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
 import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/authority.ts";
@@ -50,6 +44,7 @@ import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
 import { syncView } from "./view_sync.ts";
 import { coldRecordOf } from "../model/state.ts";
+import { cleanScalar, validateFixedId } from "../model/scalar.ts";
 
 /** Caller-authored flags of a proposal (strings as given on the command line). */
 export type ProposeInput = {
@@ -91,24 +86,13 @@ const KINDS = ["decision", "fact", "pref", "rule"];
 const STATUSES = ["active", "watch", "closed"];
 const CONFIDENCES = ["emerging", "developing", "established"];
 
-/**
- * Cleans one authored scalar the way the reference does: not empty (unless
- * allowed), at most `max` code points, one line; returns it trimmed.
- */
-export function cleanScalar(value: string, name: string, max: number, allowEmpty = false): string {
-  if (!allowEmpty && pyStrip(value) === "") throw invalid(`${name} cannot be empty.`);
-  if (codePointLength(value) > max) throw invalid(`${name} exceeds ${max} characters.`);
-  if (hasLineBreakOrControl(value)) throw invalid(`${name} must be one line without tabs.`);
-  return pyStrip(value);
-}
-
-/** Normalizes a comma-separated tag list: trimmed, lowercase, unique, valid, at most 12. */
+/** Normalizes a tag list as the reference does: each tag cleaned, lowercase and valid; unique; at most 12. */
 export function cleanTags(value: string | string[]): string[] {
+  if (value.length === 0) return [];
   const parts = Array.isArray(value) ? value : value.split(",");
   const out: string[] = [];
   for (const raw of parts) {
-    const tag = pyStrip(raw).toLowerCase();
-    if (tag === "") continue;
+    const tag = cleanScalar(raw, "tag", 40).toLowerCase();
     if (!TAG.test(tag)) throw invalid(`invalid tag: ${tag}`);
     if (!out.includes(tag)) out.push(tag);
   }
@@ -389,11 +373,9 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     if (!falsifierInput) throw invalid("Tier 3 requires --falsifier.");
     const evidenceInput = input.evidence ||
       (baseEntry?.tier === 3 ? baseEntry.evidence.join(",") : newEntryId);
-    evidence = evidenceInput.split(",").map((item) => {
-      const id = pyStrip(item);
-      if (!ANY_ENTRY_ID.test(id)) throw invalid(`invalid evidence ID: ${id}`);
-      return id;
-    });
+    evidence = evidenceInput.split(",").map((item) =>
+      validateFixedId(pyStrip(item), ANY_ENTRY_ID, "evidence ID")
+    );
     if (evidence.length > 24) throw invalid("a pattern may cite at most 24 evidence IDs.");
     pattern = baseEntry?.tier === 3 ? baseEntry.id : nextPatternId(store, baseView, run);
   }

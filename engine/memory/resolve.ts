@@ -10,6 +10,7 @@
 import { BimriError } from "../errors.ts";
 import { PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
+import { cleanScalar } from "../model/scalar.ts";
 import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -267,11 +268,8 @@ export function resolveConflict(
   humanApproved: boolean,
   commitChosen: ChosenEffectCommitter,
 ): ResolveOutcome {
-  const conflictId = requireConflictId(conflictInput.trim());
-  const choice = choiceInput.trim();
-  if (choice === "" || [...choice].length > 80) {
-    throw new BimriError("invalid-input", "resolution choice must be 1 to 80 characters.");
-  }
+  const conflictId = requireConflictId(conflictInput);
+  const choice = cleanScalar(choiceInput, "resolution choice", 80);
   const conflict = readConflict(store, conflictId);
   if (!conflict) throw new BimriError("unknown-record", `unknown conflict: ${conflictId}`);
   const ids = conflict.proposal_ids;

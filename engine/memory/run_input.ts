@@ -1,11 +1,10 @@
 /**
- * Checks of what run verbs are given: an active run handle, an importance,
- * one line of authored text. Kept apart so `journal` loads only these.
+ * Checks of what run verbs are given: an active run handle and an
+ * importance. Kept apart so `journal` loads only these.
  */
 import { BimriError } from "../errors.ts";
 import { requireRunId } from "../model/ids.ts";
 import type { State } from "../model/state.ts";
-import { codePointLength, hasLineBreakOrControl, pyStrip } from "../model/text.ts";
 
 /** Refuses unless `run` is a well-formed handle of an active run. */
 export function requireActiveRun(state: State, runInput: string): string {
@@ -25,24 +24,4 @@ export function parseImportance(value: string | number | undefined, fallback = 3
     throw new BimriError("invalid-input", "importance must be 1 through 5.");
   }
   return n;
-}
-
-/** Validates one-line authored text; returns it trimmed. */
-export function requireOneLine(
-  text: string,
-  label: string,
-  max: number,
-  allowEmpty = false,
-): string {
-  if (hasLineBreakOrControl(text)) {
-    throw new BimriError("invalid-input", `${label} must be one line without tabs.`);
-  }
-  const trimmed = pyStrip(text);
-  if (!allowEmpty && trimmed === "") {
-    throw new BimriError("invalid-input", `${label} cannot be empty.`);
-  }
-  if (codePointLength(trimmed) > max) {
-    throw new BimriError("invalid-input", `${label} exceeds ${max} characters.`);
-  }
-  return trimmed;
 }

@@ -7,9 +7,10 @@
  */
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
+import { cleanScalar } from "../model/scalar.ts";
 import { lineRunRefs } from "../model/hot.ts";
 import type { State } from "../model/state.ts";
-import { codePointLength, hasLineBreakOrControl, pyStrip, sha256Hex } from "../model/text.ts";
+import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
 import { saveState, type Store } from "../store/store.ts";
@@ -67,15 +68,9 @@ export function orphanCandidates(state: State, at: Date = now()): string[] {
     .sort();
 }
 
+/** A harness session name, checked as the reference checks it; returns it trimmed. */
 function validateSession(session: string): string {
-  const trimmed = pyStrip(session);
-  if (trimmed === "" || hasLineBreakOrControl(trimmed) || codePointLength(trimmed) > 1000) {
-    throw new BimriError(
-      "invalid-input",
-      "session must be one non-empty line of at most 1000 characters.",
-    );
-  }
-  return trimmed;
+  return cleanScalar(session, "session", 500);
 }
 
 /** Starts a run for `actor`, or resumes the run mapped to the same actor and session. */
@@ -85,7 +80,7 @@ export function startRun(
   sessionInput: string | undefined,
 ): StartResult {
   const actor = requireActor(actorInput);
-  const session = sessionInput === undefined ? undefined : validateSession(sessionInput);
+  const session = sessionInput ? validateSession(sessionInput) : undefined;
   const sync = syncView(store);
   const state = store.state;
   const base = {
@@ -175,9 +170,10 @@ export type CloseTarget = { run?: string; actor?: string; session?: string };
 
 /** Finds the run a close addresses: --run, an actor+session mapping, or the only active run. */
 export function resolveCloseTarget(state: State, target: CloseTarget): string {
-  if (target.run !== undefined) return requireActiveRun(state, target.run);
-  if (target.actor !== undefined || target.session !== undefined) {
-    if (target.actor === undefined || target.session === undefined) {
+  // As in the reference, an empty value counts as not given.
+  if (target.run) return requireActiveRun(state, target.run);
+  if (target.actor || target.session) {
+    if (!target.actor || !target.session) {
       throw new BimriError(
         "invalid-input",
         "--actor and --session must be provided together, or use --run.",

@@ -59,8 +59,8 @@ const T3 =
   /^\[(P\d+)\]\s+\[K:([a-z0-9][a-z0-9.-]*)\]\s+\[(emerging|developing|established)\]\s+\[obs:(\d+)\]\s+\[ev:([^\]]*)\]\s+(.+?)\s+\|\s+Falsify:\s+(.+)$/;
 
 function splitList(value: string): string[] {
-  const trimmed = value.trim();
-  return trimmed === "" ? [] : trimmed.split(",").map((t) => t.trim());
+  const trimmed = pyStrip(value);
+  return trimmed === "" ? [] : trimmed.split(",").map((t) => pyStrip(t));
 }
 
 /** Parses one line with the grammar of `tier`; null when it does not match. */
@@ -150,7 +150,7 @@ export function renderEntry(entry: MemoryEntry): string {
 export function normalizeTags(values: string[]): string[] {
   const out: string[] = [];
   for (const raw of values) {
-    const tag = raw.trim().toLowerCase();
+    const tag = pyStrip(raw).toLowerCase();
     if (tag && !out.includes(tag)) out.push(tag);
   }
   return out;

@@ -1,5 +1,6 @@
 /** ID grammars and formatting for runs, entries, proposals, conflicts, patterns, revisions. */
 import { BimriError } from "../errors.ts";
+import { cleanScalar, validateFixedId } from "./scalar.ts";
 
 /** Run handle, e.g. R000042. */
 export const RUN_ID = /^R[0-9]{6}$/;
@@ -57,18 +58,14 @@ export function idNumber(id: string): number {
   return Number.parseInt(id.slice(1), 10);
 }
 
-/** Validates a run handle given on the command line. */
+/** Validates a run handle given on the command line; returns it trimmed. */
 export function requireRunId(value: string): string {
-  if (!RUN_ID.test(value)) throw new BimriError("invalid-input", `invalid run ID: ${value}`);
-  return value;
+  return validateFixedId(value, RUN_ID, "run ID");
 }
 
-/** Validates and returns a stable key. */
+/** Validates a stable key given on the command line; returns it trimmed and lowercased. */
 export function requireKey(value: string): string {
-  const key = value.trim();
-  if (key.length > KEY_MAX) {
-    throw new BimriError("invalid-input", `key exceeds ${KEY_MAX} characters.`);
-  }
+  const key = cleanScalar(value, "key", KEY_MAX).toLowerCase();
   if (!KEY.test(key)) {
     throw new BimriError(
       "invalid-input",
@@ -78,9 +75,9 @@ export function requireKey(value: string): string {
   return key;
 }
 
-/** Validates and returns an actor slug. */
+/** Validates an actor given on the command line; returns it trimmed and lowercased ("" is `agent`). */
 export function requireActor(value: string): string {
-  const actor = value.trim();
+  const actor = cleanScalar(value === "" ? "agent" : value, "actor", 64).toLowerCase();
   if (!ACTOR.test(actor)) throw new BimriError("invalid-input", "actor must be a lowercase slug.");
   return actor;
 }
@@ -93,10 +90,7 @@ export function requireProposalId(value: string): string {
   return value;
 }
 
-/** Validates a conflict ID. */
+/** Validates a conflict ID given on the command line; returns it trimmed. */
 export function requireConflictId(value: string): string {
-  if (!CONFLICT_ID.test(value)) {
-    throw new BimriError("invalid-input", `invalid conflict ID: ${value}`);
-  }
-  return value;
+  return validateFixedId(value, CONFLICT_ID, "conflict ID");
 }

@@ -60,7 +60,7 @@ Deno.test("malformed requests get JSON-RPC or tool errors and change nothing", a
     assertEquals(result.isError, true, `${id}: ${JSON.stringify(result)}`);
     return result.content[0].text;
   };
-  assertMatch(toolError(16), /^BIMRI ERROR: journal text must be one line without tabs\.$/);
+  assertMatch(toolError(16), /^BIMRI ERROR: journal text contains control characters\.$/);
   assertMatch(toolError(18), /no run was started in this MCP session/);
   assertMatch(toolError(19), /unknown argument "extra"/);
   assertMatch(toolError(20), /tier must be an integer/);

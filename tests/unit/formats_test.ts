@@ -1,12 +1,20 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import {
   canonicalJson,
   canonicalJsonByHand,
   type JsonValue,
 } from "../../engine/store/canonical_json.ts";
-import { GENESIS_VIEW, parseAnyEntry, parseView, renderEntry } from "../../engine/model/hot.ts";
+import {
+  GENESIS_VIEW,
+  normalizeTags,
+  parseAnyEntry,
+  parseView,
+  renderEntry,
+} from "../../engine/model/hot.ts";
+import { requireActor, requireKey, requireRunId } from "../../engine/model/ids.ts";
+import { cleanScalar } from "../../engine/model/scalar.ts";
 import { pyStrip, sha256Hex, splitLines } from "../../engine/model/text.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -166,4 +174,45 @@ Deno.test("splitLines follows Python splitlines", () => {
   assertEquals(splitLines(""), []);
   assertEquals(pyStrip("\u0085 x \u001f"), "x");
   assertEquals(pyStrip("\ufeffx"), "\ufeffx");
+});
+
+Deno.test("authored scalars are checked in the reference's order, with its messages", () => {
+  const refused = (fn: () => unknown, pattern: RegExp) => assertThrows(fn, pattern);
+  refused(
+    () => cleanScalar(" \u0085 ", "memory text", 500),
+    /: memory text cannot be empty\.$/,
+  );
+  // Length counts code points before trimming.
+  refused(() => cleanScalar("  abc", "tag", 4), /tag exceeds 4 characters\./);
+  assertEquals(cleanScalar("😀".repeat(4), "tag", 4), "😀".repeat(4));
+  refused(
+    () => cleanScalar("a\tb", "journal text", 99),
+    /journal text must be one line without tabs\./,
+  );
+  refused(
+    () => cleanScalar("a\u001fb", "journal text", 99),
+    /journal text contains control characters\./,
+  );
+  refused(
+    () => cleanScalar("a\u2028b", "journal text", 99),
+    /journal text must not contain Unicode line separators\./,
+  );
+  // One trailing separator leaves one line for Python's splitlines(); strip() then drops it.
+  assertEquals(cleanScalar("abc\u2029", "journal text", 99), "abc");
+  assertEquals(cleanScalar("", "question", 10, true), "");
+  assertEquals(cleanScalar("\u007fx", "question", 10), "\u007fx");
+});
+
+Deno.test("keys and actors are trimmed as Python's strip() trims, then lowercased", () => {
+  assertEquals(requireKey(" Launch.Price\u0085"), "launch.price");
+  assertEquals(requireActor(" Codex "), "codex");
+  assertEquals(requireActor(""), "agent");
+  // Python's strip() keeps U+FEFF, which then fails the grammar; JavaScript's trim() would drop it.
+  assertThrows(() => requireKey("\ufeffa.b"), /key must use lowercase/);
+  assertThrows(() => requireKey("\u001ca.b"), /key contains control characters/);
+  assertThrows(() => requireKey("k".repeat(81)), /key exceeds 80 characters/);
+  assertEquals(requireRunId(" R000001 "), "R000001");
+  assertThrows(() => requireRunId("r000001"), /invalid run ID: r000001/);
+  assertThrows(() => requireRunId(" "), /run ID cannot be empty/);
+  assertEquals(normalizeTags([" Ops\u001e", "\ufeffx", "ops"]), ["ops", "\ufeffx"]);
 });

@@ -51,6 +51,12 @@ Deno.test("hook payload: diagnosis, identity precedence and reason flattening", 
   assertEquals(hookSessionIdentity({ session_id: "s1", transcript_path: "/t.jsonl" }), "s1");
   assertEquals(hookSessionIdentity({ session_id: 42 }), "42");
   assertEquals(hookSessionIdentity({ session_id: true }), null);
+  // Blank as Python's strip() sees it: U+001F is blank, U+FEFF is not.
+  assertEquals(
+    hookSessionIdentity({ session_id: "\u001f", transcript_path: "/t.jsonl" }),
+    "/t.jsonl",
+  );
+  assertEquals(hookSessionIdentity({ session_id: "\ufeff" }), "\ufeff");
   assertEquals(
     hookCloseSummary("logout\nthen\ttabbed reason"),
     "Claude Code SessionEnd: logout then tabbed reason",
