@@ -11,6 +11,7 @@ import {
   diffTrees,
   expectOk,
   hashTree,
+  newSubject,
   readStoreJson,
   startRun,
   tempStore,
@@ -25,20 +26,10 @@ Deno.test("keys and actors are trimmed and lowercased; the stored forms are the 
   };
   assertEquals(state.active_runs[run].actor, "codex");
 
-  const proposed = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "Launch.Price",
-    "--tags",
-    "Pricing, Q3",
-    "--text",
-    "Launch at 49 EUR.",
-  ]);
+  const proposed = await bimri(
+    root,
+    newSubject(run, "Launch.Price", "Launch at 49 EUR.", ["--tags", "Pricing, Q3"]),
+  );
   assertEquals(proposed.code, 0, proposed.stderr);
   const proposal = readStoreJson(root, `proposals/${run}-Q001.json`);
   assertEquals(proposal.key, "launch.price");
@@ -63,35 +54,11 @@ Deno.test("bad characters, empty tags and blank summaries are refused with the r
     ],
     [["journal", "--run", run, "--text", "a\tb"], /journal text must be one line without tabs\./],
     [
-      [
-        "propose",
-        "--run",
-        run,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        "a.b",
-        "--tags",
-        "x,,y",
-        "--text",
-        "T.",
-      ],
+      newSubject(run, "a.b", "T.", ["--tags", "x,,y"]),
       /tag cannot be empty\./,
     ],
     [
-      [
-        "propose",
-        "--run",
-        run,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        "a\u001fb",
-        "--text",
-        "T.",
-      ],
+      newSubject(run, "a\u001fb", "T."),
       /key contains control characters\./,
     ],
     [["close", "--run", run, "--summary", "   "], /outcome summary cannot be empty\./],

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 
 function json(path: string) {
   return JSON.parse(Deno.readTextFileSync(path));
@@ -16,18 +16,7 @@ async function seeded(keys: string[]): Promise<string> {
   const root = await tempStore();
   const seed = await startRun(root, "seed");
   for (const key of keys) {
-    const r = await bimri(root, [
-      "propose",
-      "--run",
-      seed,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      key,
-      "--text",
-      `${key} v1.`,
-    ]);
+    const r = await bimri(root, newSubject(seed, key, `${key} v1.`));
     assertEquals(r.code, 0, r.stderr);
   }
   assertEquals((await bimri(root, ["close", "--run", seed])).code, 0);

@@ -4,7 +4,7 @@
  * no lost or duplicated effect, and doctor must pass.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 
 const POINTS = [
   "after-applying-decision",
@@ -106,18 +106,9 @@ Deno.test("a sync killed after the revision is finished exactly once by the next
 Deno.test("a propose killed before its log marker is completed by the next sync", async () => {
   const root = await tempStore();
   const run = await startRun(root);
-  const crashed = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "b.one",
-    "--text",
-    "B one.",
-  ], { env: { BIMRI_FAULT: "after-proposal-file" } });
+  const crashed = await bimri(root, newSubject(run, "b.one", "B one."), {
+    env: { BIMRI_FAULT: "after-proposal-file" },
+  });
   assertEquals(crashed.code, 86);
   const log = () => Deno.readTextFileSync(`${root}/.bimri/log/${run}.md`);
   assert(!log().includes("[PROPOSE:"), "the marker was not written before the crash");
@@ -125,18 +116,7 @@ Deno.test("a propose killed before its log marker is completed by the next sync"
   assertEquals(sync.code, 0, sync.stderr);
   assertMatch(sync.stdout, /applied 1,/);
   assertMatch(log(), /^\[PROPOSE:R000001-Q001\] \[set\] \[K:b\.one\] \[BASE:absent\] B one\.$/m);
-  const next = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "b.two",
-    "--text",
-    "B two.",
-  ]);
+  const next = await bimri(root, newSubject(run, "b.two", "B two."));
   assertEquals(next.stdout, "R000001-Q002\n");
   assertEquals((await bimri(root, ["doctor"])).code, 0);
 });

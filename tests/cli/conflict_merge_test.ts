@@ -7,6 +7,7 @@ import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import {
   bimri,
   expectOk as ok,
+  newSubject,
   readStoreJson as json,
   startRun,
   tempStore,
@@ -16,18 +17,7 @@ async function seed(root: string, keys: string[]): Promise<void> {
   const run = await startRun(root, "seed");
   for (const key of keys) {
     ok(
-      await bimri(root, [
-        "propose",
-        "--run",
-        run,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        key,
-        "--text",
-        `Seed value of ${key}.`,
-      ]),
+      await bimri(root, newSubject(run, key, `Seed value of ${key}.`)),
       "seed propose",
     );
   }

@@ -9,6 +9,7 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import {
   bimri,
   expectOk as ok,
+  newSubject,
   readStoreJson as json,
   startRun,
   tempStore,
@@ -19,20 +20,9 @@ const RACES = 10;
 /** Seeds one Tier 2 subject per race so every race starts from an existing generation. */
 async function seed(root: string, keys: string[]): Promise<void> {
   const run = await startRun(root, "seed");
-  const staged = await Promise.all(keys.map((key) =>
-    bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      key,
-      "--text",
-      `Seed value of ${key}.`,
-    ])
-  ));
+  const staged = await Promise.all(
+    keys.map((key) => bimri(root, newSubject(run, key, `Seed value of ${key}.`))),
+  );
   staged.forEach((r) => ok(r, "seed propose"));
   ok(await bimri(root, ["close", "--run", run, "--outcome", "success"]), "seed close");
 }

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, copyStore, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, copyStore, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 import { fingerprint } from "../../engine/integrity/summary.ts";
 
 const SUMMARY = ".bimri/audit-integrity-summary.json";
@@ -129,18 +129,7 @@ Deno.test("a removed or swapped record is refused by the next sync exactly as wi
 Deno.test("in-place damage: full checks catch an old record; a record the sync reads is refused", async () => {
   const { root, closed } = await buildStore();
   const run = await startRun(root, "worker");
-  const staged = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "ops.ledger",
-    "--text",
-    "Ledger rows are append-only.",
-  ]);
+  const staged = await bimri(root, newSubject(run, "ops.ledger", "Ledger rows are append-only."));
   assertEquals(staged.code, 0, staged.stderr);
 
   // An old decision truncated in place: status and doctor (full checks) report it.

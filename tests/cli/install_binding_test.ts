@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, tempStore } from "../helpers/cli.ts";
 
 type Out = { code: number; stdout: string; stderr: string };
 
@@ -61,18 +61,9 @@ Deno.test("after install, one memory session runs only through the recorded argv
   assertEquals(journal.stdout, `${handle[1]}-E001\n`, journal.stderr);
   const help = await cli(["--help"]);
   if (/^\s+propose\s/m.test(help.stdout) && /^\s+sync\s/m.test(help.stdout)) {
-    const proposed = await cli([
-      "propose",
-      "--run",
-      handle[1],
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "install.binding",
-      "--text",
-      "The recorded prefix runs bimri.",
-    ]);
+    const proposed = await cli(
+      newSubject(handle[1], "install.binding", "The recorded prefix runs bimri."),
+    );
     assertEquals(proposed.code, 0, proposed.stderr);
     const synced = await cli(["sync", "--run", handle[1]]);
     assertMatch(synced.stdout, /applied 1/);

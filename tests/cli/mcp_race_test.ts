@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, type CliResult, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, type CliResult, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 import { callTool, connectMcp, dataOf, type McpSession, textOf } from "./mcp_support.ts";
 
 const NOW = { BIMRI_NOW: "2026-12-02T12:00:00Z" };
@@ -50,18 +50,7 @@ async function race(alphaViaMcp: boolean, alphaFirst: boolean) {
   const seed = await startRun(root, "seed");
   for (
     const args of [
-      [
-        "propose",
-        "--run",
-        seed,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        "api.timeout",
-        "--text",
-        "Timeout is 30 seconds.",
-      ],
+      newSubject(seed, "api.timeout", "Timeout is 30 seconds."),
       ["close", "--run", seed, "--outcome", "success", "--summary", "Seeded."],
     ]
   ) assertEquals((await bimri(root, args, { env: NOW })).code, 0);
@@ -101,18 +90,7 @@ for (const alphaFirst of [true, false]) {
 Deno.test("simultaneous MCP and CLI syncs on one key raise exactly one conflict", async () => {
   const root = await tempStore();
   const seed = await startRun(root, "seed");
-  await bimri(root, [
-    "propose",
-    "--run",
-    seed,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "api.timeout",
-    "--text",
-    "Timeout is 30 seconds.",
-  ]);
+  await bimri(root, newSubject(seed, "api.timeout", "Timeout is 30 seconds."));
   await bimri(root, ["close", "--run", seed, "--outcome", "success"]);
   const alpha = await mcpAgent(root, "alpha");
   const beta = await cliAgent(root, "beta");

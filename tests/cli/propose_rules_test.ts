@@ -3,7 +3,7 @@
  * trust/source rules, hold reasons and inheritance of omitted fields.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, diffTrees, hashTree, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 
 function readJson(path: string) {
   return JSON.parse(Deno.readTextFileSync(path));
@@ -89,18 +89,7 @@ Deno.test("refusals write nothing; an identical retry returns the same ID withou
 Deno.test("stale base and exact no-op are refused until the run syncs", async () => {
   const root = await tempStore();
   const a = await startRun(root, "alice");
-  await bimri(root, [
-    "propose",
-    "--run",
-    a,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "k.v",
-    "--text",
-    "V1.",
-  ]);
+  await bimri(root, newSubject(a, "k.v", "V1."));
   await bimri(root, ["close", "--run", a]);
   const b = await startRun(root, "bob");
   const c = await startRun(root, "carol");
@@ -180,36 +169,18 @@ Deno.test("hold reasons are staged on the proposal and decided as held, announce
 Deno.test("an update inherits kind, importance, status and tags; touch moves only L:", async () => {
   const root = await tempStore();
   const seed = await startRun(root, "seed");
-  await bimri(root, [
-    "propose",
-    "--run",
-    seed,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "ci.flaky",
-    "--importance",
-    "2",
-    "--status",
-    "watch",
-    "--tags",
-    "CI,login,ci",
-    "--text",
-    "Watch it.",
-  ]);
-  await bimri(root, [
-    "propose",
-    "--run",
-    seed,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "docs.todo",
-    "--text",
-    "Docs.",
-  ]);
+  await bimri(
+    root,
+    newSubject(seed, "ci.flaky", "Watch it.", [
+      "--importance",
+      "2",
+      "--status",
+      "watch",
+      "--tags",
+      "CI,login,ci",
+    ]),
+  );
+  await bimri(root, newSubject(seed, "docs.todo", "Docs."));
   await bimri(root, ["close", "--run", seed]);
   const run = await startRun(root);
   await bimri(root, [

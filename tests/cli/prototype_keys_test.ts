@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { canonicalJson } from "../../engine/store/canonical_json.ts";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, expectOk, readStoreJson, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, expectOk, newSubject, readStoreJson, startRun, tempStore } from "../helpers/cli.ts";
 
 const KEY = "constructor";
 
@@ -20,18 +20,7 @@ Deno.test("a subject keyed constructor is proposed, read, cooled and read cold l
   assertEquals(absent.code, 1, absent.stderr);
   assertMatch(absent.stdout, /no memory matched constructor/);
 
-  const propose = await cli([
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    KEY,
-    "--text",
-    "Subject keyed constructor.",
-  ]);
+  const propose = await cli(newSubject(run, KEY, "Subject keyed constructor."));
   assertEquals(propose.code, 0, propose.stderr);
   assertEquals(propose.stdout, `${run}-Q001\n`);
   expectOk(await cli(["sync", "--run", run]), "sync");
@@ -45,20 +34,14 @@ Deno.test("a subject keyed constructor is proposed, read, cooled and read cold l
   state.hot_max_bytes = Deno.statSync(join(root, "bimri.md")).size + 40;
   Deno.writeTextFileSync(join(root, ".bimri/state.json"), canonicalJson(state as never));
   expectOk(
-    await cli([
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "other.subject",
-      "--importance",
-      "5",
-      "--text",
-      "A more important subject, long enough to push the view over its ceiling.",
-    ]),
+    await cli(
+      newSubject(
+        run,
+        "other.subject",
+        "A more important subject, long enough to push the view over its ceiling.",
+        ["--importance", "5"],
+      ),
+    ),
     "propose other",
   );
   expectOk(await cli(["sync", "--run", run]), "sync other");

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, diffTrees, hashTree, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -67,18 +67,7 @@ Deno.test("each kind of manual edit is preserved, reused on repeat and reviewed 
 Deno.test("a view equal to a referenced revision heals silently; a missing view is regenerated", async () => {
   const root = await tempStore();
   const run = await startRun(root);
-  await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "a.b",
-    "--text",
-    "B.",
-  ]);
+  await bimri(root, newSubject(run, "a.b", "B."));
   const sync = await bimri(root, ["sync", "--run", run]);
   assertEquals(sync.code, 0, sync.stderr);
   const view = join(root, "bimri.md");

@@ -5,7 +5,7 @@
  * and its quarantine accepts any record its full validation rejects.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 
 /** The program paths a reference update receipt must name, exactly. */
 const REFERENCE_RECEIPT_TARGETS = [
@@ -87,18 +87,7 @@ Deno.test("a code-only update receipt carries the fields the reference installer
 Deno.test("quarantine accepts a well-formed decision naming a revision beyond the head; restore clears the reference latch", async () => {
   const root = await tempStore("bimri-compat-quarantine-");
   const run = await startRun(root);
-  await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "work.q",
-    "--text",
-    "Quarantine target.",
-  ]);
+  await bimri(root, newSubject(run, "work.q", "Quarantine target."));
   await bimri(root, ["close", "--run", run, "--outcome", "success", "--summary", "Done."]);
   const path = `${root}/.bimri/decisions/${run}-Q001.json`;
   const good = Deno.readTextFileSync(path);

@@ -9,6 +9,7 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import {
   bimri,
   expectOk as ok,
+  newSubject,
   readStoreJson as json,
   startRun,
   tempStore,
@@ -44,18 +45,7 @@ async function buildTemplate(): Promise<Template> {
   const root = await tempStore("bimri-resolve-crash-");
   const seed = await startRun(root, "seed");
   ok(
-    await bimri(root, [
-      "propose",
-      "--run",
-      seed,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "task.alpha",
-      "--text",
-      "Alpha v1.",
-    ]),
+    await bimri(root, newSubject(seed, "task.alpha", "Alpha v1.")),
     "seed",
   );
   ok(await bimri(root, ["close", "--run", seed]), "seed close");

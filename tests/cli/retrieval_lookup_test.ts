@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 import { must, patchState, retrieve, seedStore, withoutScores } from "./retrieval_fixture.ts";
 
 const NEXT_STEP_V2 =
@@ -235,20 +235,13 @@ Deno.test("cold-current subjects: found by key from their own archive month only
   const run = await startRun(root, "codex");
   patchState(root, { hot_max_bytes: 900 });
   for (const i of [1, 2, 3, 4]) {
-    await must(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      `cold.subject-${i}`,
-      "--importance",
-      String(i),
-      "--text",
-      `Subject ${i} about freezer temperature logs.`,
-    ]);
+    await must(
+      root,
+      newSubject(run, `cold.subject-${i}`, `Subject ${i} about freezer temperature logs.`, [
+        "--importance",
+        String(i),
+      ]),
+    );
   }
   await must(root, ["sync", "--run", run]);
   const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "state.json")));

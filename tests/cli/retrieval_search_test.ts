@@ -5,7 +5,7 @@
  * read-only behaviour.
  */
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { startRun, tempStore } from "../helpers/cli.ts";
+import { newSubject, startRun, tempStore } from "../helpers/cli.ts";
 import { must, retrieve, seedStore, withoutScores } from "./retrieval_fixture.ts";
 
 function rows(stdout: string): string[][] {
@@ -83,19 +83,7 @@ Deno.test("ranking and Unicode queries", async (t) => {
   const root = await tempStore("bimri-retrieval-rank-");
   const run = await startRun(root, "codex");
   const subject = (key: string, text: string, extra: string[] = []) =>
-    must(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      key,
-      ...extra,
-      "--text",
-      text,
-    ]);
+    must(root, newSubject(run, key, text, extra));
   await subject(
     "aaa.misc",
     "Assorted notes about lunch, parking, the printer, and one retry of the coffee machine.",

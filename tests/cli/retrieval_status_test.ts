@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
 import { must } from "./retrieval_fixture.ts";
 
 Deno.test("status lists held candidates with their meaning and counts outcomes once per run", async () => {
@@ -66,18 +66,7 @@ Deno.test("status names every orphan candidate when more than five are idle", as
 Deno.test("status exits 1 and lists damaged authority in full", async () => {
   const root = await tempStore("bimri-status-damaged-");
   const run = await startRun(root, "codex");
-  await must(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "a.b",
-    "--text",
-    "Alpha.",
-  ]);
+  await must(root, newSubject(run, "a.b", "Alpha."));
   await must(root, ["sync", "--run", run]);
   Deno.writeTextFileSync(join(root, ".bimri", "decisions", `${run}-Q001.json`), '{"broken": tru');
   const status = await bimri(root, ["status"]);

@@ -6,7 +6,15 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, expectOk as ok, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  expectOk as ok,
+  hashTree,
+  newSubject,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 
 const KEYS = ["page.a", "page.b", "page.c", "page.d"];
 
@@ -16,18 +24,7 @@ Deno.test("review pages through conflicts and states total, range and remainder"
     const seed = await startRun(root, "seed");
     for (const key of KEYS) {
       ok(
-        await bimri(root, [
-          "propose",
-          "--run",
-          seed,
-          "--tier",
-          "2",
-          "--new-subject",
-          "--key",
-          key,
-          "--text",
-          `Seed ${key}.`,
-        ]),
+        await bimri(root, newSubject(seed, key, `Seed ${key}.`)),
         "seed",
       );
     }

@@ -15,6 +15,7 @@ import {
   diffTrees,
   expectOk,
   hashTree,
+  newSubject,
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
@@ -39,20 +40,11 @@ async function storeWithColdSubject(): Promise<{ root: string; run: string }> {
   const run = await startRun(root);
   const propose = async (i: number, importance: number) =>
     expectOk(
-      await bimri(root, [
-        "propose",
-        "--run",
-        run,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        `p.s${i}`,
-        "--importance",
-        String(importance),
-        "--text",
-        `S${i} ${LONG}`,
-      ], { env: ENV }),
+      await bimri(
+        root,
+        newSubject(run, `p.s${i}`, `S${i} ${LONG}`, ["--importance", String(importance)]),
+        { env: ENV },
+      ),
       "propose",
     );
   for (const [i, importance] of [4, 1, 5, 3].entries()) await propose(i, importance);

@@ -76,6 +76,23 @@ export async function startRun(
   return match[1];
 }
 
+/** The argv of a Tier 2 `propose --new-subject` of `key` with `text`, then any `extra` flags. */
+export function newSubject(run: string, key: string, text: string, extra: string[] = []): string[] {
+  return [
+    "propose",
+    "--run",
+    run,
+    "--tier",
+    "2",
+    "--new-subject",
+    "--key",
+    key,
+    "--text",
+    text,
+    ...extra,
+  ];
+}
+
 /** SHA-256 of every file under `root` (path -> hash), symlinks as their target text. */
 export function hashTree(root: string): Map<string, string> {
   const out = new Map<string, string>();

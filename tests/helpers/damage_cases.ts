@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "./assert.ts";
-import { bimri, diffTrees, hashTree } from "./cli.ts";
+import { bimri, diffTrees, hashTree, newSubject } from "./cli.ts";
 import { buildHealthyStore, copyStore, type HealthyStore, recordFile } from "./healthy_store.ts";
 
 let base: HealthyStore | null = null;
@@ -134,18 +134,7 @@ export async function damageRoundTrip(d: Damage): Promise<void> {
       // Journal and proposal staging continue.
       const journal = await bimri(root, ["journal", "--run", run, "--text", "Still working."]);
       assertEquals(journal.code, 0);
-      const staged = await bimri(root, [
-        "propose",
-        "--run",
-        run,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        "b.new",
-        "--text",
-        "Staged while degraded.",
-      ]);
+      const staged = await bimri(root, newSubject(run, "b.new", "Staged while degraded."));
       assertEquals(staged.code, 0, staged.stderr);
     }
 

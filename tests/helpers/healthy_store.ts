@@ -5,7 +5,7 @@
  * than replaying the CLI).
  */
 import { join } from "node:path";
-import { bimri, startRun, tempStore } from "./cli.ts";
+import { bimri, newSubject, startRun, tempStore } from "./cli.ts";
 
 /** IDs of the records the healthy store holds. */
 export type HealthyStore = {
@@ -30,18 +30,7 @@ export async function buildHealthyStore(): Promise<HealthyStore> {
   const closedRun = await startRun(root, "codex");
   await must(root, ["journal", "--run", closedRun, "--text", "Setting up."]);
   for (const [key, text] of [["a.one", "First subject."], ["a.two", "Second subject."]]) {
-    await must(root, [
-      "propose",
-      "--run",
-      closedRun,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      key,
-      "--text",
-      text,
-    ]);
+    await must(root, newSubject(closedRun, key, text));
   }
   await must(root, ["sync", "--run", closedRun]);
   const winnerRun = await startRun(root, "claude");
