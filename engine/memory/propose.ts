@@ -45,6 +45,7 @@ import { requireActiveRun } from "./run_input.ts";
 import { syncView } from "./view_sync.ts";
 import { coldRecordOf } from "../model/state.ts";
 import { cleanScalar, validateFixedId } from "../model/scalar.ts";
+import { proposalProblems } from "../integrity/schemas.ts";
 
 /** Caller-authored flags of a proposal (strings as given on the command line). */
 export type ProposeInput = {
@@ -379,6 +380,10 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     if (evidence.length > 24) throw invalid("a pattern may cite at most 24 evidence IDs.");
     pattern = baseEntry?.tier === 3 ? baseEntry.id : nextPatternId(store, baseView, run);
   }
+  if (!Number.isInteger(observations) || observations < 1) {
+    // Every tier stores observations; the reference refuses a record with fewer than one.
+    throw invalid("proposal observations must be a positive integer.");
+  }
   const question = cleanScalar(input.question ?? "", "question", 1000, true);
   const falsifier = cleanScalar(falsifierInput ?? "", "falsifier", 500, true);
   if (tier === 3 && (text.includes(" | Falsify: ") || falsifier.includes(" | Falsify: "))) {
@@ -428,6 +433,11 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     return { proposal_id: duplicate, created: false, hold_reason: null, notices: sync.notices };
   }
   preflight(store, proposal);
+  const record = proposalToJson(proposal);
+  // The record is immutable once written and every later command audits it:
+  // one that the audit would reject must never be written.
+  const problems = proposalProblems(record, proposalId);
+  if (problems.length > 0) throw invalid(`proposal would be invalid: ${problems.join("; ")}.`);
 
   // Durable writes: the rationale entry, the immutable proposal, then its marker.
   noteAuthorityBaseline(store);
@@ -435,7 +445,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const logPath = store.paths.log(run);
   appendLine(logPath, `[ID:${newEntryId}] [I:${importance}] ${rationale}`);
   faultPoint("after-propose-entry");
-  if (!createRecord(store.paths.proposal(proposalId), proposalToJson(proposal))) {
+  if (!createRecord(store.paths.proposal(proposalId), record)) {
     throw new BimriError("io", `proposal ${proposalId} appeared while staging; retry propose.`);
   }
   faultPoint("after-proposal-file");

@@ -61,6 +61,11 @@ Deno.test("bad characters, empty tags and blank summaries are refused with the r
       newSubject(run, "a\u001fb", "T."),
       /key contains control characters\./,
     ],
+    // A Tier 2 record with no observation would fail every later audit and pause all writes.
+    [
+      newSubject(run, "a.c", "T.", ["--observations", "0"]),
+      /proposal observations must be a positive integer\./,
+    ],
     [["close", "--run", run, "--summary", "   "], /outcome summary cannot be empty\./],
     [
       ["start", "--actor", "codex", "--session", "s".repeat(501)],
