@@ -1,7 +1,7 @@
-/** `start --actor A [--session S]`: open (or resume) a run and print the brief. */
+/** `start [--actor A] [--session S]`: open (or resume) a run and print the brief. */
 import { startRun } from "../engine/memory/runs.ts";
 import { withStore } from "../engine/store/store.ts";
-import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
+import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines } from "../engine/integrity/authority.ts";
 
@@ -9,13 +9,13 @@ import { authorityBriefLines } from "../engine/integrity/authority.ts";
 export const startCommand: Command = {
   name: "start",
   summary: "open a run handle (or resume a harness session's run) and print the brief",
-  help: `usage: bimri start --actor ACTOR [--session SESSION]
+  help: `usage: bimri start [--actor ACTOR] [--session SESSION]
 
-  --actor ACTOR      lowercase slug naming the agent (codex, claude, ...)
+  --actor ACTOR      slug naming the agent (codex, claude, ...; lowercased; default agent)
   --session SESSION  harness session identity; the same actor and session resume their run`,
   flags: { actor: { type: "string" }, session: { type: "string" } },
   run(ctx, flags) {
-    const actor = requiredFlag(flags, "start", "actor");
+    const actor = stringFlag(flags, "actor") ?? "agent";
     const session = stringFlag(flags, "session");
     return withStore(ctx.root, (store) => {
       const result = startRun(store, actor, session);

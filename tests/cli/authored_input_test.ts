@@ -25,6 +25,9 @@ Deno.test("keys and actors are trimmed and lowercased; the stored forms are the 
     active_runs: Record<string, { actor: string }>;
   };
   assertEquals(state.active_runs[run].actor, "codex");
+  // As in the reference, an actor not given is `agent`.
+  const bare = expectOk(await bimri(root, ["start"]), "start without --actor");
+  assertMatch(bare.stdout, /^=== BIMRI BRIEF R000002 \| \S+ \| agent ===$/m);
 
   const proposed = await bimri(
     root,
