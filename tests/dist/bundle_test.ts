@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { diffTrees, hashTree, RUN_PERMISSIONS } from "../helpers/cli.ts";
+import { diffTrees, hashTree, RUN_PERMISSIONS, tempStore } from "../helpers/cli.ts";
 import {
   denoTasks,
   normalizedOutputs,
@@ -46,13 +46,13 @@ Deno.test("deno task bundle builds one file that replays the smoke session like 
   assert(!/\bimport\(\s*["']\.\.?\//.test(source), "bundle still imports a relative module");
 
   // Run it from a folder that holds nothing else, so it cannot lean on the checkout.
-  const away = await Deno.makeTempDir({ prefix: "bimri-bundle-" });
+  const away = await tempStore("bimri-bundle-");
   const bundle = join(away, "bimri.js");
   Deno.copyFileSync(bundlePath, bundle);
 
   const verbs = await registeredVerbs(RUN_PERMISSIONS);
-  const fromBundleRoot = await Deno.makeTempDir({ prefix: "bimri-bundle-store-" });
-  const fromSourceRoot = await Deno.makeTempDir({ prefix: "bimri-source-store-" });
+  const fromBundleRoot = await tempStore("bimri-bundle-store-");
+  const fromSourceRoot = await tempStore("bimri-source-store-");
   const deno = Deno.execPath();
   const viaBundle = await smokeSession(
     [deno, "run", "--quiet", "--no-config", ...RUN_PERMISSIONS, bundle],

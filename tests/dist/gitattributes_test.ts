@@ -7,6 +7,7 @@
 import { dirname, join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
 import { REPO_ROOT, runProcess } from "./dist_helpers.ts";
+import { tempStore } from "../helpers/cli.ts";
 
 const SAMPLES: Record<string, string> = {
   // Store data, including a CR that a text conversion would touch.
@@ -36,7 +37,7 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 Deno.test(".gitattributes keeps fixtures and templates byte-exact and sources LF under autocrlf", async () => {
-  const scratch = await Deno.makeTempDir({ prefix: "bimri-gitattr-" });
+  const scratch = await tempStore("bimri-gitattr-");
   const origin = join(scratch, "origin");
   const clone = join(scratch, "clone");
   Deno.mkdirSync(origin);

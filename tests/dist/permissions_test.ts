@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { RUN_PERMISSIONS } from "../helpers/cli.ts";
+import { RUN_PERMISSIONS, tempStore } from "../helpers/cli.ts";
 import { RUN_PERMISSIONS as CANONICAL_PERMISSIONS } from "../../engine/install/permissions.ts";
 import {
   COMPILE_TARGETS,
@@ -45,7 +45,7 @@ Deno.test("every compile task uses the permission set the tests run with", () =>
 });
 
 Deno.test("the engine runs a whole session with exactly the compile flags and no prompt", async () => {
-  const root = await Deno.makeTempDir({ prefix: "bimri-perm-" });
+  const root = await tempStore("bimri-perm-");
   const verbs = await registeredVerbs(RUN_PERMISSIONS);
   await smokeSession(
     [Deno.execPath(), "run", "--quiet", "--no-prompt", ...RUN_PERMISSIONS, MAIN_TS],
@@ -60,7 +60,7 @@ Deno.test("each flag of the set is needed: without it a real command is refused"
   const without = (flag: string) => RUN_PERMISSIONS.filter((f) => f !== flag);
   const run = (flags: string[], args: string[], cwd: string) =>
     runProcess(deno, ["run", "--quiet", "--no-prompt", ...flags, MAIN_TS, ...args], { cwd });
-  const root = await Deno.makeTempDir({ prefix: "bimri-perm-need-" });
+  const root = await tempStore("bimri-perm-need-");
 
   const noWrite = await run(
     without("--allow-write"),
@@ -80,7 +80,7 @@ Deno.test("each flag of the set is needed: without it a real command is refused"
   assertMatch(noEnv.stderr, /^BIMRI ERROR: .*(env|BIMRI_ROOT)/im);
 
   // The installer proves the command it binds by running it: that is what --allow-run is for.
-  const target = await Deno.makeTempDir({ prefix: "bimri-perm-run-" });
+  const target = await tempStore("bimri-perm-run-");
   const noRun = await run(without("--allow-run"), ["install", "--target", target], target);
   assertEquals(noRun.code, 2, noRun.stdout);
   assertMatch(noRun.stderr, /^BIMRI ERROR: .*run access/m);
@@ -113,7 +113,7 @@ Deno.test("with the compile flags the engine works but network access is denied"
   );
   const deno = Deno.execPath();
   const probe = async (extra: string[]) => {
-    const root = await Deno.makeTempDir({ prefix: "bimri-perm-net-" });
+    const root = await tempStore("bimri-perm-net-");
     const result = await runProcess(
       deno,
       ["run", "--quiet", "--no-prompt", ...RUN_PERMISSIONS, ...extra, "-"],

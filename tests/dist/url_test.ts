@@ -8,7 +8,7 @@
  */
 import { join, normalize, sep } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { RUN_PERMISSIONS } from "../helpers/cli.ts";
+import { RUN_PERMISSIONS, tempStore } from "../helpers/cli.ts";
 import { registeredVerbs, REPO_ROOT, runProcess, smokeSession } from "./dist_helpers.ts";
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -44,8 +44,8 @@ function serveCheckout(): { server: Deno.HttpServer<Deno.NetAddr>; base: string;
 }
 
 Deno.test("bimri runs from an http:// URL in another folder, then offline from the cache", async () => {
-  const denoDir = await Deno.makeTempDir({ prefix: "bimri-url-denodir-" });
-  const project = await Deno.makeTempDir({ prefix: "bimri-url-project-" });
+  const denoDir = await tempStore("bimri-url-denodir-");
+  const project = await tempStore("bimri-url-project-");
   const verbs = await registeredVerbs(RUN_PERMISSIONS);
   const { server, base, asked } = serveCheckout();
   const deno = Deno.execPath();

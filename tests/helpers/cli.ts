@@ -57,9 +57,33 @@ export async function bimri(
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 }
 
-/** Creates a fresh temporary project folder. */
+/** Folders this test process created, removed when it exits. */
+const createdFolders: string[] = [];
+
+globalThis.addEventListener("unload", () => {
+  // BIMRI_KEEP_TEST_STORES=1 keeps them for a look after a failure.
+  if (Deno.env.get("BIMRI_KEEP_TEST_STORES") === "1") return;
+  for (const folder of createdFolders) {
+    try {
+      Deno.removeSync(folder, { recursive: true });
+    } catch {
+      // Already gone, or held open on Windows: the OS temp cleaner takes it.
+    }
+  }
+});
+
+/** Creates a fresh temporary project folder, removed when the test process exits. */
 export async function tempStore(prefix = "bimri-test-"): Promise<string> {
-  return await Deno.makeTempDir({ prefix });
+  const folder = await Deno.makeTempDir({ prefix });
+  createdFolders.push(folder);
+  return folder;
+}
+
+/** `tempStore` for synchronous tests. */
+export function tempStoreSync(prefix = "bimri-test-"): string {
+  const folder = Deno.makeTempDirSync({ prefix });
+  createdFolders.push(folder);
+  return folder;
 }
 
 /** Runs start and returns the run handle. */

@@ -1,7 +1,7 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { currentRuntimePrefix, sentinelAnswer } from "../../engine/install/runtime.ts";
 import { RUN_PERMISSIONS } from "../../engine/install/permissions.ts";
-import { RUN_PERMISSIONS as TEST_PERMISSIONS } from "../helpers/cli.ts";
+import { RUN_PERMISSIONS as TEST_PERMISSIONS, tempStore } from "../helpers/cli.ts";
 import { fileURLToPath } from "node:url";
 
 Deno.test("runtime prefix: compiled binary, URL, checkout with deno.json", () => {
@@ -64,7 +64,7 @@ Deno.test("a prefix that is silent, wrong or relative is refused before anything
   const { verifyRuntimePrefix } = await import("../../engine/install/runtime.ts");
   const { installProject } = await import("../../engine/install/install.ts");
   const { BimriError } = await import("../../engine/errors.ts");
-  const target = await Deno.makeTempDir({ prefix: "bimri-runtime-check-" });
+  const target = await tempStore("bimri-runtime-check-");
   const cases: [string[], RegExp][] = [
     [["/bin/true"], /printed nothing/],
     [["/bin/echo"], /not the expected sentinel/],

@@ -24,6 +24,7 @@ import { parseView } from "../../engine/model/hot.ts";
 import { genesisState } from "../../engine/model/state.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
 import { makeHead, type Store } from "../../engine/store/store.ts";
+import { tempStoreSync } from "../helpers/cli.ts";
 
 function record(
   key: string,
@@ -198,7 +199,7 @@ function fixtureStore(root: string): Store {
 }
 
 Deno.test("index rows from hand-written files: columns, ranks, cold exclusion, order", () => {
-  const root = Deno.makeTempDirSync({ prefix: "bimri-index-unit-" });
+  const root = tempStoreSync("bimri-index-unit-");
   try {
     const rows = indexRows(fixtureStore(root));
     const text = renderIndex(rows);
@@ -256,7 +257,7 @@ Deno.test("historical generations keep the highest reason and skip the current c
 });
 
 Deno.test("skipping unparsed history rows changes neither the matches nor the scores", () => {
-  const root = Deno.makeTempDirSync({ prefix: "bimri-rank-skip-" });
+  const root = tempStoreSync("bimri-rank-skip-");
   try {
     const store = fixtureStore(root);
     for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
@@ -277,7 +278,7 @@ Deno.test("skipping unparsed history rows changes neither the matches nor the sc
 });
 
 Deno.test("searching through the history digest gives the full read's matches and scores", () => {
-  const root = Deno.makeTempDirSync({ prefix: "bimri-rank-digest-" });
+  const root = tempStoreSync("bimri-rank-digest-");
   try {
     const store = fixtureStore(root);
     const paths = store.paths;

@@ -21,6 +21,7 @@ import {
   renameOver,
   type RenameSystem,
 } from "../../engine/store/rename.ts";
+import { tempStoreSync } from "../helpers/cli.ts";
 
 /** A folder probe that knows only the given `.bimri` folders. */
 function storesAt(...bimriFolders: string[]): (path: string) => boolean {
@@ -154,7 +155,7 @@ Deno.test("rename errors are not retried off Windows or when they are not a hold
 });
 
 Deno.test("the native rename really replaces an existing file (the path this OS takes)", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "bimri-rename-" });
+  const dir = tempStoreSync("bimri-rename-");
   const target = `${dir}/target.json`;
   Deno.writeTextFileSync(target, "old");
   Deno.writeTextFileSync(`${dir}/new.tmp`, "new");
@@ -165,7 +166,7 @@ Deno.test("the native rename really replaces an existing file (the path this OS 
 });
 
 Deno.test("a failed replace leaves the target and no temporary file behind", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "bimri-replace-fail-" });
+  const dir = tempStoreSync("bimri-replace-fail-");
   // A non-empty folder in the target's place makes the final rename fail on every OS.
   const target = `${dir}/state.json`;
   Deno.mkdirSync(`${target}/inside`, { recursive: true });
