@@ -18,7 +18,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonica
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";
-import type { State } from "../model/state.ts";
+import { coldRecordOf, type State } from "../model/state.ts";
 import { revisionName } from "../model/ids.ts";
 import {
   authorityIssues,
@@ -32,7 +32,6 @@ import {
 import { BulkReader, decodeUtf8Fast, isUtf8Bytes, nativeSha256 } from "./bulk_read.ts";
 import { RevisionParser, type RevisionView } from "./revision_pass.ts";
 import { type AuthorityKind, HOLD_REASONS, isStub, isV51, receiptProblems } from "./schemas.ts";
-import { coldRecordOf } from "../model/state.ts";
 
 /**
  * A record audited as if `bytes` stood at its path: restore's isolated shadow,

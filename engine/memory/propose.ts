@@ -20,7 +20,7 @@ import {
   requireRunId,
   TAG,
 } from "../model/ids.ts";
-import type { State } from "../model/state.ts";
+import { coldRecordOf, type State } from "../model/state.ts";
 import { codePointLength, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -43,7 +43,6 @@ import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
 import { syncView } from "./view_sync.ts";
-import { coldRecordOf } from "../model/state.ts";
 import { cleanScalar, validateFixedId } from "../model/scalar.ts";
 import { proposalProblems } from "../integrity/schemas.ts";
 

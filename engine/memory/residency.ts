@@ -13,11 +13,10 @@ import {
   type Tier2Entry,
   type ViewEntry,
 } from "../model/hot.ts";
-import type { State } from "../model/state.ts";
+import { coldRecordOf, type State } from "../model/state.ts";
 import { splitLines, utf8Length } from "../model/text.ts";
 import { daysBetween, localDate, now } from "../model/time.ts";
 import type { ParsedView } from "../model/hot.ts";
-import { coldRecordOf } from "../model/state.ts";
 
 /** The current generation of a key: a hot line or a cold-current record. */
 export type LiveGeneration = {

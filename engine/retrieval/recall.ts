@@ -60,11 +60,6 @@ export function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-/** Normalizes a key the way the reference does (trim, lowercase) and validates it. */
-export function normalizeKey(value: string): string {
-  return requireKey(pyStrip(value).toLowerCase());
-}
-
 /** Output order of matches (see compareRanked). */
 export function byGroupScoreAndKey(a: RecallMatch, b: RecallMatch): number {
   return compareRanked(a, a.score, b, b.score);
@@ -100,7 +95,7 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
     throw new BimriError("usage", "give exactly one of --key or --query.");
   }
   let found: { matches: RecallMatch[]; total: number };
-  const key = request.key !== undefined ? normalizeKey(request.key) : undefined;
+  const key = request.key !== undefined ? requireKey(request.key) : undefined;
   if (key !== undefined) {
     found = withReadOnlyStore(root, (store) => {
       const all = lookupKey(store, key, request.history);
