@@ -43,9 +43,10 @@ function mainHelp(commands: readonly Command[]): string {
   const listed = commands.filter((c) => !c.name.startsWith("__")); // internal verbs stay hidden
   const width = Math.max(...listed.map((c) => c.name.length));
   const verbs = listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
-  return `usage: bimri [--root DIR] [--json] COMMAND [flags]
+  return `usage: bimri [--root DIR] [--json] [COMMAND] [flags]
 
 One durable memory that every local coding agent in a project shares.
+Without a command, bimri prints status.
 
 Commands:
 ${verbs}
@@ -145,12 +146,13 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       io.stdout(versionText());
       return 0;
     }
-    if (globals.rest.length === 0) {
+    if (globals.rest.length === 0 && globals.help) {
       const { COMMANDS } = await import("./commands/mod.ts");
       io.stdout(mainHelp(COMMANDS));
-      return globals.help ? 0 : 2;
+      return 0;
     }
-    const [name, ...args] = globals.rest;
+    // Like the reference, a bare `bimri` (global flags only) is `bimri status`.
+    const [name, ...args] = globals.rest.length === 0 ? ["status"] : globals.rest;
     const command = await loadCommand(name);
     if (!command) {
       throw new BimriError(

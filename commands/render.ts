@@ -12,26 +12,30 @@ export function headLine(head: HeadSummary, prefix = "Memory revision"): string 
   } | ~${head.tokens} tokens | T1 ${t1} (soft target ${s1}) | T2 ${t2} (soft target ${s2}) | T3 ${t3} (soft target ${s3})`;
 }
 
-/** The orphan-candidates brief line (bounded to the five newest). */
+/** The orphan-candidates brief line: every candidate, or the count and the five newest in ID order. */
 export function orphanLine(orphans: string[]): string | null {
   if (orphans.length === 0) return null;
   if (orphans.length <= 5) return `ORPHAN CANDIDATES (never auto-closed): ${orphans.join(", ")}`;
-  const newest = orphans.slice(-5).reverse();
+  const newest = orphans.slice(-5);
   return `ORPHAN CANDIDATES (never auto-closed): ${orphans.length} runs inactive over 24h; newest ${
     newest.join(", ")
   }; full list: status`;
 }
 
-/** The start brief, with the handle marker for a new run. */
-export function renderBrief(result: StartResult, extraLines: string[] = []): string {
+/**
+ * The start brief, with the handle marker for a new run. Line order is the
+ * reference's (scripts read briefs by position): header, revision, resume
+ * note, authority recovery (`recoveryLines`), orphan candidates, run handle.
+ */
+export function renderBrief(result: StartResult, recoveryLines: string[] = []): string {
   const lines: string[] = [];
   if (!result.resumed) lines.push(`BIMRI RUN HANDLE: ${result.run}`);
   lines.push(`=== BIMRI BRIEF ${result.run} | ${result.date} | ${result.actor} ===`);
   lines.push(headLine(result.head));
+  if (result.resumed) lines.push("Resumed existing run handle for this harness session.");
+  lines.push(...recoveryLines);
   const orphans = orphanLine(result.orphans);
   if (orphans) lines.push(orphans);
-  lines.push(...extraLines);
-  if (result.resumed) lines.push("Resumed existing run handle for this harness session.");
   lines.push(
     `Run handle: ${result.run}. Journal and propose through bimri; close explicitly with --run ${result.run}.`,
   );

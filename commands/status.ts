@@ -1,4 +1,4 @@
-/** `status`: versions, revision, runs, residency, held candidates, reviews, outcomes and orphans. */
+/** `status`: versions, revision, runs, residency, held candidates, reviews and outcomes. */
 import { HELD_LINES_SHOWN, heldLine, statusReport } from "../engine/memory/status.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { authorityStatusLines } from "../engine/integrity/authority.ts";
@@ -14,7 +14,7 @@ export const statusCommand: Command = {
   help: `usage: bimri status
 
 Prints the engine and memory-format versions, the accepted revision, runs
-(active ones by actor, and every orphan candidate idle over 24 hours), hot
+(every active one with its actor; --json also lists the orphan candidates), hot
 bytes against the ceiling, tier counts against their soft targets, cold
 current subjects, held candidates, open conflicts and review groups, and
 run outcomes. Exit 1 (with the full list) when authority records need
@@ -34,9 +34,6 @@ recovery.`,
       ];
       if (r.active.length > 0) {
         lines.push(`Active runs: ${r.active.map((a) => `${a.run} (${a.actor})`).join(", ")}`);
-      }
-      if (r.orphans.length > 0) {
-        lines.push(`Orphan candidates (never auto-closed): ${r.orphans.join(", ")}`);
       }
       lines.push(
         `Hot: ~${r.head.tokens} tokens | bytes ${r.hotBytes}/${r.hotMaxBytes} hard ceiling | T1 ${t1} (soft target ${s1}) | T2 ${t2} (soft target ${s2}) | T3 ${t3} (soft target ${s3})`,

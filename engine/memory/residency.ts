@@ -14,7 +14,7 @@ import {
   type ViewEntry,
 } from "../model/hot.ts";
 import { coldRecordOf, type State } from "../model/state.ts";
-import { splitLines, utf8Length } from "../model/text.ts";
+import { pyPercent, splitLines, utf8Length } from "../model/text.ts";
 import { daysBetween, localDate, now } from "../model/time.ts";
 import type { ParsedView } from "../model/hot.ts";
 
@@ -200,7 +200,7 @@ export function retentionForecast(view: ParsedView, text: string, state: State):
   return {
     usedBytes,
     ceiling,
-    percent: Math.round(pressure * 100),
+    percent: pyPercent(pressure),
     coldCurrent: Object.keys(state.cold_current).length,
     nextToCool,
     advice,

@@ -56,11 +56,20 @@ export function sessionKey(actor: string, session: string): string {
   return `${actor}:${sha256Hex(pyStrip(session)).slice(0, 20)}`;
 }
 
-/** Active runs idle for more than 24 hours, oldest number first. */
-export function orphanCandidates(state: State, at: Date = now()): string[] {
+/**
+ * Active runs other than `current` idle for more than 24 hours, oldest number
+ * first. The run a brief is printed for is never its own orphan: a session
+ * resumed after a long pause would otherwise be invited to recover itself.
+ */
+export function orphanCandidates(
+  state: State,
+  current: string | null = null,
+  at: Date = now(),
+): string[] {
   const limit = at.getTime() - ORPHAN_MS;
   return Object.entries(state.active_runs)
-    .filter(([, run]) => {
+    .filter(([id, run]) => {
+      if (id === current) return false;
       const last = parseTimestamp(run.last_activity_at || run.started_at);
       return Number.isFinite(last) && last < limit;
     })
@@ -98,7 +107,7 @@ export function startRun(
         run: mapped,
         resumed: true,
         head: headSummary(store),
-        orphans: orphanCandidates(state),
+        orphans: orphanCandidates(state, mapped),
       };
     }
   }
@@ -128,7 +137,7 @@ export function startRun(
     run,
     resumed: false,
     head: headSummary(store),
-    orphans: orphanCandidates(state),
+    orphans: orphanCandidates(state, run),
   };
 }
 

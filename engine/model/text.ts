@@ -164,3 +164,17 @@ function compareBySpread(a: string, b: string): number {
   }
   return left.length - right.length;
 }
+
+/**
+ * Python's `format(ratio, ".0%")` as a number: the ratio times 100 rounded to
+ * an integer with ties to even (0.5% prints as 0%, 2.5% as 2%), where
+ * Math.round would round ties up.
+ */
+export function pyPercent(ratio: number): number {
+  const scaled = ratio * 100;
+  const floor = Math.floor(scaled);
+  const fraction = scaled - floor; // exact for any percentage a store can reach
+  if (fraction > 0.5) return floor + 1;
+  if (fraction < 0.5) return floor;
+  return floor % 2 === 0 ? floor : floor + 1;
+}

@@ -12,11 +12,33 @@ Deno.test("start lists runs idle over 24 hours as orphan candidates, bounded to 
   const many = await bimri(root, ["start", "--actor", "codex"]);
   assertMatch(
     many.stdout,
-    /^ORPHAN CANDIDATES \(never auto-closed\): 7 runs inactive over 24h; newest R000008, R000007, R000006, R000005, R000004; full list: status$/m,
+    /^ORPHAN CANDIDATES \(never auto-closed\): 7 runs inactive over 24h; newest R000004, R000005, R000006, R000007, R000008; full list: status$/m,
   );
   // Orphans are never closed automatically.
   const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
   assertEquals(Object.keys(state.active_runs).length, 9);
+});
+
+Deno.test("a resumed run is never its own orphan candidate; the brief keeps the reference's line order", async () => {
+  const root = await tempStore();
+  await bimri(root, ["start", "--actor", "old"], { env: PAST });
+  await bimri(root, ["start", "--actor", "hook", "--session", "s1"], { env: PAST });
+  // Damaged authority adds the recovery block, which comes before the orphan line.
+  Deno.writeTextFileSync(`${root}/.bimri/proposals/R000001-Q001.json`, "{ broken");
+  Deno.writeTextFileSync(
+    `${root}/.bimri/log/R000001.md`,
+    Deno.readTextFileSync(`${root}/.bimri/log/R000001.md`) +
+      "[PROPOSE:R000001-Q001] set a.b\n",
+  );
+  const resumed = await bimri(root, ["start", "--actor", "hook", "--session", "s1"]);
+  const lines = resumed.stdout.split("\n");
+  assertEquals(lines[0], `=== BIMRI BRIEF R000002 | ${lines[0].split(" | ")[1]} | hook ===`);
+  assertMatch(lines[1], /^Memory revision V000000 /);
+  assertEquals(lines[2], "Resumed existing run handle for this harness session.");
+  const recovery = lines.findIndex((l) => l.startsWith("AUTHORITY RECOVERY NEEDED"));
+  const orphans = lines.indexOf("ORPHAN CANDIDATES (never auto-closed): R000001");
+  assertEquals(recovery > 2 && orphans > recovery, true, resumed.stdout);
+  assertMatch(lines[lines.length - 3], /^Run handle: R000002\./);
 });
 
 Deno.test("journal activity keeps a run out of the orphan list; recover-run closes it as partial", async () => {

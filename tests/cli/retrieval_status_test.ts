@@ -1,6 +1,7 @@
 /**
  * `status`: the reference's lines (held candidates with their explanation,
- * outcomes counted once per run), orphan candidates in full, and exit 1 with
+ * outcomes counted once per run), every active run on one line (orphan
+ * candidates only in --json, as the brief's line points there), and exit 1 with
  * the complete recovery list when an authority record is damaged.
  */
 import { join } from "node:path";
@@ -47,19 +48,38 @@ Deno.test("status lists held candidates with their meaning and counts outcomes o
   await Deno.remove(root, { recursive: true });
 });
 
-Deno.test("status names every orphan candidate when more than five are idle", async () => {
+Deno.test("status carries every active run; idle ones are orphan candidates only in --json", async () => {
   const root = await tempStore("bimri-status-orphans-");
   const past = { env: { BIMRI_NOW: "2026-01-01T00:00:00Z" } };
   for (let i = 0; i < 7; i++) {
     const r = await bimri(root, ["start", "--actor", `agent${i}`], past);
     assertEquals(r.code, 0, r.stderr);
   }
-  const status = await bimri(root, ["status"], { env: { BIMRI_NOW: "2026-01-05T00:00:00Z" } });
+  const later = { env: { BIMRI_NOW: "2026-01-05T00:00:00Z" } };
+  const status = await bimri(root, ["status"], later);
   assertEquals(status.code, 0, status.stderr);
   assertMatch(
     status.stdout,
-    /^Orphan candidates \(never auto-closed\): R000001, R000002, R000003, R000004, R000005, R000006, R000007$/m,
+    /^Active runs: R000001 \(agent0\), R000002 \(agent1\), R000003 \(agent2\), R000004 \(agent3\), R000005 \(agent4\), R000006 \(agent5\), R000007 \(agent6\)\nHot: /m,
   );
+  assertNotMatch(status.stdout, /orphan/i);
+  const json = await bimri(root, ["status", "--json"], later);
+  assertEquals(JSON.parse(json.stdout).orphan_candidates.length, 7);
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("a bare bimri (global flags only) is status, as in the reference; --help stays help", async () => {
+  const root = await tempStore("bimri-status-bare-");
+  await startRun(root, "codex");
+  const bare = await bimri(root, []);
+  const status = await bimri(root, ["status"]);
+  assertEquals(bare.code, 0, bare.stderr);
+  assertEquals(bare.stdout, status.stdout);
+  const json = await bimri(root, ["--json"]);
+  assertEquals(JSON.parse(json.stdout).active_runs.length, 1);
+  const help = await bimri(root, ["--help"]);
+  assertEquals(help.code, 0);
+  assertMatch(help.stdout, /^usage: bimri /);
   await Deno.remove(root, { recursive: true });
 });
 
