@@ -96,20 +96,48 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   }
   let found: { matches: RecallMatch[]; total: number };
   const key = request.key !== undefined ? requireKey(request.key) : undefined;
+  // Held candidates and history are read from authority records, so those
+  // reads first prove authority sound (protocol 12), as the reference does; a
+  // current-only exact read serves the accepted head alone.
+  const proveAuthority = request.history ? await authorityCheck() : () => {};
   if (key !== undefined) {
     found = withReadOnlyStore(root, (store) => {
+      proveAuthority(store);
       const all = lookupKey(store, key, request.history);
       return { matches: all.slice(0, request.limit), total: all.length };
     });
   } else {
     const { queryTerms, searchStore } = await import("./search.ts");
     const terms = queryTerms(request.query ?? "");
-    found = withReadOnlyStore(root, (store) => searchStore(store, terms, request.limit));
+    found = withReadOnlyStore(root, (store) => {
+      proveAuthority(store);
+      return searchStore(store, terms, request.limit);
+    });
   }
   return {
     target: key ?? request.query ?? "",
     matches: found.matches,
     total: found.total,
     omitted: Math.max(0, found.total - request.limit),
+  };
+}
+
+/**
+ * The read-only authority check of a historical read: the everyday check
+ * (its derived summary may vouch for the store; nothing is written), turned
+ * into a refusal naming the first damaged record.
+ */
+async function authorityCheck(): Promise<(store: Store) => void> {
+  const { cachedAuthorityIssues, issueLine } = await import("../integrity/authority.ts");
+  return (store) => {
+    const issues = cachedAuthorityIssues(store, false, null, true);
+    if (issues.length === 0) return;
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+    throw new BimriError(
+      "authority-recovery-needed",
+      `recall stopped because authority recovery is required: ${
+        issueLine(issues[0])
+      }${more} Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
+    );
   };
 }
