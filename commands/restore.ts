@@ -15,11 +15,13 @@ place in the authority graph) before anything is written, records a
 human-asserted receipt at .bimri/recovery/authority-restore-<kind>-<id>-
 <original sha256>-<replacement sha256>.json, then writes the canonical JSON of
 FILE over the stub. The quarantine evidence stays. While other linked records
-are still quarantined the restore is staged and writes stay paused.
+are still quarantined the restore is staged and writes stay paused; while any
+other record is damaged but not quarantined the restore is refused. FILE must
+be a regular file, not a symbolic link.
 
   --kind KIND       proposal, decision, conflict or resolution
   --id ID           the record ID
-  --from FILE       the reviewed replacement (JSON)
+  --from FILE       the reviewed replacement (JSON, a regular file)
   --human-approved  attests that the owner explicitly approved this repair`,
   flags: {
     kind: { type: "string" },

@@ -195,6 +195,13 @@ function readFactsOfNode(
   return factsFromBytes(bytes, kind, id, fp, options);
 }
 
+/**
+ * The problem a valid quarantine stub reports. Restore tells a recognized stub
+ * (which may stay while a restore is staged) from damage by this exact value.
+ */
+export const QUARANTINED_PROBLEM =
+  "is quarantined; restore a validated replacement with restore-authority";
+
 /** Facts of a record's bytes as if they stood at the record path of `kind`/`id`. */
 export function factsFromBytes(
   bytes: Uint8Array,
@@ -226,7 +233,7 @@ export function factsFromBytes(
       fp,
       problem: problems.length > 0
         ? `is an invalid quarantine stub (${problems[0]})`
-        : "is quarantined; restore a validated replacement with restore-authority",
+        : QUARANTINED_PROBLEM,
       stub: true,
       sha,
     };

@@ -27,10 +27,12 @@ import { utcTimestamp } from "../model/time.ts";
 import { idNumber, RUN_ID } from "../model/ids.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import {
+  type AuthorityFacts,
   type AuthorityIssue,
   authorityIssues,
   collectFacts,
   factsFromBytes,
+  QUARANTINED_PROBLEM,
   type RecordFacts,
 } from "./authority.ts";
 import {
@@ -304,6 +306,99 @@ function findReceipt(
   return null;
 }
 
+/** An audit error about one authority record opens with its kind and ID. */
+const RECORD_ERROR = /^(proposal|decision|conflict|resolution) ([A-Z0-9-]+)[ :(]/;
+
+/**
+ * Records the audit still finds damaged rather than quarantined. Protocol 9.5
+ * lets a restore stage only while a recognized stub blocks full dependency
+ * validation; any other remaining authority error means the graph the owner
+ * reviewed is not the one the replacement would join. Errors that are not
+ * about an authority record (evidence, index, hot memory) are left to doctor:
+ * they do not decide whether this record may come back.
+ */
+function damagedRecords(errors: string[], facts: AuthorityFacts): string[] {
+  const damaged = new Map<string, string>();
+  for (const error of errors) {
+    const match = RECORD_ERROR.exec(error);
+    if (!match) continue;
+    const [, kind, id] = match;
+    const f = facts.records[kind as AuthorityKind].get(id);
+    if (f?.stub && f.problem === QUARANTINED_PROBLEM) continue;
+    const key = `${kind} ${id}`;
+    if (!damaged.has(key)) damaged.set(key, error);
+  }
+  return [...damaged.values()];
+}
+
+/**
+ * Refuses a restore (or the retry of one already done, `retry`) while records
+ * other than stubs are still damaged.
+ */
+function refuseUnlessOnlyQuarantined(
+  errors: string[],
+  facts: AuthorityFacts,
+  kind: AuthorityKind,
+  id: string,
+  retry = false,
+): void {
+  const damaged = damagedRecords(errors, facts);
+  if (damaged.length === 0) return;
+  const first = RECORD_ERROR.exec(damaged[0])!;
+  const shown = damaged.slice(0, 3).map((e) => `  - ${e}`).join("\n");
+  const more = damaged.length > 3 ? `\n  (and ${damaged.length - 3} more; run doctor)` : "";
+  const outcome = retry
+    ? `${kind} ${id} is already restored, but the restore cannot be confirmed`
+    : `${kind} ${id} was not restored`;
+  throw new BimriError(
+    "refused",
+    `${outcome}: with the replacement in place, other authority records are still damaged, and a restore may only be staged while the remaining records are quarantined:\n${shown}${more}\nWith the owner's approval, quarantine or repair them first (for example quarantine-authority --kind ${
+      first[1]
+    } --id ${first[2]} --human-approved), then repeat this restore. Nothing was written.`,
+  );
+}
+
+/**
+ * Reads the reviewed replacement. Only a regular file is accepted: a symbolic
+ * link could point anywhere (or be re-pointed between review and restore), so
+ * the bytes restored might not be the ones the owner reviewed.
+ */
+function readReplacement(fromFile: string): Uint8Array {
+  const sourcePath = resolvePath(Deno.cwd(), fromFile);
+  const before = lstatOrNull(sourcePath);
+  if (before === null) {
+    throw new BimriError(
+      "invalid-input",
+      `the replacement file ${fromFile} does not exist; pass the path of the reviewed record. Nothing was written.`,
+    );
+  }
+  if (before.isSymlink || !before.isFile) {
+    const what = before.isSymlink ? "a symbolic link" : "not a regular file";
+    throw new BimriError(
+      "invalid-input",
+      `the replacement file ${fromFile} is ${what}; restore-authority reads only a regular file, so copy the reviewed record into one and pass that path. Nothing was written.`,
+    );
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(sourcePath);
+  } catch {
+    throw new BimriError(
+      "invalid-input",
+      `cannot read the replacement file ${fromFile}; check its permissions. Nothing was written.`,
+    );
+  }
+  // The path may have been swapped for a link while it was read.
+  const after = lstatOrNull(sourcePath);
+  if (!after || after.isSymlink || !after.isFile || after.ino !== before.ino) {
+    throw new BimriError(
+      "invalid-input",
+      `the replacement file ${fromFile} changed while it was read; make sure nothing else writes it, then retry. Nothing was written.`,
+    );
+  }
+  return bytes;
+}
+
 /** Semantic bounds a replacement must satisfy beyond its schema. */
 function boundProblems(store: Store, kind: AuthorityKind, value: JsonObject): string[] {
   const head = store.state.head_revision;
@@ -342,13 +437,7 @@ export function restoreAuthority(
 ): RestoreResult {
   const kind = requireKindAndId(kindInput, id);
   requireApproval(approved, "restore-authority");
-  const sourcePath = resolvePath(Deno.cwd(), fromFile);
-  let sourceBytes: Uint8Array;
-  try {
-    sourceBytes = Deno.readFileSync(sourcePath);
-  } catch {
-    throw new BimriError("invalid-input", `cannot read the replacement file ${fromFile}.`);
-  }
+  const sourceBytes = readReplacement(fromFile);
   const sourceText = decodeUtf8Strict(sourceBytes);
   let parsed: JsonValue;
   try {
@@ -376,6 +465,14 @@ export function restoreAuthority(
     const existing = info?.isFile && !info.isSymlink ? readBytesOrNull(path) : null;
     const receipt = findReceipt(store, kind, id, replacementSha);
     if (existing !== null && sha256Hex(existing) === replacementSha && receipt) {
+      // A retry answers as the first restore would now: still only stubs may remain.
+      refuseUnlessOnlyQuarantined(
+        auditStore(store.paths).errors,
+        collectFacts(store.paths, null),
+        kind,
+        id,
+        true,
+      );
       const remaining = issuesAfter();
       return {
         kind,
@@ -445,6 +542,7 @@ export function restoreAuthority(
       }); it stays behind its quarantine stub and no receipt was written.`,
     );
   }
+  refuseUnlessOnlyQuarantined(shadowAudit.errors, facts, kind, id);
   const name = receiptName(kind, id, original, replacementSha);
   const receiptPath = store.paths.recovery(name);
   const existingReceipt = readObject(receiptPath);

@@ -1,12 +1,14 @@
 /**
  * The rules of quarantine-authority and restore-authority: refusals write
  * nothing (no approval, valid record, unreferenced ID, bad kind), a replacement
- * that fails validation stays behind its stub without a receipt, and linked
- * quarantines restore in stages until the whole graph validates.
+ * that fails validation stays behind its stub without a receipt, linked
+ * quarantines restore in stages until the whole graph validates, a restore
+ * is never staged past a record that is damaged but not quarantined, and the
+ * replacement must be a regular file, never a symbolic link.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree } from "../helpers/cli.ts";
+import { bimri, diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
 import { buildHealthyStore, copyStore, recordFile } from "../helpers/healthy_store.ts";
 
 const healthy = buildHealthyStore();
@@ -137,4 +139,80 @@ Deno.test("linked quarantines restore in stages; an invalid replacement stays be
   const altered = await bimri(root, ["doctor", "--read-only"]);
   assertEquals(altered.code, 1);
   assert(altered.stdout.includes(evidence.name), altered.stdout);
+});
+
+/** The store's files, without the derived audit caches a read may refresh. */
+function authorityTree(root: string): Map<string, string> {
+  return new Map([...hashTree(root)].filter(([k]) => !k.startsWith(".bimri/audit-")));
+}
+
+function restoreArgs(kind: string, id: string, from: string): string[] {
+  return ["restore-authority", "--kind", kind, "--id", id, "--from", from, "--human-approved"];
+}
+
+Deno.test("restore refuses a replacement that is a symbolic link or not a regular file", async () => {
+  const s = await healthy;
+  const root = await copyStore(s.root);
+  const id = `${s.closedRun}-Q001`;
+  const path = recordFile(root, "decisions", id);
+  // The reviewed copy lives outside the store, as an owner's would.
+  const outside = await tempStore("bimri-reviewed-");
+  const reviewed = join(outside, "reviewed.json");
+  Deno.copyFileSync(path, reviewed);
+  const link = join(outside, "link.json");
+  Deno.symlinkSync(reviewed, link);
+  Deno.writeTextFileSync(path, "");
+  const q = await bimri(root, [
+    "quarantine-authority",
+    "--kind",
+    "decision",
+    "--id",
+    id,
+    "--human-approved",
+  ]);
+  assertEquals(q.code, 0, q.stderr);
+  const before = authorityTree(root);
+  const viaLink = await bimri(root, restoreArgs("decision", id, link));
+  assertEquals(viaLink.code, 2, viaLink.stdout);
+  assertMatch(viaLink.stderr, /^BIMRI ERROR: .*is a symbolic link.*copy the reviewed record/);
+  const folder = await bimri(root, restoreArgs("decision", id, outside));
+  assertEquals(folder.code, 2, folder.stdout);
+  assertMatch(folder.stderr, /^BIMRI ERROR: .*is not a regular file/);
+  assertEquals(diffTrees(before, authorityTree(root)), null, "a refused restore writes nothing");
+  // The same bytes from the regular file restore: only the link was at fault.
+  const direct = await bimri(root, restoreArgs("decision", id, reviewed));
+  assertEquals(direct.code, 0, direct.stderr);
+  assertMatch(direct.stdout, /Authority validates again/);
+});
+
+Deno.test("restore is not staged while another record is damaged rather than quarantined", async () => {
+  const s = await healthy;
+  const root = await copyStore(s.root);
+  const [first, second] = [`${s.closedRun}-Q001`, `${s.closedRun}-Q002`];
+  const outside = await tempStore("bimri-reviewed-");
+  const reviewed = (id: string) => join(outside, `${id}.json`);
+  for (const id of [first, second]) {
+    Deno.copyFileSync(recordFile(root, "decisions", id), reviewed(id));
+    Deno.writeTextFileSync(recordFile(root, "decisions", id), "");
+  }
+  const quarantine = (id: string) =>
+    bimri(root, ["quarantine-authority", "--kind", "decision", "--id", id, "--human-approved"]);
+  assertEquals((await quarantine(first)).code, 0);
+  const before = authorityTree(root);
+  const refused = await bimri(root, restoreArgs("decision", first, reviewed(first)));
+  assertEquals(refused.code, 2, refused.stdout);
+  assertMatch(refused.stderr, /^BIMRI ERROR: /);
+  assert(refused.stderr.includes(`decision ${second}`), refused.stderr);
+  assertMatch(refused.stderr, /quarantine or repair them first/);
+  assertEquals(diffTrees(before, authorityTree(root)), null, "no receipt, no replacement");
+  // Once the other record is quarantined too, the same restore stages.
+  assertEquals((await quarantine(second)).code, 0);
+  const staged = await bimri(root, restoreArgs("decision", first, reviewed(first)));
+  assertEquals(staged.code, 0, staged.stderr);
+  assertMatch(staged.stdout, /^Staged: shared-memory writes stay paused/m);
+  assert(staged.stdout.includes(`decision ${second}`), staged.stdout);
+  const last = await bimri(root, restoreArgs("decision", second, reviewed(second)));
+  assertEquals(last.code, 0, last.stderr);
+  assertMatch(last.stdout, /Authority validates again/);
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
 });
