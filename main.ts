@@ -96,6 +96,9 @@ type GlobalOptions = {
   help: boolean;
 };
 
+// Before the verb, argparse (allow_abbrev) also takes --r, --ro and --roo for --root.
+const ROOT_SPELLINGS: ReadonlySet<string> = new Set(["--r", "--ro", "--roo", "--root"]);
+
 function takeGlobals(argv: string[]): GlobalOptions {
   const out: GlobalOptions = { json: false, rest: [], version: false, help: false };
   let i = 0;
@@ -104,11 +107,12 @@ function takeGlobals(argv: string[]): GlobalOptions {
     if (arg === "--json") out.json = true;
     else if (arg === "--version" || arg === "-V") out.version = true;
     else if (arg === "--help" || arg === "-h") out.help = true;
-    else if (arg === "--root") {
+    else if (ROOT_SPELLINGS.has(arg)) {
       if (i + 1 >= argv.length) throw new BimriError("usage", "--root needs a folder path.");
       out.root = argv[++i];
-    } else if (arg.startsWith("--root=")) out.root = arg.slice("--root=".length);
-    else break;
+    } else if (ROOT_SPELLINGS.has(arg.split("=")[0]) && arg.includes("=")) {
+      out.root = arg.slice(arg.indexOf("=") + 1);
+    } else break;
   }
   out.rest = argv.slice(i);
   return out;
@@ -165,6 +169,11 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       return 0;
     }
     const { flags, positionals } = parseCommandArgs(command, args);
+    if (flags.help === true) {
+      // An abbreviated help switch (`--he`), as argparse accepts it.
+      io.stdout(command.help + "\n");
+      return 0;
+    }
     json = json || flags.json === true;
     const rootFlag = typeof flags.root === "string" ? flags.root : globals.root;
     const cwd = Deno.cwd();

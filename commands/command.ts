@@ -3,9 +3,14 @@
  * engine and returns a result object; rendering to text or JSON is last.
  */
 import { BimriError } from "../engine/errors.ts";
+import { parsePyInt } from "../engine/model/py_int.ts";
 
-/** One flag: a string value or a boolean switch, optionally with a one-letter alias. */
-export type FlagDeclaration = { type: "string" | "boolean"; short?: string };
+/**
+ * One flag: a string value or a boolean switch, optionally with a one-letter
+ * alias. `integer` marks a string flag the reference declares `type=int`: its
+ * value is read as Python's int() reads it and handed on as plain decimal text.
+ */
+export type FlagDeclaration = { type: "string" | "boolean"; short?: string; integer?: boolean };
 
 /** Flag declarations by long name. */
 export type FlagSpec = Record<string, FlagDeclaration>;
@@ -66,17 +71,57 @@ export const GLOBAL_FLAGS: FlagSpec = {
   help: { type: "boolean", short: "h" },
 };
 
+// The reference's subparsers know --help but not --root, and --json only on
+// recall/get/search; our dispatcher accepts both after every verb. Letting
+// them compete for prefixes would make `journal --r` ambiguous, where the
+// reference reads --run, so they take a prefix only when no verb flag does.
+const DISPATCHER_FLAGS: ReadonlySet<string> = new Set(["root", "json"]);
+
+// argparse takes an argument that looks like a negative number as a value
+// (its parsers declare no such option): `--offset -1` must reach the verb's
+// range check instead of being refused as a forgotten value. Python's \d
+// matches any Unicode decimal digit, and `$` also matches before a final newline.
+const NEGATIVE_NUMBER = /^-(?:\p{Nd}+|\p{Nd}*\.\p{Nd}+)\n?$/u;
+
+/**
+ * The flag `name` (as written after `--`) stands for: an exact name always
+ * wins; otherwise the one flag it is a prefix of, as argparse's allow_abbrev
+ * does. Names in `lowPriority` are prefix candidates only when no other flag
+ * matches. Several candidates are refused as ambiguous.
+ */
+export function resolveFlagName(
+  spec: FlagSpec,
+  name: string,
+  lowPriority: ReadonlySet<string> = new Set(),
+): string {
+  if (Object.hasOwn(spec, name)) return name;
+  const matches = name === "" ? [] : Object.keys(spec).filter((flag) => flag.startsWith(name));
+  const preferred = matches.filter((flag) => !lowPriority.has(flag));
+  const candidates = preferred.length > 0 ? preferred : matches;
+  if (candidates.length === 1) return candidates[0];
+  if (candidates.length === 0) throw new Error(`Unknown option '--${name}'.`);
+  throw new Error(
+    `Option '--${name}' is ambiguous: it could be ${
+      candidates.map((flag) => `--${flag}`).join(", ")
+    }. Write more of the name.`,
+  );
+}
+
 /**
  * Splits `args` into flag values and positionals, strictly: unknown flags, a
  * value given to a switch, a missing value, and a value that looks like a flag
  * (`--text --run`, usually a forgotten value) are refused; `--name=value`
- * passes any value; after `--` everything is positional. The last repeat of a
- * flag wins. (Hand-written rather than node:util's parseArgs, whose import
- * alone costs every CLI process tens of milliseconds.)
+ * passes any value, and so does a value that looks like a negative number;
+ * after `--` everything is positional. A long flag may be shortened to any
+ * unambiguous prefix (see resolveFlagName). An integer flag's value is
+ * checked and normalized (` +1_0 ` becomes `10`). The last repeat of a flag
+ * wins. (Hand-written rather than node:util's parseArgs, whose import alone
+ * costs every CLI process tens of milliseconds, and which has no prefixes.)
  */
 export function parseFlags(
   spec: FlagSpec,
   args: readonly string[],
+  lowPriority: ReadonlySet<string> = new Set(),
 ): { flags: FlagValues; positionals: string[] } {
   const flags: FlagValues = {};
   const positionals: string[] = [];
@@ -94,7 +139,7 @@ export function parseFlags(
     let inline: string | undefined;
     if (arg.startsWith("--")) {
       const eq = arg.indexOf("=");
-      name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+      name = resolveFlagName(spec, eq === -1 ? arg.slice(2) : arg.slice(2, eq), lowPriority);
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
     } else if (arg.startsWith("-") && arg.length > 1) {
       // `-h`, or a group of one-letter switches such as `-hv`.
@@ -114,29 +159,36 @@ export function parseFlags(
       positionals.push(arg);
       continue;
     }
-    const declaration = Object.hasOwn(spec, name) ? spec[name] : undefined;
-    if (declaration === undefined) throw new Error(`Unknown option '--${name}'.`);
+    const declaration = spec[name];
     if (declaration.type === "boolean") {
       if (inline !== undefined) throw new Error(`Option '--${name}' does not take an argument.`);
       flags[name] = true;
       continue;
     }
-    if (inline !== undefined) {
-      flags[name] = inline;
-      continue;
+    let value = inline;
+    if (value === undefined) {
+      value = args[i + 1];
+      if (value === undefined) throw new Error(`Option '--${name} <value>' argument missing.`);
+      if (value.startsWith("-") && value !== "-" && !NEGATIVE_NUMBER.test(value)) {
+        throw new Error(
+          `Option '--${name} <value>' argument is ambiguous: did you forget its value? ` +
+            `To pass a value starting with a dash use '--${name}=${value}'.`,
+        );
+      }
+      i++;
     }
-    const value = args[i + 1];
-    if (value === undefined) throw new Error(`Option '--${name} <value>' argument missing.`);
-    if (value.startsWith("-") && value !== "-") {
-      throw new Error(
-        `Option '--${name} <value>' argument is ambiguous: did you forget its value? ` +
-          `To pass a value starting with a dash use '--${name}=${value}'.`,
-      );
-    }
-    flags[name] = value;
-    i++;
+    flags[name] = declaration.integer ? integerText(name, value) : value;
   }
   return { flags, positionals };
+}
+
+// One reader for every `type=int` flag of the reference; the verb checks the range.
+function integerText(name: string, value: string): string {
+  const parsed = parsePyInt(value);
+  if (parsed === undefined) {
+    throw new Error(`Option '--${name}' needs a whole number (got ${JSON.stringify(value)}).`);
+  }
+  return parsed.toString();
 }
 
 /** Parses a verb's arguments strictly: unknown flags and stray positionals are refused. */
@@ -146,7 +198,7 @@ export function parseCommandArgs(
 ): { flags: FlagValues; positionals: string[] } {
   let parsed;
   try {
-    parsed = parseFlags({ ...GLOBAL_FLAGS, ...command.flags }, args);
+    parsed = parseFlags({ ...GLOBAL_FLAGS, ...command.flags }, args, DISPATCHER_FLAGS);
   } catch (error) {
     throw new BimriError(
       "usage",
@@ -169,6 +221,12 @@ export function parseCommandArgs(
 export function stringFlag(flags: FlagValues, name: string): string | undefined {
   const value = flags[name];
   return typeof value === "string" ? value : undefined;
+}
+
+/** An integer flag's value (parseFlags has already checked and normalized it), or undefined. */
+export function integerFlag(flags: FlagValues, name: string): number | undefined {
+  const value = stringFlag(flags, name);
+  return value === undefined ? undefined : Number(value);
 }
 
 /** A required string flag's value. */

@@ -14,7 +14,11 @@ export const getCommand: Command = {
                  head, the state and, for a cold subject, its one archive month
   --history      also held candidates and replaced/closed generations
 ${OUTPUT_FLAGS_HELP}`,
-  flags: { key: { type: "string" }, history: { type: "boolean" }, limit: { type: "string" } },
+  flags: {
+    key: { type: "string" },
+    history: { type: "boolean" },
+    limit: { type: "string", integer: true },
+  },
   run(ctx, flags) {
     return runRetrieval(ctx, {
       key: requiredFlag(flags, "get", "key"),

@@ -12,7 +12,11 @@ export const journalCommand: Command = {
   --run RUN          the run handle from start
   --text TEXT        one line, at most 8000 characters
   --importance N     1 through 5 (default 3)`,
-  flags: { run: { type: "string" }, text: { type: "string" }, importance: { type: "string" } },
+  flags: {
+    run: { type: "string" },
+    text: { type: "string" },
+    importance: { type: "string", integer: true },
+  },
   run(ctx, flags) {
     const run = requiredFlag(flags, "journal", "run");
     const text = requiredFlag(flags, "journal", "text");

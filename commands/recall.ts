@@ -62,7 +62,7 @@ ${OUTPUT_FLAGS_HELP}`,
     key: { type: "string" },
     query: { type: "string" },
     history: { type: "boolean" },
-    limit: { type: "string" },
+    limit: { type: "string", integer: true },
   },
   run(ctx, flags) {
     const query = stringFlag(flags, "query");

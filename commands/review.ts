@@ -6,15 +6,7 @@ import { checkReviewPaging, reviewReport } from "../engine/memory/review.ts";
 import { withEngineLock } from "../engine/store/lock.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { openExisting, storeExists } from "../engine/store/store.ts";
-import { boolFlag, type Command, type CommandResult, ok, stringFlag } from "./command.ts";
-
-function integerFlag(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^-?[0-9]+$/.test(value.trim())) {
-    throw new BimriError("usage", `review: --${name} must be a whole number.`);
-  }
-  return Number.parseInt(value, 10);
-}
+import { boolFlag, type Command, type CommandResult, integerFlag, ok } from "./command.ts";
 
 /** The review verb. */
 export const reviewCommand: Command = {
@@ -35,13 +27,13 @@ The header states the total, the displayed range and how many remain.
 Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --human-approved`,
   flags: {
     all: { type: "boolean" },
-    offset: { type: "string" },
-    limit: { type: "string" },
+    offset: { type: "string", integer: true },
+    limit: { type: "string", integer: true },
   },
   positionals: 1,
   run(ctx, flags, positionals): CommandResult {
-    const offset = integerFlag(stringFlag(flags, "offset"), "offset", 0);
-    const limit = integerFlag(stringFlag(flags, "limit"), "limit", 20);
+    const offset = integerFlag(flags, "offset") ?? 0;
+    const limit = integerFlag(flags, "limit") ?? 20;
     checkReviewPaging(offset, limit);
     const conflictId = positionals[0] === undefined ? undefined : requireConflictId(positionals[0]);
     const paths = new StorePaths(ctx.root);

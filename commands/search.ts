@@ -15,7 +15,7 @@ export const searchCommand: Command = {
                  accents, CJK text and emoji work). Groups HOT, COLD, HELD, HISTORY;
                  within a group the most relevant first (key and tag hits weigh most).
 ${OUTPUT_FLAGS_HELP}`,
-  flags: { query: { type: "string" }, limit: { type: "string" } },
+  flags: { query: { type: "string" }, limit: { type: "string", integer: true } },
   run(ctx, flags) {
     return runRetrieval(ctx, {
       query: requiredFlag(flags, "search", "query"),
