@@ -42,7 +42,9 @@ when the audit finds no error, rebuilds the index.
         });
       } catch (error) {
         // A store too damaged to open is still audited; the audit names the damage.
-        if (!(error instanceof BimriError)) throw error;
+        // A busy store is not damaged: auditing it while another command writes
+        // would report half-made changes, so doctor stops like every command.
+        if (!(error instanceof BimriError) || error.code === "busy") throw error;
       }
     }
     const report = auditStore(paths);

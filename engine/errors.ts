@@ -14,6 +14,7 @@ export type ErrorCode =
   | "store-unsafe"
   | "store-corrupt"
   | "authority-recovery-needed"
+  | "busy"
   | "io";
 
 /** An error the CLI reports as `BIMRI ERROR: <message>` with exit code 2. */

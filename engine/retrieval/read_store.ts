@@ -3,9 +3,11 @@
  * layout creation, no initialization, no view healing, no lock-file
  * creation. A shared lock on the existing `.bimri/engine.lock` keeps a
  * writer's commit from interleaving with the read (writers hold it exclusively).
+ * A read waits for it at most as long as a write does, then reports BIMRI busy.
  */
 import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "../store/files.ts";
+import { acquireLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
 import { openExisting, type Store } from "../store/store.ts";
 
@@ -34,7 +36,7 @@ export function withReadOnlyStore<T>(root: string, action: (store: Store) => T):
   }
   const file = Deno.openSync(paths.lock, { read: true });
   try {
-    file.lockSync(false);
+    acquireLock(file, false);
     try {
       return action(openExisting(paths));
     } finally {

@@ -1,10 +1,16 @@
 /**
  * The engine lock: an exclusive OS lock (flock / LockFileEx) on
- * `.bimri/engine.lock`, held only for short critical sections.
+ * `.bimri/engine.lock`, held only for short critical sections. Readers take
+ * it shared. Nobody waits for it forever: like the reference engine, a
+ * command that cannot get it within 10 seconds stops with "BIMRI is busy"
+ * before writing anything, so one stuck process cannot hang every agent.
  */
 import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
+
+/** How long a command waits for the engine lock before it gives up (the reference's 10 s). */
+const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
 /** Creates the lock file (content "0") if it is missing; never replaces it. */
 export function ensureLockFile(paths: StorePaths): void {
@@ -34,7 +40,7 @@ export function withEngineLock<T>(paths: StorePaths, action: () => T): T {
   ensureLockFile(paths);
   const file = Deno.openSync(paths.lock, { read: true, write: true });
   try {
-    file.lockSync(true);
+    acquireLock(file, true);
     try {
       return action();
     } finally {
@@ -43,4 +49,57 @@ export function withEngineLock<T>(paths: StorePaths, action: () => T): T {
   } finally {
     file.close();
   }
+}
+
+/**
+ * Takes the lock on the open lock file `file` (exclusive or shared), or
+ * throws the busy refusal once the timeout has passed without it.
+ *
+ * Non-blocking tries rather than a blocking `lockSync`: a blocking call
+ * cannot be given up, and a background `lock()` raced against a timer would
+ * leave an acquisition to clean up after the timeout, in the long-lived MCP
+ * server too. A failed try holds nothing, so giving up leaves nothing behind.
+ * The uncontended case is the first try: one system call, no wait.
+ */
+export function acquireLock(file: Deno.FsFile, exclusive: boolean): void {
+  if (file.tryLockSync(exclusive)) return;
+  const deadline = performance.now() + lockTimeoutMs();
+  for (;;) {
+    const left = deadline - performance.now();
+    if (left <= 0) throw busy();
+    // 20-50 ms with jitter, as the reference sleeps: waiters that collided
+    // once do not keep retrying in step.
+    sleepSync(Math.min(left, 20 + Math.random() * 30));
+    if (file.tryLockSync(exclusive)) return;
+  }
+}
+
+/** The refusal of a command that could not get the engine lock in time. */
+function busy(): BimriError {
+  return new BimriError("busy", "BIMRI is busy. Retry the command.");
+}
+
+/**
+ * The lock timeout in milliseconds. BIMRI_LOCK_TIMEOUT_MS exists for tests
+ * only (they cannot spend 10 s per refusal); it is not a user setting, and
+ * anything but a non-negative integer falls back to the 10 s default.
+ */
+function lockTimeoutMs(): number {
+  const raw = Deno.env.get("BIMRI_LOCK_TIMEOUT_MS");
+  if (raw !== undefined && /^\d{1,9}$/.test(raw)) return Number(raw);
+  return DEFAULT_LOCK_TIMEOUT_MS;
+}
+
+/** A cell nobody ever notifies, so Atomics.wait on it is a plain timed sleep. */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Sleeps without returning to the event loop, so every lock user stays
+ * synchronous and no caller had to change. A CLI command has nothing else to
+ * do meanwhile; the MCP server's other requests wait, as they did behind the
+ * old blocking `lockSync`, but now for 10 seconds at most. No lock is ever
+ * held across an await, so this process never waits on itself.
+ */
+function sleepSync(ms: number): void {
+  Atomics.wait(SLEEPER, 0, 0, ms);
 }

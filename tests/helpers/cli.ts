@@ -29,6 +29,8 @@ export type CliOptions = {
   env?: Record<string, string>;
   cwd?: string;
   noRoot?: boolean;
+  /** Kills the command when aborted: a test of a wait that may never end fails instead of hanging. */
+  signal?: AbortSignal;
 };
 
 /** Runs `bimri --root <root> ...args` and captures everything. */
@@ -46,6 +48,7 @@ export async function bimri(
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
+    signal: options.signal,
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();
