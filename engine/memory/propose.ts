@@ -290,9 +290,20 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     );
   }
   let base = baseGeneration(store, baseRevision, baseView, key);
-  if (input.target !== undefined && base !== null && base.entry.id !== input.target) base = null;
-  if (input.target !== undefined && base === null) {
-    throw invalid(`target ${input.target} does not exist in the run's base memory.`);
+  if (input.target !== undefined) {
+    // As the reference resolves a target: a hot subject is found by its key
+    // (a target naming no entry does not override it, one naming another
+    // key's entry is refused); a cold subject must carry the target's ID.
+    const named = baseView.entries.find((e) => e.entry.id === input.target);
+    if (named && named.entry.key !== key) {
+      throw invalid(
+        `target ${input.target} belongs to key ${named.entry.key}, not ${key}; name that key or drop --target.`,
+      );
+    }
+    if (base?.storage === "cold" && base.entry.id !== input.target) base = null;
+    if (base === null) {
+      throw invalid(`target ${input.target} does not exist in the run's base memory.`);
+    }
   }
   if (input.newSubject && operation !== "set") {
     throw invalid("--new-subject is valid only with set.");
@@ -324,6 +335,15 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     throw invalid("tier must be 1, 2 or 3.");
   }
   const tier = tierNumber as 1 | 2 | 3;
+  if ((operation === "touch" || operation === "close") && tier !== baseEntry!.tier) {
+    // The reference rejects such a record on audit: it would act on a tier the
+    // base entry is not in (a close "--tier 2" could remove a Tier 3 pattern).
+    throw invalid(
+      `proposal ${operation} tier does not match its immutable base entry (Tier ${
+        baseEntry!.tier
+      }); omit --tier.`,
+    );
+  }
   const kind = input.kind ?? (baseEntry?.tier === 1 ? baseEntry.kind : "fact");
   const importance = input.importance !== undefined
     ? Number(input.importance)
