@@ -10,8 +10,10 @@ import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
 function render(readOnly: boolean, passed: boolean, errors: string[], warnings: string[]): string {
   const title = `BIMRI doctor${readOnly ? " (read-only)" : ""}: ${passed ? "PASSED" : "FAILED"}`;
-  return [title, ...errors.map((e) => `  - ${e}`), ...warnings.map((w) => `  - ${w}`)].join("\n") +
-    "\n";
+  // As the reference prints it: a FAILED report lists only the errors (scripts
+  // count them), a PASSED one its warnings; --json carries both lists.
+  const items = passed ? warnings : errors;
+  return [title, ...items.map((item) => `  - ${item}`)].join("\n") + "\n";
 }
 
 /** The doctor verb. */
@@ -24,7 +26,8 @@ export const doctorCommand: Command = {
 Audits state, revisions and the head hash, memory grammar and bounds, every
 proposal, decision, conflict and resolution, the authority graph, recovery
 evidence and restore receipts, run logs, pointers and the index. Prints PASSED
-(with any warnings) or FAILED with one line per error; exits 1 on any error.
+(with any warnings) or FAILED with one line per error (warnings then show
+only in --json); exits 1 on any error.
 Without --read-only it first heals bimri.md (preserving a manual edit) and,
 when the audit finds no error, rebuilds the index.
 
