@@ -28,8 +28,10 @@ proposal, decision, conflict and resolution, the authority graph, recovery
 evidence and restore receipts, run logs, pointers and the index. Prints PASSED
 (with any warnings) or FAILED with one line per error (warnings then show
 only in --json); exits 1 on any error.
-Without --read-only it first heals bimri.md (preserving a manual edit) and,
-when the audit finds no error, rebuilds the index.
+Without --read-only it first opens the store (a store that cannot be opened,
+such as an unreadable state.json or a missing head, stops it with exit 2 and
+nothing reset), heals bimri.md (preserving a manual edit) and, when the audit
+finds no error, rebuilds the index.
 
   --read-only  audit with zero writes (no layout, view healing, index or recovery records)`,
   flags: { "read-only": { type: "boolean" } },
@@ -37,20 +39,39 @@ when the audit finds no error, rebuilds the index.
     const readOnly = boolFlag(flags, "read-only");
     const stderr: string[] = [];
     const paths = new StorePaths(ctx.root);
+    // At most one finding: why bimri.md could not be healed.
+    const viewErrors: string[] = [];
     if (!readOnly) {
       try {
         withStore(ctx.root, (store) => {
-          const sync = syncView(store);
-          stderr.push(...sync.notices, ...sync.warnings);
+          try {
+            const sync = syncView(store);
+            stderr.push(...sync.notices, ...sync.warnings);
+          } catch (error) {
+            // The store opened, so the audit still runs; a view that could not
+            // be healed is one of its findings, as the reference reports it.
+            if (!(error instanceof BimriError)) throw error;
+            viewErrors.push(`generated view recovery failed: ${error.message}`);
+          }
         });
       } catch (error) {
-        // A store too damaged to open is still audited; the audit names the damage.
-        // A busy store is not damaged: auditing it while another command writes
-        // would report half-made changes, so doctor stops like every command.
+        // A store that cannot be opened (unreadable or invalid state, missing or
+        // altered head) stops plain doctor with exit 2, as the reference's load
+        // does: it never audits, heals or resets around the damage. A busy store
+        // stops the same way. --read-only is the command that reports damage.
         if (!(error instanceof BimriError) || error.code === "busy") throw error;
+        throw new BimriError(
+          error.code,
+          `doctor cannot open the store: ${error.message} Run doctor --read-only for the full audit; nothing was reset.`,
+        );
       }
     }
-    const report = auditStore(paths);
+    const audit = auditStore(paths);
+    const report = viewErrors.length === 0 ? audit : {
+      passed: false,
+      errors: [...viewErrors, ...audit.errors],
+      warnings: audit.warnings,
+    };
     // A failed full audit must also stop the everyday fast path of sync and close.
     if (!readOnly && !report.passed) forgetSummary(paths);
     let indexRows: number | null = null;

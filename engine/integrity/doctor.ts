@@ -211,6 +211,8 @@ class Audit {
   private archiveBy = new Map<string, ArchiveRow[]>();
   /** One reused buffer for every file the audit reads (see bulk_read.ts). */
   private reader = new BulkReader();
+  /** Leftover temporary files, relative to the root (see collectTemporaryFiles). */
+  private temporaryFiles: string[] = [];
 
   constructor(private readonly paths: StorePaths, private readonly shadow: ShadowRecord | null) {}
 
@@ -245,6 +247,7 @@ class Audit {
     this.checkAuthority();
     this.checkRecovery();
     this.checkIndex();
+    this.reportTemporaryFiles();
   }
 
   private checkLayout(): void {
@@ -283,7 +286,7 @@ class Audit {
             );
           }
         } else if (isTemporary(name)) {
-          this.warnings.push(`abandoned temporary file .bimri/${folder}/${name}.`);
+          // Reported with every other leftover by reportTemporaryFiles.
         } else if (
           ["proposals", "decisions", "conflicts", "resolutions"].includes(folder) &&
           !/^(R[0-9]{6}-Q[0-9]{3}|C[0-9]{6})\.json$/.test(name)
@@ -296,6 +299,47 @@ class Audit {
       if (info.isSymlink || !info.isFile) {
         this.errors.push(`.bimri/log/${info.name} is not a regular file.`);
       }
+    }
+    this.collectTemporaryFiles();
+  }
+
+  /**
+   * Notes the leftovers of interrupted writes (`.bimri-tmp-*` of an atomic
+   * replace, `.bimri-new-*` of an exclusive create) wherever a write can leave
+   * one: the project root (bimri.md), `.bimri/` (state.json, index.tsv) and
+   * every store folder, as the reference looks. Any entry type counts. They
+   * are collected here, while the folder listings are at hand, and reported
+   * last (reportTemporaryFiles).
+   */
+  private collectTemporaryFiles(): void {
+    for (const [path, prefix] of [[this.paths.root, ""], [this.paths.dir, ".bimri/"]]) {
+      try {
+        for (const entry of Deno.readDirSync(path)) {
+          if (isTemporary(entry.name)) this.temporaryFiles.push(prefix + entry.name);
+        }
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    }
+    for (const folder of STORE_FOLDERS) {
+      for (const info of this.entries(folder)) {
+        if (isTemporary(info.name)) this.temporaryFiles.push(`.bimri/${folder}/${info.name}`);
+      }
+    }
+  }
+
+  /** Warns about each leftover temporary file, in path order (they never fail the audit). */
+  private reportTemporaryFiles(): void {
+    const parts = (path: string) => path.split("/");
+    const byParts = (a: string, b: string): number => {
+      const [x, y] = [parts(a), parts(b)];
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+      }
+      return x.length - y.length;
+    };
+    for (const path of this.temporaryFiles.sort(byParts)) {
+      this.warnings.push(`abandoned temporary file ${path}.`);
     }
   }
 

@@ -48,9 +48,13 @@ Deno.test("doctor fails on damaged state, head and index, and warns on orphans a
   assertEquals(s.code, 1);
   assertMatch(s.stdout, /^ {2}- state\.json is not valid JSON/m);
   assertEquals(diffTrees(before, hashTree(state)), null);
+  // Plain doctor opens the store first, as the reference's load does: it stops
+  // with exit 2 and resets nothing (--read-only above is the report).
   const repair = await bimri(state, ["doctor"]);
-  assertEquals(repair.code, 1, "a damaged state stays a failed audit, never a reset");
-  assertEquals(Deno.readTextFileSync(join(state, ".bimri/state.json")), "{ not json");
+  assertEquals(repair.code, 2, repair.stdout);
+  assertEquals(repair.stdout, "");
+  assertMatch(repair.stderr, /^BIMRI ERROR: .*state\.json is not valid JSON.*doctor --read-only/);
+  assertEquals(diffTrees(before, hashTree(state)), null);
 
   const head = await copyStore(base);
   const stateDoc = JSON.parse(Deno.readTextFileSync(join(head, ".bimri/state.json")));
@@ -130,4 +134,72 @@ Deno.test("version-aware rules: v5.0.2 records keep their contract, a v5.1.0 rec
   Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
   const old = await bimri(root, ["doctor", "--read-only"]);
   assert(!old.stdout.includes("preflight_receipt"), old.stdout);
+});
+
+Deno.test("plain doctor stops with exit 2 on a store it cannot open, changing nothing", async () => {
+  const base = (await healthy).root;
+  const headOf = (root: string) => {
+    const doc = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
+    return join(root, ".bimri/revisions", `V${String(doc.head_revision).padStart(6, "0")}.md`);
+  };
+  const damages: [string, (root: string) => void, RegExp][] = [
+    ["unsupported state version", (root) => {
+      const path = join(root, ".bimri/state.json");
+      const doc = JSON.parse(Deno.readTextFileSync(path));
+      Deno.writeTextFileSync(path, JSON.stringify({ ...doc, bimri_version: "9.9.9" }, null, 2));
+    }, /9\.9\.9/],
+    ["missing head revision", (root) => Deno.removeSync(headOf(root)), /head revision .*missing/],
+    ["altered head revision", (root) => {
+      Deno.writeTextFileSync(headOf(root), "# changed\n", { append: true });
+    }, /does not match state\.head_hash/],
+  ];
+  for (const [what, damage, reason] of damages) {
+    const root = await copyStore(base);
+    damage(root);
+    const before = hashTree(root);
+    const r = await bimri(root, ["doctor"]);
+    assertEquals(r.code, 2, `${what}: ${r.stdout}`);
+    assertEquals(r.stdout, "", what);
+    assertMatch(r.stderr, /^BIMRI ERROR: doctor cannot open the store: /, what);
+    assertMatch(r.stderr, reason, what);
+    assertMatch(r.stderr, /doctor --read-only/, what);
+    assertEquals(diffTrees(before, hashTree(root)), null, what);
+    // The read-only audit still reports the same damage as a failed audit.
+    assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 1, what);
+  }
+});
+
+Deno.test("doctor warns about leftover temporary files in the root, .bimri and every store folder", async () => {
+  const root = await copyStore((await healthy).root);
+  // Crash leftovers of atomic replaces (bimri.md, state.json, index.tsv) and of
+  // exclusive creates, in folders the audit reads and folders it does not.
+  const litter = [
+    ".bimri-tmp-view",
+    ".bimri/.bimri-tmp-state",
+    ".bimri/audit-manifests/.bimri-new-m",
+    ".bimri/backups/.bimri-tmp-b",
+    ".bimri/decisions/.bimri-new-d",
+    ".bimri/inbox/.bimri-tmp-i",
+    ".bimri/log/.bimri-tmp-l",
+    ".bimri/migrations/.bimri-new-g",
+    ".bimri/recovery/.bimri-tmp-r",
+  ];
+  for (const path of litter) {
+    Deno.mkdirSync(join(root, path, ".."), { recursive: true });
+    Deno.writeTextFileSync(join(root, path), "half-written");
+  }
+  // Path order, as the reference lists them: .bimri/ and its folders before the root's own.
+  const expected = [...litter.slice(1), litter[0]].map((p) => `abandoned temporary file ${p}.`);
+  const temporary = (warnings: string[]) => warnings.filter((w) => w.startsWith("abandoned"));
+
+  const ro = await bimri(root, ["--json", "doctor", "--read-only"]);
+  assertEquals(ro.code, 0, ro.stdout);
+  assertEquals(temporary(JSON.parse(ro.stdout).warnings), expected);
+
+  const plain = await bimri(root, ["doctor"]);
+  assertEquals(plain.code, 0, plain.stdout + plain.stderr);
+  assertMatch(plain.stdout, /^BIMRI doctor: PASSED$/m);
+  for (const line of expected) assert(plain.stdout.includes(`  - ${line}\n`), line);
+  // Doctor reports leftovers for review; it never deletes them.
+  for (const path of litter) assertEquals(Deno.readTextFileSync(join(root, path)), "half-written");
 });
