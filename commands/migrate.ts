@@ -10,12 +10,13 @@ export const migrateCommand: Command = {
   help: `usage: bimri migrate
 
 Detects the memory in the project and brings it to authority format v5.1.0:
-v1-v3 tiered Markdown (BIMRI.md / bimri.md), v4 engine state, v5.0 and v5.0.1
-states (state upgrade), v5.0.2 (lossless authority activation: only state.json
-changes, the old state is kept in .bimri-update-backups/). A current store is
-verified, its view synchronized and its index rebuilt. An empty folder is
-initialized. Stop every other agent and BIMRI process before migrating older
-memory: running this command is the explicit request to migrate.`,
+v1-v3 tiered Markdown (BIMRI.md / bimri.md), v4 engine state, v5.0, v5.0.1
+and v5.0.2 states (state upgrade: the exact old state is kept in
+.bimri/backups/, then the view is synchronized, an edited bimri.md being
+preserved as a manual-edit conflict). A current store is verified, its view
+synchronized and its index rebuilt. An empty folder is initialized. Stop every
+other agent and BIMRI process before migrating older memory: running this
+command is the explicit request to migrate.`,
   flags: {},
   run(ctx): CommandResult {
     const receipt = migrateStore(ctx.root, { quiescent: true });

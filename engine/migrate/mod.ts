@@ -1,7 +1,8 @@
 /**
  * Migration entry points: detect a store's generation and bring it to the
- * 5.1.0 authority format. `migrate` and the installer both go through
- * `migrateStore`; each route validates everything before its first write.
+ * 5.1.0 authority format. `migrate` goes through `migrateStore`, the
+ * installer through `migrateForInstall` (which differs only for 5.0.2); each
+ * route validates everything before its first write.
  */
 import { BimriError } from "../errors.ts";
 import { detectStoreFormat, rejectUnclaimedLegacyRoots, type StoreDetection } from "./detect.ts";
@@ -78,11 +79,11 @@ export function migrateStore(root: string, options: MigrateOptions): MigrationRe
       rejectUnclaimedLegacyRoots(root);
       return resumeAdvancedActivation(root) ?? verifyCurrent(root, detection, earlier);
     }
-    case "5.0.2":
-      rejectUnclaimedLegacyRoots(root);
-      return activateV502(root, options);
     case "5.0":
     case "5.0.1":
+    case "5.0.2":
+      // As the reference's loader: every older v5 state takes the one state
+      // upgrade (backup under .bimri/backups/, "upgraded" receipt, view sync).
       rejectUnclaimedLegacyRoots(root);
       return upgradeV50(root, options, detection.format);
     case "legacy":
@@ -94,9 +95,15 @@ export function migrateStore(root: string, options: MigrateOptions): MigrationRe
 }
 
 /**
- * The installer's entry point: same as `migrate`, for a store detected as
- * not (yet) 5.1.0. `quiescent` must be the user's explicit attestation.
+ * The installer's entry point: same as `migrate`, except that a 5.0.2 store
+ * gets the code-only update's lossless activation (only state.json changes;
+ * the transaction lives in `.bimri-update-backups/`), as the reference's
+ * installer does. `quiescent` must be the user's explicit attestation.
  */
 export function migrateForInstall(root: string, options: MigrateOptions): MigrationReceipt {
+  if (detectStoreFormat(root).format === "5.0.2") {
+    rejectUnclaimedLegacyRoots(root);
+    return activateV502(root, options);
+  }
   return migrateStore(root, options);
 }

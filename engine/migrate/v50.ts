@@ -1,5 +1,8 @@
 /**
- * v5.0 and v5.0.1 -> v5.1.0 state upgrade (protocol 14.3, 14.4).
+ * v5.0, v5.0.1 and v5.0.2 -> v5.1.0 state upgrade (protocol 14.3, 14.4): the
+ * route `migrate` takes for every older v5 state, as the reference's loader
+ * sends all three versions to one upgrade. (The installer's code-only update
+ * activates a 5.0.2 store differently, see v502.ts.)
  *
  * Durable steps, in order: validate the old state and its accepted head;
  * preserve the exact old state as `.bimri/backups/state-v<ver>-<sha256>.json`;
@@ -144,11 +147,18 @@ function limitsOf(state: JsonObject): Record<string, number> {
   return out;
 }
 
-/** Upgrades a v5.0 or v5.0.1 store to 5.1.0 and runs the lifecycle repair path. */
+/** The older v5 state versions this upgrade accepts. */
+export type UpgradableV5Version = "5.0" | "5.0.1" | "5.0.2";
+
+/**
+ * Upgrades a v5.0, v5.0.1 or v5.0.2 store to 5.1.0 and runs the lifecycle
+ * repair path (view synchronization, so an edited `bimri.md` is preserved as
+ * a manual edit and the view restored; index rebuild; audit).
+ */
 export function upgradeV50(
   root: string,
   options: { quiescent: boolean },
-  sourceVersion: "5.0" | "5.0.1",
+  sourceVersion: UpgradableV5Version,
 ): MigrationReceipt {
   if (!options.quiescent) {
     throw new BimriError(
@@ -239,6 +249,9 @@ export function upgradeV50(
     if (newHead !== null && (view === null || sameBytes(view, head.bytes))) {
       atomicReplace(paths.view, newHead);
     }
+    // The upgrade has committed; an edited view is healed only by the sync
+    // below, so a crash here leaves it for the next command's sync.
+    faultPoint("upgrade-before-view-sync");
     return {
       expanded,
       oldLimits,
@@ -250,6 +263,8 @@ export function upgradeV50(
   // Lifecycle repair path: layout, view synchronization (manual-edit recovery).
   ensureLayout(paths);
   const notices = syncViewAndIndex(root);
+  // The reference words only 5.0.1 as "limits preserved"; a 5.0.2 source,
+  // whose profile is never expanded either, reads "custom limits preserved".
   const disposition = sourceVersion === "5.0.1"
     ? "limits preserved"
     : outcome.expanded

@@ -1,5 +1,7 @@
 /**
- * v5.0.2 -> v5.1.0 lossless authority activation (protocol 13 and 14.5).
+ * v5.0.2 -> v5.1.0 lossless authority activation (protocol 13 and 14.5): the
+ * installer's code-only update route (`install --quiescent`). `migrate` takes
+ * the state upgrade of v50.ts instead, as the reference's own migrate does.
  *
  * Only `state.json` changes: every other path under `.bimri/` and root
  * `bimri.md` keep their exact bytes. The order of durable steps:
@@ -13,7 +15,8 @@
  *      `activated`.
  *
  * A caught failure after step 3 restores the old state. An interrupted run is
- * resumed from the prepared receipt by the next `migrate`/install.
+ * resumed from the prepared receipt by the next install (state still 5.0.2)
+ * or `migrate` (state already 5.1.0).
  */
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
@@ -289,6 +292,20 @@ function rollBack(
   } catch { /* the old state is back; the receipt stays prepared and resumable */ }
 }
 
+/**
+ * The root-relative `.bimri/backups/state-v5.0.2-<sha>.json` the state upgrade
+ * (`migrate`) leaves for the old state with this hash, or null when there is
+ * no such regular file holding exactly those bytes.
+ */
+function upgradeRouteBackup(paths: StorePaths, oldStateSha: string): string | null {
+  const name = `state-v${SOURCE_VERSION}-${oldStateSha}.json`;
+  const path = join(paths.folder("backups"), name);
+  const info = lstatOrNull(path);
+  if (!info || !info.isFile || info.isSymlink) return null;
+  const bytes = readBytesOrNull(path);
+  return bytes !== null && sha256Hex(bytes) === oldStateSha ? `.bimri/backups/${name}` : null;
+}
+
 /** Finishes an interrupted activation whose state was already advanced (called on a 5.1.0 store). */
 export function resumeAdvancedActivation(root: string): MigrationReceipt | null {
   const prepared = findPreparedActivation(root);
@@ -308,6 +325,22 @@ export function resumeAdvancedActivation(root: string): MigrationReceipt | null 
         superseded_at: utcTimestamp(),
         note:
           "state.json changed after the interrupted activation; preservation was not re-verified.",
+      });
+      return null;
+    }
+    const upgradeBackup = upgradeRouteBackup(paths, receipt.before_state_sha256);
+    if (upgradeBackup !== null) {
+      // `migrate` upgraded the same old state itself (the state upgrade
+      // writes the very bytes this activation would have), adding its backup
+      // and refreshing derived files. The activation's zero-write proof can
+      // no longer be taken and there is nothing left for it to do: retire it
+      // instead of failing every later migrate.
+      writeReceipt(root, {
+        ...receipt,
+        status: "superseded",
+        superseded_at: utcTimestamp(),
+        note:
+          `migrate upgraded the v${SOURCE_VERSION} state itself; its exact copy is ${upgradeBackup}.`,
       });
       return null;
     }

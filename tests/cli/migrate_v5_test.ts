@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
@@ -33,23 +34,68 @@ Deno.test("migrate on an empty folder initializes, then verifies with the refere
   assertEquals(json.validation, "PASSED");
 });
 
-Deno.test("v5.0.2 activation: only state.json changes, receipt and exact backup recorded", async () => {
-  const root = await copyFixture("reference-v5.0.2-populated");
+const V502 = "reference-v5.0.2-populated";
+
+/** The path the state upgrade keeps the exact old state at (content-addressed, as the reference names it). */
+function upgradeBackup(oldState: Uint8Array): string {
+  return `.bimri/backups/state-v5.0.2-${createHash("sha256").update(oldState).digest("hex")}.json`;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function manualEditRecoveries(root: string): string[] {
+  return [...Deno.readDirSync(join(root, ".bimri/recovery"))].map((e) => e.name)
+    .filter((n) => n.startsWith("manual-hot-"));
+}
+
+/** The receipt's memory lines the reference prints for the fixture's 5.0.2 state (its view metadata is current). */
+function upgradedLines(backup: string): string {
+  return [
+    "Memory: upgraded v5.0.2 to v5.1.0; custom limits preserved (T1/T2/T3 17/43/13, entry 500 chars, 50,000 bytes).",
+    "Previous limits: T1/T2/T3 17/43/13, entry 500 chars, 50,000 bytes.",
+    `State backup: ${backup}.`,
+  ].join("\n");
+}
+
+Deno.test("v5.0.2 migrate takes the reference's state upgrade: exact backup in .bimri/backups, no update transaction", async () => {
+  const root = await copyFixture(V502);
   // An owner's symlink among unknown files must be preserved, never followed.
   Deno.symlinkSync("../unknown-owner-file.txt", join(root, ".bimri/inbox/owner-link"));
   const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
+  const backup = upgradeBackup(oldState);
   const before = hashTree(root);
 
   const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 0, result.stdout + result.stderr);
-  assertMatch(
-    result.stdout,
-    /^Authority store activated from v5\.0\.2 to v5\.1\.0; the state version was committed last\.$/m,
+  assertEquals(
+    result.stdout.split("\n").slice(0, 5).join("\n"),
+    `${HEADLINE}\n${upgradedLines(backup)}\nValidation: PASSED.`,
   );
-  assertMatch(result.stdout, /^Validation: PASSED\.$/m);
-  const after = hashTree(root);
-  const ignored = [".bimri/state.json", ".bimri/engine.lock", ".bimri-update-backups"];
-  assertEquals(diffTrees(withoutPaths(before, ignored), withoutPaths(after, ignored)), null);
+  // The installer's code-only transaction is not this command's business.
+  assert(!exists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
+  assertEquals(Deno.readFileSync(join(root, backup)), oldState);
+  // Memory is untouched: view, every revision (no metadata revision: the
+  // head's v5.0.2 header and comments are current), logs, records, unknown
+  // files and the owner's symlink. Only state, the derived index and audit
+  // caches, the lock and the new backup differ.
+  const changed = [
+    ".bimri/state.json",
+    ".bimri/engine.lock",
+    ".bimri/index.tsv",
+    ".bimri/audit-",
+    backup,
+  ];
+  assertEquals(
+    diffTrees(withoutPaths(before, changed), withoutPaths(hashTree(root), changed)),
+    null,
+  );
 
   const state = JSON.parse(read(root, ".bimri/state.json"));
   const old = JSON.parse(new TextDecoder().decode(oldState));
@@ -58,39 +104,16 @@ Deno.test("v5.0.2 activation: only state.json changes, receipt and exact backup 
   for (const [k, v] of Object.entries(old)) {
     if (k !== "bimri_version") assertEquals(state[k], v, k);
   }
-  const transactions = [...Deno.readDirSync(join(root, ".bimri-update-backups"))];
-  assertEquals(transactions.length, 1);
-  const dir = join(root, ".bimri-update-backups", transactions[0].name);
-  assertEquals(Deno.readFileSync(join(dir, "state-v5.0.2-exact.json")), oldState);
-  const receipt = JSON.parse(Deno.readTextFileSync(join(dir, "activation-receipt.json")));
-  assertEquals(receipt.mode, "lossless-authority-activation");
-  assertEquals(receipt.status, "activated");
-  assertEquals(receipt.source_memory_format, "5.0.2");
-  assertEquals(receipt.target_memory_format, "5.1.0");
-  assertEquals(receipt.accepted_head_revision_before, 8);
-  assertEquals(receipt.accepted_head_revision_after, 8);
-  assertEquals(receipt.before_tree_digest, receipt.after_tree_digest);
-  assertEquals(receipt.read_only_audit, "passed");
-  assert(
-    receipt.protected_manifest_before.some((e: { path: string }) =>
-      e.path === ".bimri/unknown-owner-file.txt"
-    ),
-  );
-  assert(
-    receipt.protected_manifest_before.some((e: { path: string; type: string; target?: string }) =>
-      e.path === ".bimri/inbox/owner-link" && e.type === "symlink" &&
-      e.target === "../unknown-owner-file.txt"
-    ),
-  );
+  assertEquals(Object.keys(state).sort(), [...Object.keys(old), "cold_current"].sort());
 
-  // The activated store verifies, passes doctor and keeps working.
+  // The upgraded store verifies, passes doctor and keeps working.
   const again = await bimri(root, ["migrate"]);
   assertMatch(again.stdout, /^Memory: existing v5\.1\.0 verified; no migration performed\.$/m);
   const doctor = await bimri(root, ["doctor", "--read-only"]);
   assertEquals(doctor.code, 0, doctor.stdout);
   const run = await startRun(root);
   assertEquals(run, "R000012");
-  const journal = await bimri(root, ["journal", "--run", run, "--text", "After activation."]);
+  const journal = await bimri(root, ["journal", "--run", run, "--text", "After the upgrade."]);
   assertEquals(journal.code, 0, journal.stderr);
   const propose = await bimri(root, [
     "propose",
@@ -101,9 +124,8 @@ Deno.test("v5.0.2 activation: only state.json changes, receipt and exact backup 
     "--key",
     "fixture.subject",
     "--text",
-    "Updated after activation.",
+    "Updated after the upgrade.",
   ]);
-  if (propose.code !== 0 && /unknown (command|verb)/i.test(propose.stderr)) return; // propose not built yet
   assertEquals(propose.code, 0, propose.stderr);
   const sync = await bimri(root, ["sync", "--run", run]);
   assertEquals(sync.code, 0, sync.stderr);
@@ -111,8 +133,30 @@ Deno.test("v5.0.2 activation: only state.json changes, receipt and exact backup 
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
 });
 
-Deno.test("v5.0.2 activation refuses damaged core authority with nothing written", async () => {
-  const root = await copyFixture("reference-v5.0.2-populated");
+Deno.test("v5.0.2 migrate heals a hand-edited bimri.md: the edit is kept as a manual-edit conflict, exit 0", async () => {
+  const root = await copyFixture(V502);
+  const head = read(root, ".bimri/revisions/V000008.md");
+  const edited = read(root, "bimri.md") + "junk line\n";
+  Deno.writeTextFileSync(join(root, "bimri.md"), edited);
+  const result = await bimri(root, ["migrate"]);
+  assertEquals(result.code, 0, result.stdout + result.stderr);
+  assertMatch(result.stdout, /^Memory: upgraded v5\.0\.2 to v5\.1\.0; /m);
+  assertMatch(result.stdout, /^Validation: PASSED\.$/m);
+  assertMatch(result.stdout, /^Repair warning: .*direct edit to bimri\.md was preserved.*C000003/m);
+  assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
+  // The view is the accepted head again; the edit's exact bytes are kept.
+  assertEquals(read(root, "bimri.md"), head);
+  const recoveries = manualEditRecoveries(root);
+  assertEquals(recoveries.length, 1);
+  assertEquals(read(root, `.bimri/recovery/${recoveries[0]}`), edited);
+  const conflict = JSON.parse(read(root, ".bimri/conflicts/C000003.json"));
+  assertEquals(conflict.type, "manual-edit");
+  assertEquals(conflict.extra.recovery_file, `.bimri/recovery/${recoveries[0]}`);
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
+
+Deno.test("v5.0.2 upgrade refuses damaged core authority with nothing written", async () => {
+  const root = await copyFixture(V502);
   Deno.writeTextFileSync(join(root, ".bimri/revisions/V000008.md"), "tampered\n");
   const before = hashTree(root);
   const result = await bimri(root, ["migrate"]);
@@ -122,51 +166,115 @@ Deno.test("v5.0.2 activation refuses damaged core authority with nothing written
   assertEquals(diffTrees(before, after), null);
 });
 
-Deno.test("v5.0.2 activation with a damaged governance record finishes recovery-required", async () => {
-  const root = await copyFixture("reference-v5.0.2-populated");
+Deno.test("v5.0.2 upgrade with a damaged governance record commits, then fails validation", async () => {
+  const root = await copyFixture(V502);
+  const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
   Deno.writeTextFileSync(join(root, ".bimri/conflicts/C000001.json"), "{broken");
   const result = await bimri(root, ["migrate"]);
-  // The state is activated, but the command reports the failed audit (exit 2).
+  // As the reference: the upgrade stands, the command reports the failed audit (exit 2).
   assertEquals(result.code, 2);
   assertMatch(result.stderr, /^BIMRI ERROR: migration validation failed: .*C000001/);
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
+  assertEquals(Deno.readFileSync(join(root, upgradeBackup(oldState))), oldState);
   assertEquals(read(root, ".bimri/conflicts/C000001.json"), "{broken");
-  const dir = [...Deno.readDirSync(join(root, ".bimri-update-backups"))][0].name;
-  const receipt = JSON.parse(
-    read(root, `.bimri-update-backups/${dir}/activation-receipt.json`),
-  );
-  assertEquals(receipt.mode, "installed-recovery-required");
+  assert(!exists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
 });
 
-for (const point of ["activate-after-backup", "activate-after-state"]) {
-  Deno.test(`an activation interrupted at ${point} resumes on the next migrate`, async () => {
-    const root = await copyFixture("reference-v5.0.2-populated");
-    const before = hashTree(root);
-    const crashed = await bimri(root, ["migrate"], {
-      env: { BIMRI_FAULT: point },
-    });
-    assertEquals(crashed.code, 86);
-    const resumed = await bimri(root, ["migrate"]);
-    assertEquals(resumed.code, 0, resumed.stdout + resumed.stderr);
-    assertMatch(resumed.stdout, /Authority store activated from v5\.0\.2/);
-    const transactions = [...Deno.readDirSync(join(root, ".bimri-update-backups"))];
-    assertEquals(transactions.length, 1, "the prepared transaction is reused, not duplicated");
-    const receipt = JSON.parse(
-      read(root, `.bimri-update-backups/${transactions[0].name}/activation-receipt.json`),
-    );
-    assertEquals(receipt.status, "activated");
-    const ignored = [".bimri/state.json", ".bimri/engine.lock", ".bimri-update-backups"];
-    assertEquals(
-      diffTrees(withoutPaths(before, ignored), withoutPaths(hashTree(root), ignored)),
-      null,
-    );
-  });
-}
-
-Deno.test("a caught activation failure restores the old state and a retry succeeds", async () => {
-  const root = await copyFixture("reference-v5.0.2-populated");
+Deno.test("a v5.0.2 upgrade interrupted after its backup reruns idempotently", async () => {
+  const root = await copyFixture(V502);
   const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
-  const failed = await bimri(root, ["migrate"], {
+  const backup = upgradeBackup(oldState);
+  const crashed = await bimri(root, ["migrate"], { env: { BIMRI_FAULT: "upgrade-after-backup" } });
+  assertEquals(crashed.code, 86, crashed.stdout + crashed.stderr);
+  assertEquals(Deno.readFileSync(join(root, ".bimri/state.json")), oldState);
+  assertEquals(Deno.readFileSync(join(root, backup)), oldState);
+  const resumed = await bimri(root, ["migrate"]);
+  assertEquals(resumed.code, 0, resumed.stdout + resumed.stderr);
+  assertMatch(
+    resumed.stdout,
+    new RegExp(`^State backup: ${backup.replaceAll(".", "\\.")}\\.$`, "m"),
+  );
+  assertEquals(
+    [...Deno.readDirSync(join(root, ".bimri/backups"))].map((e) => e.name).sort(),
+    ["fixture-evidence.txt", backup.slice(".bimri/backups/".length)],
+    "the backup is reused, not duplicated",
+  );
+  assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
+  assert(!exists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
+});
+
+Deno.test("a v5.0.2 upgrade interrupted before its view sync loses no edit: the next migrate preserves it", async () => {
+  const root = await copyFixture(V502);
+  const head = read(root, ".bimri/revisions/V000008.md");
+  const edited = read(root, "bimri.md") + "junk line\n";
+  Deno.writeTextFileSync(join(root, "bimri.md"), edited);
+  const crashed = await bimri(root, ["migrate"], {
+    env: { BIMRI_FAULT: "upgrade-before-view-sync" },
+  });
+  assertEquals(crashed.code, 86, crashed.stdout + crashed.stderr);
+  assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
+  assertEquals(read(root, "bimri.md"), edited);
+  const next = await bimri(root, ["migrate"]);
+  assertEquals(next.code, 0, next.stdout + next.stderr);
+  assertEquals(read(root, "bimri.md"), head);
+  const recoveries = manualEditRecoveries(root);
+  assertEquals(recoveries.length, 1);
+  assertEquals(read(root, `.bimri/recovery/${recoveries[0]}`), edited);
+});
+
+Deno.test("an installer activation interrupted after its backup is superseded by migrate's upgrade", async () => {
+  const root = await copyFixture(V502);
+  const crashed = await bimri(root, ["install", "--target", root, "--quiescent"], {
+    noRoot: true,
+    env: { BIMRI_FAULT: "activate-after-backup" },
+  });
+  assertEquals(crashed.code, 86, crashed.stdout + crashed.stderr);
+  const [transaction] = [...Deno.readDirSync(join(root, ".bimri-update-backups"))];
+  const receiptPath = `.bimri-update-backups/${transaction.name}/activation-receipt.json`;
+  assertEquals(JSON.parse(read(root, receiptPath)).status, "prepared");
+  // migrate upgrades the still-5.0.2 state its own way ...
+  const upgraded = await bimri(root, ["migrate"]);
+  assertEquals(upgraded.code, 0, upgraded.stdout + upgraded.stderr);
+  assertMatch(upgraded.stdout, /^Memory: upgraded v5\.0\.2 to v5\.1\.0; /m);
+  // ... and the abandoned transaction is retired, not left to fail every later migrate.
+  const again = await bimri(root, ["migrate"]);
+  assertEquals(again.code, 0, again.stdout + again.stderr);
+  assertMatch(again.stdout, /^Memory: existing v5\.1\.0 verified; no migration performed\.$/m);
+  const receipt = JSON.parse(read(root, receiptPath));
+  assertEquals(receipt.status, "superseded");
+  assertMatch(receipt.note, /\.bimri\/backups\/state-v5\.0\.2-[0-9a-f]{64}\.json/);
+});
+
+Deno.test("an installer activation interrupted after its state write is finished by the next migrate", async () => {
+  const root = await copyFixture(V502);
+  const keep = (tree: Map<string, string>) =>
+    withoutPaths(
+      new Map([...tree].filter(([p]) => p === "bimri.md" || p.startsWith(".bimri/"))),
+      [".bimri/state.json", ".bimri/engine.lock", ".bimri/install-backups", ".bimri/hooks."],
+    );
+  const before = keep(hashTree(root));
+  const crashed = await bimri(root, ["install", "--target", root, "--quiescent"], {
+    noRoot: true,
+    env: { BIMRI_FAULT: "activate-after-state" },
+  });
+  assertEquals(crashed.code, 86, crashed.stdout + crashed.stderr);
+  const resumed = await bimri(root, ["migrate"]);
+  assertEquals(resumed.code, 0, resumed.stdout + resumed.stderr);
+  assertMatch(resumed.stdout, /Authority store activated from v5\.0\.2/);
+  const transactions = [...Deno.readDirSync(join(root, ".bimri-update-backups"))];
+  assertEquals(transactions.length, 1);
+  const receipt = JSON.parse(
+    read(root, `.bimri-update-backups/${transactions[0].name}/activation-receipt.json`),
+  );
+  assertEquals(receipt.status, "activated");
+  assertEquals(diffTrees(before, keep(hashTree(root))), null);
+});
+
+Deno.test("a caught installer activation failure restores the old state; migrate then upgrades it", async () => {
+  const root = await copyFixture(V502);
+  const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
+  const failed = await bimri(root, ["install", "--target", root, "--quiescent"], {
+    noRoot: true,
     env: { BIMRI_FAULT: "activate-error-after-state" },
   });
   assertEquals(failed.code, 2);
@@ -179,6 +287,8 @@ Deno.test("a caught activation failure restores the old state and a retry succee
   assertEquals(receipt.status, "rolled-back");
   const retry = await bimri(root, ["migrate"]);
   assertEquals(retry.code, 0, retry.stdout + retry.stderr);
+  assertMatch(retry.stdout, /^Memory: upgraded v5\.0\.2 to v5\.1\.0; /m);
+  assertEquals(Deno.readFileSync(join(root, upgradeBackup(oldState))), oldState);
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
 });
 
