@@ -12,9 +12,6 @@ import { type MemoryEntry, parseAnyEntry, type ParsedView, parseViewShared } fro
 import {
   ANY_ENTRY_ID,
   entryId,
-  idNumber,
-  PATTERN_ID,
-  patternId,
   proposalId as formatProposalId,
   requireKey,
   requireRunId,
@@ -26,10 +23,17 @@ import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
 import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/authority.ts";
 import { appendLine, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
-import { createRecord, readRecord } from "../store/records.ts";
+import { createRecord } from "../store/records.ts";
 import { invalidateAuditWitness, readRevision, saveState, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../versions.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
+import {
+  afterProposalWrite,
+  beforeProposalWrite,
+  nextPatternIdFrom,
+  type ProposalPatterns,
+  proposalPatterns,
+} from "./pattern_ids.ts";
 import { readDecision } from "./decision_record.ts";
 import { effectContent, proposalEquivalent } from "./effect.ts";
 import {
@@ -196,38 +200,16 @@ function nextProposalId(store: Store, run: string, markers: string[]): string {
 }
 
 /**
- * Next pattern ID for a new Tier 3 subject: above pattern_count, the head's
- * patterns, and every pattern ID a still-undecided or contested proposal
- * holds (active runs' proposals and open conflicts' candidates).
+ * Next pattern ID for a new Tier 3 subject (formats section 2): above
+ * pattern_count, the Tier 3 lines of the run's base and of the head, and the
+ * pattern_id of every proposal file (`known`, see pattern_ids.ts).
  */
-function nextPatternId(store: Store, baseView: ParsedView, run: string): string {
-  let highest = store.state.pattern_count;
+function nextPatternId(store: Store, baseView: ParsedView, known: ProposalPatterns): string {
+  const tier3: string[] = [];
   for (const { entry } of [...baseView.entries, ...store.head.view.entries]) {
-    if (entry.tier === 3 && PATTERN_ID.test(entry.id)) {
-      highest = Math.max(highest, idNumber(entry.id));
-    }
+    if (entry.tier === 3) tier3.push(entry.id);
   }
-  const ids = new Set<string>();
-  for (const active of new Set([run, ...Object.keys(store.state.active_runs)])) {
-    const markers = scanRunLog(active, readRunLog(store.paths, active)).proposalMarkers;
-    for (const id of runProposalIds(store.paths, active, markers)) ids.add(id);
-  }
-  for (const name of listNames(store.paths.folder("conflicts"))) {
-    const m = /^(C[0-9]{6})\.json$/.exec(name);
-    if (!m || lstatOrNull(store.paths.resolution(m[1])) !== null) continue;
-    const conflict = readRecord(store.paths.conflict(m[1]), `conflict ${m[1]}`)?.value;
-    const candidates = conflict?.proposal_ids;
-    if (Array.isArray(candidates)) {
-      for (const id of candidates) if (typeof id === "string") ids.add(id);
-    }
-  }
-  for (const id of ids) {
-    const pattern = readProposal(store.paths, id)?.proposal.pattern_id;
-    if (typeof pattern === "string" && PATTERN_ID.test(pattern)) {
-      highest = Math.max(highest, idNumber(pattern));
-    }
-  }
-  return patternId(highest + 1);
+  return nextPatternIdFrom(store.state.pattern_count, tier3, known.highest);
 }
 
 /** Same-run rules (formats 6.4): identical intent -> existing ID; a different pending intent -> refused. */
@@ -382,6 +364,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
 
   let evidence: string[] = [];
   let pattern: string | null = null;
+  let knownPatterns: ProposalPatterns | null = null;
   let falsifierInput = input.falsifier;
   if (tier === 3) {
     if (operation !== "set") throw invalid("Tier 3 currently supports set proposals only.");
@@ -397,7 +380,11 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
       validateFixedId(pyStrip(item), ANY_ENTRY_ID, "evidence ID")
     );
     if (evidence.length > 24) throw invalid("a pattern may cite at most 24 evidence IDs.");
-    pattern = baseEntry?.tier === 3 ? baseEntry.id : nextPatternId(store, baseView, run);
+    if (baseEntry?.tier === 3) pattern = baseEntry.id;
+    else {
+      knownPatterns = proposalPatterns(store.paths);
+      pattern = nextPatternId(store, baseView, knownPatterns);
+    }
   }
   if (!Number.isInteger(observations) || observations < 1) {
     // Every tier stores observations; the reference refuses a record with fewer than one.
@@ -464,9 +451,11 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const logPath = store.paths.log(run);
   appendLine(logPath, `[ID:${newEntryId}] [I:${importance}] ${rationale}`);
   faultPoint("after-propose-entry");
+  const patternsBefore = beforeProposalWrite(store.paths, knownPatterns);
   if (!createRecord(store.paths.proposal(proposalId), record)) {
     throw new BimriError("io", `proposal ${proposalId} appeared while staging; retry propose.`);
   }
+  afterProposalWrite(store.paths, patternsBefore, pattern);
   faultPoint("after-proposal-file");
   appendLine(
     logPath,
