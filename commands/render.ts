@@ -25,7 +25,8 @@ export function orphanLine(orphans: string[]): string | null {
 /**
  * The start brief, with the handle marker for a new run. Line order is the
  * reference's (scripts read briefs by position): header, revision, resume
- * note, authority recovery (`recoveryLines`), orphan candidates, run handle.
+ * note, authority recovery (`recoveryLines`), orphan candidates, the head's
+ * validation errors, run handle.
  */
 export function renderBrief(result: StartResult, recoveryLines: string[] = []): string {
   const lines: string[] = [];
@@ -36,6 +37,9 @@ export function renderBrief(result: StartResult, recoveryLines: string[] = []): 
   lines.push(...recoveryLines);
   const orphans = orphanLine(result.orphans);
   if (orphans) lines.push(orphans);
+  if (result.head.validationErrors.length > 0) {
+    lines.push("VALIDATION NEEDED:", ...result.head.validationErrors.map((e) => `  - ${e}`));
+  }
   lines.push(
     `Run handle: ${result.run}. Journal and propose through bimri; close explicitly with --run ${result.run}.`,
   );

@@ -337,7 +337,15 @@ function commitSteps(
   }
   // The file now holds exactly the bytes just hashed: the next command need not hash it again.
   const written = lstatOrNull(paths.revision(revision));
-  if (written !== null) noteHeadVerified(paths, revision, hash, written, headFacts(plan.view));
+  if (written !== null) {
+    noteHeadVerified(
+      paths,
+      revision,
+      hash,
+      written,
+      headFacts(plan.view, store.state.entry_max_chars),
+    );
+  }
   faultPoint("after-revision");
 
   // Step 4: the atomic head switch.

@@ -27,6 +27,8 @@ export type HeadSummary = {
   tokens: number;
   tiers: [number, number, number];
   softTargets: [number, number, number];
+  /** The head's first validation errors (the brief's VALIDATION NEEDED block). */
+  validationErrors: string[];
 };
 
 /** Result of `start`. */
@@ -48,6 +50,7 @@ export function headSummary(store: Store): HeadSummary {
     tokens: Math.floor(codePointLength(store.head.text) / 4),
     tiers: store.head.facts.tiers,
     softTargets: [store.state.tier1_max, store.state.tier2_max, store.state.tier3_max],
+    validationErrors: store.head.facts.errors,
   };
 }
 

@@ -415,26 +415,43 @@ export function tierCounts(view: ParsedView): [number, number, number] {
 
 /**
  * What a run's start needs from the head view, without its lines: entries
- * per tier and every run a Tier 2 line names in F: or L: (sorted, once).
+ * per tier, every run a Tier 2 line names in F: or L: (sorted, once), and the
+ * first validation errors under the entry cap they were checked against (the
+ * brief's VALIDATION NEEDED block).
  */
-export type HeadFacts = { tiers: [number, number, number]; tier2Runs: string[] };
+export type HeadFacts = {
+  tiers: [number, number, number];
+  tier2Runs: string[];
+  errors: string[];
+  entryMaxChars: number;
+};
 
-/** The head facts of a parsed view. */
-export function headFacts(view: ParsedView): HeadFacts {
+/** How many validation errors a brief lists (and the head facts keep), as the reference. */
+export const BRIEF_VALIDATION_ERRORS = 10;
+
+/** The head facts of a view parsed with the entry cap `entryMaxChars`. */
+export function headFacts(view: ParsedView, entryMaxChars: number): HeadFacts {
   const runs = new Set<string>();
   for (const { entry } of view.entries) {
     if (entry.tier !== 2) continue;
     runs.add(entry.first_run);
     runs.add(entry.last_run);
   }
-  return { tiers: tierCounts(view), tier2Runs: [...runs].sort() };
+  return {
+    tiers: tierCounts(view),
+    tier2Runs: [...runs].sort(),
+    errors: view.errors.slice(0, BRIEF_VALIDATION_ERRORS),
+    entryMaxChars,
+  };
 }
 
 /** True when `value` has the shape of HeadFacts (a derived record read back from disk). */
 export function isHeadFacts(value: unknown): value is HeadFacts {
   if (typeof value !== "object" || value === null) return false;
-  const { tiers, tier2Runs } = value as Record<string, unknown>;
+  const { tiers, tier2Runs, errors, entryMaxChars } = value as Record<string, unknown>;
   return Array.isArray(tiers) && tiers.length === 3 &&
     tiers.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
-    Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string");
+    Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string") &&
+    Array.isArray(errors) && errors.every((e) => typeof e === "string") &&
+    Number.isSafeInteger(entryMaxChars);
 }

@@ -6,7 +6,8 @@
  * Hashing the 48 KB head is a large share of a short command's work, so a
  * command whose head file still has the recorded fingerprint skips the hash.
  * The record also carries the head's facts (entries per tier, the runs Tier 2
- * lines name), computed from the same bytes, so `start` need not parse it.
+ * lines name, its first validation errors under the state's entry cap),
+ * computed from the same bytes, so `start` need not parse it.
  * Any change to the file (an edit, a truncation, a copy, a swapped-in file)
  * changes the fingerprint and brings the full hash back; a missing, unreadable
  * or foreign record does the same. The record is written only together with
@@ -21,7 +22,7 @@ import { replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 const HEAD_CACHE_NAME = "audit-integrity-head.json";
-const HEAD_CACHE_SCHEMA = 2;
+const HEAD_CACHE_SCHEMA = 3;
 
 type HeadCheck = {
   schema: number;
@@ -53,10 +54,12 @@ export function verifiedHeadFacts(
   revision: number,
   hash: string,
   info: Deno.FileInfo,
+  entryMaxChars: number,
 ): HeadFacts | null {
   const check = readHeadCheck(paths);
+  // The recorded errors hold only under the entry cap they were checked against.
   return check !== null && check.revision === revision && check.hash === hash &&
-      check.print === fingerprint(info)
+      check.print === fingerprint(info) && check.facts.entryMaxChars === entryMaxChars
     ? check.facts
     : null;
 }

@@ -62,7 +62,7 @@ export function makeHead(
       return parsed();
     },
     get facts(): HeadFacts {
-      return facts ??= headFacts(parsed());
+      return facts ??= headFacts(parsed(), entryMaxChars);
     },
   };
 }
@@ -243,7 +243,7 @@ export function loadHead(
   const expected = state.head_hash;
   const known = expected === null
     ? null
-    : verifiedHeadFacts(paths, state.head_revision, expected, info);
+    : verifiedHeadFacts(paths, state.head_revision, expected, info, state.entry_max_chars);
   const verified = known !== null;
   const hash = verified && expected !== null ? expected : sha256Hex(bytes);
   if (hash !== state.head_hash) {

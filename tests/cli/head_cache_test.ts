@@ -109,3 +109,28 @@ Deno.test("start reports the head's tiers from the head check exactly as from th
   Deno.removeSync(join(root, HEAD_CACHE));
   assertEquals(await tiers("fifth"), [0, 2, 0]);
 });
+
+Deno.test("the brief lists the head's validation errors under the state's entry cap, cached or not", async () => {
+  const { root } = await storeWithOneSubject();
+  const brief = async (actor: string) => {
+    const result = await bimri(root, ["start", "--actor", actor]);
+    assertEquals(result.code, 0, result.stderr);
+    return result.stdout;
+  };
+  const setCap = (cap: number) => {
+    const path = join(root, ".bimri/state.json");
+    const state = JSON.parse(Deno.readTextFileSync(path));
+    state.entry_max_chars = cap;
+    Deno.writeTextFileSync(path, JSON.stringify(state, null, 2) + "\n");
+  };
+  assert(!(await brief("first")).includes("VALIDATION NEEDED"));
+  // A cap below the stored text (a hand-edited state): the reference's brief block.
+  setCap(10);
+  const expected =
+    /^VALIDATION NEEDED:\n {2}- entry R000001-E001 text exceeds 10 characters\nRun handle: /m;
+  assertMatch(await brief("second"), expected);
+  assertMatch(await brief("third"), expected); // from the head check recorded by the start before
+  // The check recorded under cap 10 is not trusted under another cap.
+  setCap(500);
+  assert(!(await brief("fourth")).includes("VALIDATION NEEDED"));
+});
