@@ -24,7 +24,14 @@ function streamWriter(stream: { writeSync(p: Uint8Array): number }): (text: stri
   return (text: string) => {
     const bytes = encoder.encode(text);
     let offset = 0;
-    while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+    try {
+      while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+    } catch (error) {
+      // A reader that stopped early (`bimri start | head -1`) does not undo
+      // what the command did: its exit code stands, as in the reference,
+      // rather than an "unexpected failure" about a store that is fine.
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    }
   };
 }
 
