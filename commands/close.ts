@@ -1,5 +1,5 @@
 /** `close` and `recover-run`: apply a run's pending proposals and end it. */
-import { closeRun } from "../engine/memory/close_run.ts";
+import { closeInput, closeRun, requireOutcome } from "../engine/memory/close_run.ts";
 import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { requireActiveRun } from "../engine/memory/run_input.ts";
 import { requireRunId } from "../engine/model/ids.ts";
@@ -32,6 +32,8 @@ export const closeCommand: Command = {
     summary: { type: "string" },
   },
   run(ctx, flags) {
+    // Refused input must not create a store in an empty folder.
+    closeInput(stringFlag(flags, "outcome") ?? "partial", stringFlag(flags, "summary"));
     return withStore(ctx.root, (store) => {
       const run = resolveCloseTarget(store.state, {
         run: stringFlag(flags, "run"),
@@ -71,6 +73,7 @@ export const recoverRunCommand: Command = {
       "recovery summary",
       1000,
     );
+    requireOutcome(stringFlag(flags, "outcome") ?? "partial");
     return withStore(ctx.root, (store) => {
       requireActiveRun(store.state, run);
       const result = closeRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary);

@@ -1,5 +1,5 @@
 /** `journal --run R --text T [--importance N]`: append durable detail to a run's log. */
-import { journal } from "../engine/memory/journal.ts";
+import { journal, journalInput } from "../engine/memory/journal.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 
@@ -21,6 +21,7 @@ export const journalCommand: Command = {
     const run = requiredFlag(flags, "journal", "run");
     const text = requiredFlag(flags, "journal", "text");
     const importance = stringFlag(flags, "importance");
+    journalInput(text, importance); // refused input must not create a store
     return withStore(ctx.root, (store) => {
       const result = journal(store, run, text, importance);
       return ok(`${result.entry_id}\n`, { run: result.run, entry_id: result.entry_id });

@@ -33,6 +33,22 @@ export function requireOutcome(value: string): string {
   return value;
 }
 
+/**
+ * The checked outcome and summary of a close. The reference checks them
+ * before it touches the folder, so callers run this before opening the
+ * store: a refused close never creates one.
+ */
+export function closeInput(
+  outcomeInput: string,
+  summaryInput: string | undefined,
+): { outcome: string; summary: string } {
+  return {
+    outcome: requireOutcome(outcomeInput),
+    // An omitted or empty summary is the default; a blank one is refused.
+    summary: cleanScalar(summaryInput || DEFAULT_SUMMARY, "outcome summary", 1000),
+  };
+}
+
 /** Closes `run`: applies its pending proposals, writes OUTCOME and CLOSED once, frees the handle. */
 export function closeRun(
   store: Store,
@@ -40,9 +56,7 @@ export function closeRun(
   outcomeInput: string,
   summaryInput: string | undefined,
 ): CloseResult {
-  const outcome = requireOutcome(outcomeInput);
-  // An omitted or empty summary is the default; a blank one is refused.
-  const summary = cleanScalar(summaryInput || DEFAULT_SUMMARY, "outcome summary", 1000);
+  const { outcome, summary } = closeInput(outcomeInput, summaryInput);
   const sync = syncView(store);
   requireHealthyAuthority(store, { everyday: true });
   const memory = applyPendingProposals(store, run);

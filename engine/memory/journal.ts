@@ -11,6 +11,21 @@ import { parseImportance, requireActiveRun } from "./run_input.ts";
 /** Result of `journal`. */
 export type JournalResult = { run: string; entry_id: string };
 
+/**
+ * The checked text and importance of a journal entry. The reference checks
+ * them before it touches the folder, so callers run this before opening the
+ * store: a refused entry never creates one.
+ */
+export function journalInput(
+  textInput: string,
+  importanceInput?: string,
+): { text: string; importance: number } {
+  return {
+    text: cleanScalar(textInput, "journal text", 8000),
+    importance: parseImportance(importanceInput),
+  };
+}
+
 /** Appends a journal entry to the run's log and returns its entry ID. */
 export function journal(
   store: Store,
@@ -19,8 +34,7 @@ export function journal(
   importanceInput?: string,
 ): JournalResult {
   // The reference checks the text and importance before the run.
-  const text = cleanScalar(textInput, "journal text", 8000);
-  const importance = parseImportance(importanceInput);
+  const { text, importance } = journalInput(textInput, importanceInput);
   const run = requireActiveRun(store.state, runInput);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const id = nextEntryId(run, facts);
