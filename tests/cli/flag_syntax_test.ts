@@ -3,24 +3,21 @@
  * prefixes (allow_abbrev) and `type=int` values read like Python's int(),
  * negative numbers included, which then meet each verb's own range check.
  */
-import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  expectRefused,
+  hashTree,
+  must,
+  newSubject,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-
-async function must(root: string, args: string[]): Promise<string> {
-  const result = await bimri(root, args);
-  assertEquals(result.code, 0, `${args.join(" ")} failed: ${result.stderr}${result.stdout}`);
-  return result.stdout;
-}
 
 /** Runs each refused command and asserts exit 2, its message, and that the store did not change. */
 async function refused(root: string, cases: [string[], RegExp][]): Promise<void> {
-  const before = hashTree(root);
-  for (const [args, message] of cases) {
-    const result = await bimri(root, args);
-    assertEquals(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
-    assertMatch(result.stderr, message, args.join(" "));
-  }
-  assertEquals(diffTrees(before, hashTree(root)), null, "a refused command wrote");
+  for (const [args, message] of cases) await expectRefused(root, args, message);
 }
 
 Deno.test("long flags may be shortened to any unambiguous prefix, on every verb", async () => {
@@ -105,18 +102,7 @@ function needleStore(): Promise<string> {
     const run = await startRun(root);
     for (let n = 1; n <= 11; n++) {
       const key = `needle.n${String(n).padStart(2, "0")}`;
-      await must(root, [
-        "propose",
-        "--run",
-        run,
-        "--tier",
-        "2",
-        "--new-subject",
-        "--key",
-        key,
-        "--text",
-        `Needle ${n}.`,
-      ]);
+      await must(root, newSubject(run, key, `Needle ${n}.`));
     }
     await must(root, ["close", "--run", run, "--outcome", "success", "--summary", "Seeded."]);
     return root;

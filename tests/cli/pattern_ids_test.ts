@@ -13,6 +13,7 @@ import {
   diffTrees,
   expectOk,
   hashTree,
+  newSubject,
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
@@ -25,14 +26,14 @@ function pattern(root: string, proposal: string): unknown {
     .pattern_id;
 }
 
-function tier3(run: string, key: string, text: string, newSubject = true): string[] {
+function tier3(run: string, key: string, text: string, fresh = true): string[] {
   return [
     "propose",
     "--run",
     run,
     "--tier",
     "3",
-    ...(newSubject ? ["--new-subject"] : []),
+    ...(fresh ? ["--new-subject"] : []),
     "--key",
     key,
     "--text",
@@ -80,18 +81,7 @@ Deno.test("deleted, corrupt or stale pattern records give the same IDs as a full
   expectOk(await bimri(root, tier3(run, "pat.two", "Pattern two.")), "propose");
   // A Tier 2 proposal file moves the record along without any Tier 3 scan.
   expectOk(
-    await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "ops.retry",
-      "--text",
-      "Retry once.",
-    ]),
+    await bimri(root, newSubject(run, "ops.retry", "Retry once.")),
     "tier 2 propose",
   );
   const cache = JSON.parse(Deno.readTextFileSync(join(root, CACHE)));

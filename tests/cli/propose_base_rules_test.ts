@@ -5,23 +5,13 @@
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import {
   bimri,
-  diffTrees,
   expectOk,
-  hashTree,
+  expectRefused,
   newSubject,
   readStoreJson,
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
-
-/** Runs a propose that must be refused with `pattern`, and proves nothing changed. */
-async function refusedUnchanged(root: string, args: string[], pattern: RegExp): Promise<void> {
-  const before = hashTree(root);
-  const result = await bimri(root, args);
-  assertEquals(result.code, 2, `${args.join(" ")}: ${result.stdout}`);
-  assertMatch(result.stderr, pattern);
-  assertEquals(diffTrees(before, hashTree(root)), null);
-}
 
 Deno.test("touch and close keep the base entry's tier: another --tier is refused", async () => {
   const root = await tempStore("bimri-propose-tier-");
@@ -49,22 +39,22 @@ Deno.test("touch and close keep the base entry's tier: another --tier is refused
   const other = await startRun(root, "claude");
   const close = ["propose", "--run", other, "--operation", "close"];
   // A close posing as Tier 2 used to remove the Tier 3 pattern from memory.
-  await refusedUnchanged(
+  await expectRefused(
     root,
     [...close, "--key", "pat.a", "--tier", "2"],
     /close tier does not match its immutable base entry \(Tier 3\)/,
   );
-  await refusedUnchanged(
+  await expectRefused(
     root,
     [...close, "--key", "pat.a"],
     /Tier 3 currently supports set proposals only/,
   );
-  await refusedUnchanged(
+  await expectRefused(
     root,
     ["propose", "--run", other, "--operation", "touch", "--key", "work.a", "--tier", "1"],
     /touch tier does not match its immutable base entry \(Tier 2\)/,
   );
-  await refusedUnchanged(
+  await expectRefused(
     root,
     [...close, "--key", "core.a", "--tier", "2", "--source", "user", "--trust", "confirmed"],
     /close tier does not match its immutable base entry \(Tier 1\)/,
@@ -102,7 +92,7 @@ Deno.test("a stale --target on a hot key binds to the key's entry; another key's
   const proposal = readStoreJson(root, `proposals/${staged.stdout.trim()}.json`);
   assertEquals(proposal.target_id === oldId, false);
   assertMatch(String(proposal.target_id), new RegExp(`^${first}-E\\d{3}$`));
-  await refusedUnchanged(
+  await expectRefused(
     root,
     ["propose", "--run", second, "--key", "work.a", "--target", `${first}-E002`, "--text", "X."],
     /target R\d{6}-E002 belongs to key work\.b, not work\.a/,

@@ -6,26 +6,17 @@
 import { join } from "node:path";
 import {
   bimri,
-  type CliOptions,
   type CliResult,
   diffTrees,
   hashTree,
+  must,
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
+
+export { must };
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { canonicalJson, type JsonValue } from "../../engine/store/canonical_json.ts";
-
-/** Runs a command that must succeed and returns its stdout. */
-export async function must(
-  root: string,
-  args: string[],
-  options: CliOptions = {},
-): Promise<string> {
-  const result = await bimri(root, args, options);
-  assertEquals(result.code, 0, `${args.join(" ")} failed: ${result.stderr}${result.stdout}`);
-  return result.stdout;
-}
 
 /** Runs a retrieval command and asserts that no file under `root` changed, appeared or vanished. */
 export async function retrieve(root: string, args: string[]): Promise<CliResult> {

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
+import { assertEquals, assertMatch } from "./assert.ts";
 
 /** Absolute path of the repository's main.ts. */
 export const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -152,6 +153,28 @@ export async function copyStore(root: string): Promise<string> {
   const out = await new Deno.Command("cp", { args: ["-a", `${root}/.`, copy] }).output();
   if (!out.success) throw new Error(`cp -a ${root} failed`);
   return copy;
+}
+
+/** Runs `bimri --root <root> ...args`, which must exit 0, and returns its stdout. */
+export async function must(
+  root: string,
+  args: string[],
+  options: CliOptions = {},
+): Promise<string> {
+  const result = await bimri(root, args, options);
+  if (result.code !== 0) {
+    throw new Error(`${args.join(" ")} failed (${result.code}): ${result.stderr}${result.stdout}`);
+  }
+  return result.stdout;
+}
+
+/** Runs a command that must be refused (exit 2, stderr matching `message`) and change no file under `root`. */
+export async function expectRefused(root: string, args: string[], message: RegExp): Promise<void> {
+  const before = hashTree(root);
+  const result = await bimri(root, args);
+  assertEquals(result.code, 2, `${args.join(" ")}: ${result.stdout}${result.stderr}`);
+  assertMatch(result.stderr, message, args.join(" "));
+  assertEquals(diffTrees(before, hashTree(root)), null, `${args.join(" ")} wrote`);
 }
 
 /** Returns `result` when the command exited 0; otherwise fails the test naming `what`. */

@@ -5,7 +5,7 @@
  * than replaying the CLI).
  */
 import { join } from "node:path";
-import { bimri, newSubject, startRun, tempStore } from "./cli.ts";
+import { must, newSubject, startRun, tempStore } from "./cli.ts";
 
 /** IDs of the records the healthy store holds. */
 export type HealthyStore = {
@@ -17,12 +17,6 @@ export type HealthyStore = {
   /** Active run whose Q001 is the contested candidate of C000001. */
   loserRun: string;
 };
-
-async function must(root: string, args: string[]): Promise<string> {
-  const r = await bimri(root, args);
-  if (r.code !== 0) throw new Error(`${args.join(" ")} failed: ${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
 
 /** Builds the healthy store through the CLI. */
 export async function buildHealthyStore(): Promise<HealthyStore> {
