@@ -65,8 +65,9 @@ export function closeRun(
   if (!facts.closed) appendClosure(store.paths, run, outcome, summary, closedAt);
   const state = store.state;
   const entry = state.active_runs[run];
-  if (entry?.session_key && state.session_runs[entry.session_key] === run) {
-    delete state.session_runs[entry.session_key];
+  const session = entry?.session_key;
+  if (typeof session === "string" && session && state.session_runs[session] === run) {
+    delete state.session_runs[session];
   }
   delete state.active_runs[run];
   state.last_closed_at = closedAt;

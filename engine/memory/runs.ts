@@ -9,7 +9,7 @@ import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import { lineRunRefs } from "../model/hot.ts";
-import type { State } from "../model/state.ts";
+import type { ActiveRun, State } from "../model/state.ts";
 import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
@@ -73,11 +73,25 @@ export function orphanCandidates(
   return Object.entries(state.active_runs)
     .filter(([id, run]) => {
       if (id === current) return false;
-      const last = parseTimestamp(run.last_activity_at || run.started_at);
-      return Number.isFinite(last) && last < limit;
+      const last = lastSeen(run);
+      return last === undefined || last < limit;
     })
     .map(([id]) => id)
     .sort();
+}
+
+/**
+ * When a run was last seen: its `last_activity_at`, else its `started_at`,
+ * whichever first reads as a UTC timestamp. A run with neither (a hand-edited
+ * entry) has no last-seen time and counts as idle, as in the reference.
+ */
+function lastSeen(run: ActiveRun): number | undefined {
+  for (const value of [run.last_activity_at, run.started_at]) {
+    if (typeof value !== "string") continue;
+    const at = parseTimestamp(value);
+    if (Number.isFinite(at)) return at;
+  }
+  return undefined;
 }
 
 /** A harness session name, checked as the reference checks it; returns it trimmed. */

@@ -6,15 +6,21 @@ import { BimriError } from "../errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import { ACTOR, ANY_ENTRY_ID, KEY, PROPOSAL_ID, RUN_ID } from "./ids.ts";
-import { DATE, TIMESTAMP } from "./time.ts";
+import { DATE } from "./time.ts";
 
-/** One open run. */
+/**
+ * One open run. Only `actor` and `base_revision` are load-bearing; the
+ * timestamps and session key are kept exactly as found (a hand-edited
+ * entry without them still loads, as in the reference), and any other
+ * field rides along untouched.
+ */
 export type ActiveRun = {
   actor: string;
   base_revision: number;
-  started_at: string;
-  last_activity_at: string;
-  session_key: string | null;
+  started_at?: JsonValue;
+  last_activity_at?: JsonValue;
+  session_key?: JsonValue;
+  [field: string]: JsonValue | undefined;
 };
 
 /** A current Tier 2 subject held outside the hot view. */
@@ -42,8 +48,10 @@ export type State = {
   session_runs: Record<string, string>;
   run_dates: Record<string, string>;
   cold_current: Record<string, ColdRecord>;
-  last_started_at: string | null;
-  last_closed_at: string | null;
+  /** Kept as found: the reference neither checks nor reads it. */
+  last_started_at: JsonValue;
+  /** Kept as found: the reference neither checks nor reads it. */
+  last_closed_at: JsonValue;
   prune_policy: string;
   tier1_max: number;
   tier2_max: number;
@@ -129,13 +137,6 @@ function str(obj: JsonObject, field: string): string {
   return v;
 }
 
-function tsOrNull(obj: JsonObject, field: string): string | null {
-  const v = obj[field];
-  if (v === null) return null;
-  if (typeof v !== "string" || !TIMESTAMP.test(v)) fail(`${field} must be a UTC timestamp or null`);
-  return v;
-}
-
 function objectField(obj: JsonObject, field: string): JsonObject {
   const v = obj[field];
   if (!isJsonObject(v)) fail(`${field} must be an object`);
@@ -146,28 +147,11 @@ function parseActiveRun(run: string, value: JsonValue): ActiveRun {
   if (!RUN_ID.test(run) || !isJsonObject(value)) fail(`active_runs.${run} is malformed`);
   const actor = value.actor;
   const base = value.base_revision;
-  const started = value.started_at;
-  const last = value.last_activity_at ?? started;
-  const session = value.session_key ?? null;
   if (typeof actor !== "string" || !ACTOR.test(actor)) fail(`active_runs.${run}.actor`);
   if (typeof base !== "number" || !Number.isInteger(base) || base < 0) {
     fail(`active_runs.${run}.base_revision`);
   }
-  if (typeof started !== "string" || !TIMESTAMP.test(started)) {
-    fail(`active_runs.${run}.started_at`);
-  }
-  if (typeof last !== "string" || !TIMESTAMP.test(last)) {
-    fail(`active_runs.${run}.last_activity_at`);
-  }
-  if (session !== null && typeof session !== "string") fail(`active_runs.${run}.session_key`);
-  // Canonical (sorted) field order: saving state copies nothing.
-  return {
-    actor,
-    base_revision: base,
-    last_activity_at: last,
-    session_key: session,
-    started_at: started,
-  };
+  return { ...value, actor, base_revision: base };
 }
 
 function parseCold(key: string, value: JsonValue): ColdRecord {
@@ -298,8 +282,8 @@ export function parseState(raw: JsonValue, ownWrite = false): State {
     head_revision: int(raw, "head_revision", 0, 999999),
     head_hash: headHash as string | null,
     ...maps,
-    last_started_at: tsOrNull(raw, "last_started_at"),
-    last_closed_at: tsOrNull(raw, "last_closed_at"),
+    last_started_at: raw.last_started_at,
+    last_closed_at: raw.last_closed_at,
     prune_policy: "archive_only",
     tier1_max: int(raw, "tier1_max", 0),
     tier2_max: int(raw, "tier2_max", 0),

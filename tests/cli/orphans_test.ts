@@ -79,3 +79,41 @@ Deno.test("run_dates stays bounded while keeping active runs", async () => {
   assertEquals(runs.includes("R000050"), false);
   assertEquals(runs.length, 501);
 });
+
+Deno.test("a hand-edited active run without timestamps still loads, is an orphan candidate, and closes", async () => {
+  const root = await tempStore();
+  await bimri(root, ["start", "--actor", "old", "--session", "s9"]);
+  await bimri(root, ["start", "--actor", "other"]);
+  const path = `${root}/.bimri/state.json`;
+  const state = JSON.parse(Deno.readTextFileSync(path));
+  delete state.active_runs.R000001.started_at;
+  delete state.active_runs.R000001.last_activity_at;
+  state.active_runs.R000002.last_activity_at = "yesterday-ish";
+  state.active_runs.R000002.note = "kept as found";
+  state.last_closed_at = "not a timestamp";
+  Deno.writeTextFileSync(path, JSON.stringify(state, null, 2) + "\n");
+  // R000002's unreadable last_activity_at falls back to its fresh started_at.
+  const brief = await bimri(root, ["start", "--actor", "codex"]);
+  assertEquals(brief.code, 0, brief.stderr);
+  assertMatch(brief.stdout, /^ORPHAN CANDIDATES \(never auto-closed\): R000001$/m);
+  const journal = await bimri(root, ["journal", "--run", "R000002", "--text", "still here"]);
+  assertEquals(journal.code, 0, journal.stderr);
+  const kept = JSON.parse(Deno.readTextFileSync(path)).active_runs.R000002;
+  assertEquals(kept.note, "kept as found");
+  assertMatch(kept.last_activity_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  const closed = await bimri(root, [
+    "close",
+    "--actor",
+    "old",
+    "--session",
+    "s9",
+    "--summary",
+    "done",
+  ]);
+  assertEquals(closed.code, 0, closed.stderr);
+  const after = JSON.parse(Deno.readTextFileSync(path));
+  assertEquals(Object.keys(after.active_runs).sort(), ["R000002", "R000003"]);
+  assertEquals(after.session_runs, {});
+  const doctor = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
+});
