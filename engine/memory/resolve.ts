@@ -51,6 +51,24 @@ export type ResolveOutcome = {
 const CHANGED_MESSAGE =
   "memory changed after this question was raised. Ask the agent to review the latest state before resolving it.";
 
+/**
+ * Whether a resolved record choosing the close `candidate` can be proven by
+ * the reference engine. It proves a chosen close only through the archive row
+ * of the conflict's live line, and only for a close whose own base was that
+ * very line. A close in a stale-base conflict was based on an older value, so
+ * the reference cannot prove it (it fails its own resolve there, and it treats
+ * such a record written by another engine as damaged authority and pauses
+ * every shared write). bimri therefore never writes one.
+ */
+function referenceProvesClose(candidate: CandidateProposal, conflict: ConflictRecord): boolean {
+  return candidate.operation !== "close" ||
+    (conflict.current_line !== null && candidate.base_hash === lineHash(conflict.current_line));
+}
+
+function unprovableCloseMessage(conflict: ConflictRecord, candidate: CandidateProposal): string {
+  return `${candidate.proposal_id} closes ${conflict.key} from an older value, and a resolution choosing it cannot be verified by the reference engine, which would then pause shared writes on this store. Choose current or dismiss instead; to remove ${conflict.key}, start a run and propose the close against the live value: bimri propose --run <run> --operation close --key ${conflict.key}`;
+}
+
 /** Decision fields a resolution adds when it finalizes a contested candidate. */
 function finalizedDecision(
   decision: JsonObject,
@@ -315,6 +333,14 @@ export function resolveConflict(
   if (candidate !== null && !PROPOSAL_ID.test(candidate.proposal_id)) {
     throw new BimriError("store-corrupt", `proposal ${choice} is malformed; run doctor.`);
   }
+  if (candidate !== null && !referenceProvesClose(candidate, conflict)) {
+    throw new BimriError(
+      "refused",
+      existing?.status === "applying"
+        ? `${conflictId} stays applying ${choice}: ${unprovableCloseMessage(conflict, candidate)}`
+        : unprovableCloseMessage(conflict, candidate),
+    );
+  }
 
   // Recovery: an interrupted attempt whose effect is proven finishes without
   // being applied twice.
@@ -419,7 +445,10 @@ export function finalizeCommittedResolutions(store: Store): string[] {
     if (!PROPOSAL_ID.test(choice) || intended > store.state.head_revision) continue;
     const conflict = readConflict(store, id);
     if (!conflict || !conflict.proposal_ids.includes(choice)) continue;
-    if (!chosenEffectAtHead(store, conflict, readCandidate(store, choice))) continue;
+    const candidate = readCandidate(store, choice);
+    // An unprovable close the reference left applying stays as it left it.
+    if (!referenceProvesClose(candidate, conflict)) continue;
+    if (!chosenEffectAtHead(store, conflict, candidate)) continue;
     complete(store, conflict, record, intended);
     finished.push(id);
   }

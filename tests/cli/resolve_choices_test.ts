@@ -2,7 +2,8 @@
  * `resolve`: every choice (a candidate, current, dismiss), the record
  * lifecycle and decision finalization, the --human-approved refusal, unknown
  * conflicts and choices, idempotent repeats, a Concurrent removal resolved by
- * its close candidate (where the reference gets stuck), and a Recovery review.
+ * its close candidate (refused: the reference cannot verify it), and a
+ * Recovery review.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
@@ -203,7 +204,7 @@ Deno.test("current keeps the live value and dismiss closes the question; both wr
   }
 });
 
-Deno.test("a Concurrent removal resolved by its close candidate completes (the reference gets stuck here)", async () => {
+Deno.test("a Concurrent removal's close candidate cannot be chosen (the reference could not verify it); current, then a fresh close, removes the key", async () => {
   const c = await conflicted("z.item", [["--operation", "close"]], ["--text", "Item v2 from a."]);
   try {
     const { root, losers, conflict } = c;
@@ -213,34 +214,34 @@ Deno.test("a Concurrent removal resolved by its close candidate completes (the r
       new RegExp(`^MEMORY CONFLICT ${conflict} — Concurrent removal$`, "m"),
     );
     assertMatch(review.stdout, /^Action: remove\/archive$/m);
-    const live = json(root, `conflicts/${conflict}.json`).current_line as string;
-    const head = json(root, "state.json").head_revision as number;
 
-    const r = ok(
-      await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]),
-      "resolve close",
-    );
-    assertEquals(r.stdout, `BIMRI: ${conflict} resolved with ${losers[0]}.\n`);
-    const resolution = json(root, `resolutions/${conflict}.json`);
-    assertEquals(resolution.status, "resolved");
-    assertEquals(resolution.archived_raw, live);
-    assertEquals(resolution.revision_after, head + 1);
-    assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "accepted");
-    assert(!Deno.readTextFileSync(join(root, "bimri.md")).includes("[K:z.item]"), "key removed");
-    const archive = [...Deno.readDirSync(join(root, ".bimri", "archive"))]
-      .map((e) => Deno.readTextFileSync(join(root, ".bimri", "archive", e.name))).join("");
+    const before = hashTree(root);
+    const refused = await bimri(root, [
+      "resolve",
+      conflict,
+      "--choose",
+      losers[0],
+      "--human-approved",
+    ]);
+    assertEquals(refused.code, 2);
     assertMatch(
-      archive,
-      new RegExp(
-        `\\[BY:${losers[0]}\\] \\[closed\\] ${live.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`,
-      ),
+      refused.stderr,
+      /^BIMRI ERROR: R\d{6}-Q001 closes z\.item from an older value, .*Choose current or dismiss instead; .*propose --run <run> --operation close --key z\.item$/m,
     );
-    // A retry reports the finished answer instead of refusing.
-    const again = ok(
-      await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]),
-      "retry",
+    assertEquals(diffTrees(before, hashTree(root)), null, "a refused choice writes nothing");
+
+    ok(
+      await bimri(root, ["resolve", conflict, "--choose", "current", "--human-approved"]),
+      "resolve current",
     );
-    assertEquals(again.stdout, `BIMRI: ${conflict} already resolved as ${losers[0]}.\n`);
+    assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "noop");
+    const owner = await startRun(root, "owner");
+    ok(
+      await bimri(root, ["propose", "--run", owner, "--operation", "close", "--key", "z.item"]),
+      "fresh close",
+    );
+    ok(await bimri(root, ["close", "--run", owner]), "owner close");
+    assert(!Deno.readTextFileSync(join(root, "bimri.md")).includes("[K:z.item]"), "key removed");
     assertEquals((await bimri(root, ["doctor"])).code, 0);
   } finally {
     await Deno.remove(c.root, { recursive: true });
