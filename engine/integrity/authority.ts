@@ -42,9 +42,11 @@
  *    `.bimri/audit-integrity-summary.json`, holds the lstat fingerprints
  *    (inode, size, mtime, ctime) of the five authority folders (proposals,
  *    decisions, conflicts, resolutions, log) plus run_count, conflict_count,
- *    the active runs with their bases and the IDs of held decisions (which
+ *    the active runs with their bases, the IDs of held decisions (which
  *    retrieval lists without reading every decision while the decisions
- *    folder is unchanged; see summary.ts), written only when a check found the
+ *    folder is unchanged; see summary.ts) and of applying resolutions (which
+ *    sync and close finish without reading every resolution), written only
+ *    when a check found the
  *    store healthy and the engine's own successful write (start, propose,
  *    sync, close) then refreshed it before releasing the lock. A check whose
  *    folder fingerprints and state facts all match trusts that no record was
@@ -605,6 +607,8 @@ type HealthBasis = {
   cache: CacheDoc | null;
   /** Held decision IDs when the operation began. */
   held: Set<string>;
+  /** Applying resolution IDs when the operation began, less those it finished. */
+  applying: Set<string>;
 };
 
 /** Per loaded store (one per `withStore`): proven healthy, with what the refresh needs. */
@@ -660,6 +664,31 @@ function heldOf(facts: AuthorityFacts): Set<string> {
   const held = new Set<string>();
   for (const [id, d] of facts.records.decision) if (d.outcome === "held") held.add(id);
   return held;
+}
+
+function applyingOf(facts: AuthorityFacts): Set<string> {
+  const applying = new Set<string>();
+  for (const [id, r] of facts.records.resolution) if (r.status === "applying") applying.add(id);
+  return applying;
+}
+
+function basisFromSummary(summary: Summary): HealthBasis {
+  return { cache: null, held: new Set(summary.held), applying: new Set(summary.applying) };
+}
+
+/**
+ * The conflict IDs whose resolution was `applying` when this operation proved
+ * the store healthy (less those it has finished since), or null when it has
+ * not proved it: then the caller must read every resolution.
+ */
+export function knownApplyingResolutions(store: Store): string[] | null {
+  const proven = verified.get(store);
+  return proven ? [...proven.applying].sort() : null;
+}
+
+/** Finalization reports each applying resolution it completes, so the summary's list stays exact. */
+export function noteResolutionSettled(store: Store, id: string): void {
+  verified.get(store)?.applying.delete(id);
 }
 
 /** Commit's loop reports each held decision it writes, so the summary's list stays exact. */
@@ -746,7 +775,7 @@ export function cachedAuthorityIssues(
 ): AuthorityIssue[] {
   const matched = fastPath ? summaryMatches(store, ownStart) : null;
   if (matched && activeRunIssues(store).length === 0) {
-    verified.set(store, { cache: null, held: new Set(matched.held) });
+    verified.set(store, basisFromSummary(matched));
     if (persist) refreshAuthoritySummary(store);
     return [];
   }
@@ -755,7 +784,11 @@ export function cachedAuthorityIssues(
   const facts = collectFacts(store.paths, cache, new Set(Object.keys(store.state.active_runs)));
   const issues = authorityIssues(store.state, facts);
   if (issues.length === 0) {
-    verified.set(store, { cache: facts.dirty ? cache : null, held: heldOf(facts) });
+    verified.set(store, {
+      cache: facts.dirty ? cache : null,
+      held: heldOf(facts),
+      applying: applyingOf(facts),
+    });
   }
   if (persist) {
     if (facts.dirty) writeFactsCache(store.paths, cache);
@@ -785,7 +818,7 @@ export function noteAuthorityBaseline(store: Store): void {
   if (verified.has(store)) return;
   const matched = summaryMatches(store, null);
   if (matched && activeRunIssues(store).length === 0) {
-    verified.set(store, { cache: null, held: new Set(matched.held) });
+    verified.set(store, basisFromSummary(matched));
   }
 }
 
@@ -809,6 +842,7 @@ export function refreshAuthoritySummary(store: Store): void {
     conflict_count: store.state.conflict_count,
     active: activeKey(store.state),
     held: [...new Set([...proven.held, ...(heldWritten.get(store) ?? [])])].sort(),
+    applying: [...proven.applying].sort(),
   };
   const text = JSON.stringify(summary);
   if (loadSummaryText(store.paths) === text) {

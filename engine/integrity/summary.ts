@@ -1,7 +1,8 @@
 /**
  * The derived authority summary `.bimri/audit-integrity-summary.json` (see
  * authority.ts, layer 3): folder fingerprints recorded after the engine's own
- * healthy writes, plus the held decision IDs at that moment. Derived data
+ * healthy writes, plus the held decision IDs and the applying resolution IDs
+ * at that moment. Derived data
  * only: a missing, unreadable or stale summary just means the full scan.
  * Kept apart from authority.ts so read-only retrieval can use it cheaply.
  */
@@ -9,7 +10,7 @@ import { lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 
 /** Schema of the summary document. */
-export const SUMMARY_SCHEMA = 2;
+export const SUMMARY_SCHEMA = 3;
 const SUMMARY_NAME = "audit-integrity-summary.json";
 
 /** The authority folders whose entries the summary fingerprints. */
@@ -32,6 +33,11 @@ export type Summary = {
   active: string;
   /** IDs of every decision whose outcome is `held`, sorted. */
   held: string[];
+  /**
+   * IDs of every resolution whose status is `applying`, sorted: sync and
+   * close finish a committed one without reading every resolution.
+   */
+  applying: string[];
 };
 
 /** An lstat fingerprint: type, inode, size, mtime and ctime. */
@@ -82,7 +88,7 @@ export function loadSummary(paths: StorePaths): Summary | null {
     const doc = JSON.parse(text) as Summary;
     if (
       doc?.schema !== SUMMARY_SCHEMA || typeof doc.folders !== "object" || !doc.folders ||
-      !Array.isArray(doc.held)
+      !Array.isArray(doc.held) || !Array.isArray(doc.applying)
     ) {
       return null;
     }

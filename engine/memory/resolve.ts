@@ -19,6 +19,7 @@ import { plannedRevisionNumber } from "../store/store.ts";
 import { replaceRecord } from "../store/records.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
+import { knownApplyingResolutions, noteResolutionSettled } from "../integrity/authority.ts";
 import {
   type CandidateProposal,
   candidateSetMatches,
@@ -257,6 +258,7 @@ function complete(
     revision_after: revisionAfter,
   };
   replaceRecord(store.paths.resolution(conflict.conflict_id), resolved);
+  noteResolutionSettled(store, conflict.conflict_id);
   faultPoint("resolve-resolved-written");
   finalizeCandidateDecisions(store, conflict, resolved);
   invalidateAuditWitness(store.paths);
@@ -434,9 +436,13 @@ export function resolveConflict(
  */
 export function finalizeCommittedResolutions(store: Store): string[] {
   const finished: string[] = [];
-  for (const name of listNames(store.paths.folder("resolutions"))) {
-    const id = name.replace(/\.json$/, "");
-    if (!name.endsWith(".json") || !/^C[0-9]{6}$/.test(id)) continue;
+  // The health check that preceded this knows which resolutions are applying
+  // (usually none), so the everyday path reads no resolution history.
+  const candidates = knownApplyingResolutions(store) ??
+    listNames(store.paths.folder("resolutions"))
+      .filter((name) => /^C[0-9]{6}\.json$/.test(name))
+      .map((name) => name.slice(0, -5)).sort();
+  for (const id of candidates) {
     const record = readResolution(store, id);
     if (!record || record.status !== "applying") continue;
     const intended = record.intended_revision_after;

@@ -206,6 +206,32 @@ Deno.test("crash after the head moved: the retry finalizes the proven effect wit
   }
 });
 
+Deno.test("crash after the head moved: the next sync with pending work finalizes the answer, known from the derived summary", async () => {
+  const t = await fresh();
+  try {
+    const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
+      env: { BIMRI_FAULT: "resolve-effect-committed" },
+    });
+    assertEquals(crash.code, 86);
+    // start re-proves the store and records the applying resolution in the summary.
+    await startRun(t.root, "later");
+    const summaryPath = join(t.root, ".bimri", "audit-integrity-summary.json");
+    assertEquals(JSON.parse(Deno.readTextFileSync(summaryPath)).applying, [t.conflict]);
+    ok(await bimri(t.root, newSubject(t.spare, "task.other", "Other.")), "spare propose");
+    const sync = ok(await bimri(t.root, ["sync", "--run", t.spare]), "spare sync");
+    assertMatch(sync.stdout, /^BIMRI: synced /m);
+    const resolution = json(t.root, `resolutions/${t.conflict}.json`);
+    assertEquals(resolution.status, "resolved");
+    assertEquals(resolution.revision_after, t.head + 1);
+    assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
+    assertEquals(json(t.root, `decisions/${t.losers[1]}.json`).outcome, "noop");
+    assertEquals(JSON.parse(Deno.readTextFileSync(summaryPath)).applying, []);
+    assertEquals((await bimri(t.root, ["doctor", "--read-only"])).code, 0);
+  } finally {
+    await Deno.remove(t.root, { recursive: true });
+  }
+});
+
 Deno.test("crash after the resolved record or mid-finalization: a repeat finalizes every decision", async () => {
   for (const point of ["resolve-resolved-written", "resolve-first-decision-finalized"]) {
     const t = await fresh();
