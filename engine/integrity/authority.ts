@@ -686,7 +686,12 @@ export function knownApplyingResolutions(store: Store): string[] | null {
   return proven ? [...proven.applying].sort() : null;
 }
 
-/** Finalization reports each applying resolution it completes, so the summary's list stays exact. */
+/** Resolve reports each resolution it writes `applying`, so the list stays exact. */
+export function noteResolutionApplying(store: Store, id: string): void {
+  verified.get(store)?.applying.add(id);
+}
+
+/** Each resolution written `resolved` or `failed` is reported, so the list stays exact. */
 export function noteResolutionSettled(store: Store, id: string): void {
   verified.get(store)?.applying.delete(id);
 }

@@ -12,6 +12,7 @@ import type { JsonObject } from "../store/canonical_json.ts";
 import { createRecord, readRecord, replaceRecord } from "../store/records.ts";
 import { saveState, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
+import { trackMentions } from "./proposal_mentions.ts";
 
 /** Key used by manual-edit recovery reviews. */
 export const MANUAL_EDIT_KEY = "manual.bimri";
@@ -77,11 +78,12 @@ export function raiseStaleBaseConflict(
     const ids = (record.proposal_ids as string[]) ?? [];
     if (!ids.includes(candidateId)) {
       const hashes = { ...(record.proposal_hashes as JsonObject), [candidateId]: candidateHash };
-      replaceRecord(path, {
-        ...record,
-        proposal_ids: [...ids, candidateId],
-        proposal_hashes: hashes,
-      });
+      trackMentions(store.paths, path, () =>
+        replaceRecord(path, {
+          ...record,
+          proposal_ids: [...ids, candidateId],
+          proposal_hashes: hashes,
+        }));
     }
     return { conflictId: existing, created: false };
   }
@@ -91,19 +93,21 @@ export function raiseStaleBaseConflict(
     extra.current_archive_proposal_id = live.archiveProposalId ?? null;
     extra.current_archive_date = live.archiveDate ?? null;
   }
-  createRecord(store.paths.conflict(id), {
-    bimri_version: AUTHORITY_FORMAT,
-    conflict_id: id,
-    created_at: utcTimestamp(),
-    current_hash: currentHash,
-    current_line: live.line,
-    extra,
-    key,
-    proposal_hashes: { [candidateId]: candidateHash },
-    proposal_ids: [candidateId],
-    question: staleBaseQuestion(key),
-    type: "stale-base",
-  });
+  const path = store.paths.conflict(id);
+  trackMentions(store.paths, path, () =>
+    createRecord(path, {
+      bimri_version: AUTHORITY_FORMAT,
+      conflict_id: id,
+      created_at: utcTimestamp(),
+      current_hash: currentHash,
+      current_line: live.line,
+      extra,
+      key,
+      proposal_hashes: { [candidateId]: candidateHash },
+      proposal_ids: [candidateId],
+      question: staleBaseQuestion(key),
+      type: "stale-base",
+    }));
   store.state.conflict_count = Math.max(store.state.conflict_count, n);
   saveState(store.paths, store.state);
   return { conflictId: id, created: true };
@@ -126,27 +130,30 @@ export function raiseManualEditConflict(
     if (!files.includes(recoveryFile)) {
       files.push(recoveryFile);
       files.sort();
-      replaceRecord(path, {
-        ...record,
-        extra: { ...extra, recovery_file: files[0], recovery_files: files },
-      });
+      trackMentions(store.paths, path, () =>
+        replaceRecord(path, {
+          ...record,
+          extra: { ...extra, recovery_file: files[0], recovery_files: files },
+        }));
     }
     return { conflictId: existing, created: false };
   }
   const { id, n } = allocateConflictId(store);
-  createRecord(store.paths.conflict(id), {
-    bimri_version: AUTHORITY_FORMAT,
-    conflict_id: id,
-    created_at: utcTimestamp(),
-    current_hash: "absent",
-    current_line: null,
-    extra: { recovery_file: recoveryFile, recovery_files: [recoveryFile] },
-    key: MANUAL_EDIT_KEY,
-    proposal_hashes: {},
-    proposal_ids: [],
-    question: MANUAL_EDIT_QUESTION,
-    type: "manual-edit",
-  });
+  const path = store.paths.conflict(id);
+  trackMentions(store.paths, path, () =>
+    createRecord(path, {
+      bimri_version: AUTHORITY_FORMAT,
+      conflict_id: id,
+      created_at: utcTimestamp(),
+      current_hash: "absent",
+      current_line: null,
+      extra: { recovery_file: recoveryFile, recovery_files: [recoveryFile] },
+      key: MANUAL_EDIT_KEY,
+      proposal_hashes: {},
+      proposal_ids: [],
+      question: MANUAL_EDIT_QUESTION,
+      type: "manual-edit",
+    }));
   store.state.conflict_count = Math.max(store.state.conflict_count, n);
   saveState(store.paths, store.state);
   return { conflictId: id, created: true };

@@ -6,6 +6,7 @@
 import { parseAnyEntry, parseView } from "../model/hot.ts";
 import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
 import { listNames } from "../store/files.ts";
+import { knownApplyingResolutions } from "../integrity/authority.ts";
 import { readRecord } from "../store/records.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import { humanConfirmed, proposalEquivalent } from "./effect.ts";
@@ -14,19 +15,23 @@ import { coldRecordOf } from "../model/state.ts";
 
 /**
  * True when an owner resolution on `key` is `applying` and its chosen effect
- * is not committed yet (later same-key intents are held meanwhile). Reads the
- * resolutions folder, which holds one small file per answered conflict.
+ * is not committed yet (later same-key intents are held meanwhile).
  */
 export function ownerResolutionInProgress(store: Store, key: string): boolean {
-  for (const name of listNames(store.paths.folder("resolutions"))) {
-    const m = /^(C[0-9]{6})\.json$/.exec(name);
-    if (!m) continue;
-    const record = readRecord(store.paths.resolution(m[1]), `resolution ${m[1]}`);
+  // A command that proved the store healthy knows the applying resolutions
+  // (usually none); otherwise every resolution is read.
+  const ids = knownApplyingResolutions(store) ??
+    listNames(store.paths.folder("resolutions")).flatMap((name) => {
+      const m = /^(C[0-9]{6})\.json$/.exec(name);
+      return m ? [m[1]] : [];
+    });
+  for (const id of ids) {
+    const record = readRecord(store.paths.resolution(id), `resolution ${id}`);
     const r = record?.value;
     if (!r || r.status !== "applying" || typeof r.choice !== "string") continue;
     const candidates = Array.isArray(r.proposal_ids) ? r.proposal_ids : [];
     if (!candidates.includes(r.choice) || typeof r.intended_revision_after !== "number") continue;
-    const conflict = readRecord(store.paths.conflict(m[1]), `conflict ${m[1]}`)?.value;
+    const conflict = readRecord(store.paths.conflict(id), `conflict ${id}`)?.value;
     if (!conflict || !isJsonObject(conflict) || conflict.key !== key) continue;
     if (!chosenEffectCommitted(store, r, key)) return true;
   }

@@ -22,11 +22,17 @@ import { codePointLength, lineHash, pyStrip, sha256Hex } from "../model/text.ts"
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
 import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/authority.ts";
-import { appendLine, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { appendLine, lstatOrNull } from "../store/files.ts";
 import { createRecord } from "../store/records.ts";
 import { invalidateAuditWitness, readRevision, saveState, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../versions.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
+import {
+  highestMentionOf,
+  type ProposalMentions,
+  readProposalMentions,
+  recordScannedMentions,
+} from "./proposal_mentions.ts";
 import {
   afterProposalWrite,
   beforeProposalWrite,
@@ -164,8 +170,15 @@ function baseGeneration(
   };
 }
 
-/** Next proposal number of `run` (formats section 2). */
-function nextProposalId(store: Store, run: string, markers: string[]): string {
+/**
+ * Next proposal number of `run` (formats section 2), with the conflict and
+ * resolution mentions it read (to record once the proposal is written).
+ */
+function nextProposalId(
+  store: Store,
+  run: string,
+  markers: string[],
+): { id: string; mentions: ProposalMentions } {
   let highest = 0;
   for (const id of runProposalIds(store.paths, run, markers)) {
     highest = Math.max(highest, Number(id.slice(-3)));
@@ -178,17 +191,10 @@ function nextProposalId(store: Store, run: string, markers: string[]): string {
     if (lstatOrNull(store.paths.decision(formatProposalId(run, n))) === null) break;
     highest = n;
   }
-  // Every word-bounded mention in conflicts and resolutions (bounded by the number of conflicts).
-  const mention = new RegExp(`\\b${run}-Q([0-9]{3})\\b`, "g");
-  for (const folder of ["conflicts", "resolutions"]) {
-    for (const name of listNames(store.paths.folder(folder))) {
-      if (!/^C[0-9]{6}\.json$/.test(name)) continue;
-      const bytes = readBytesOrNull(`${store.paths.folder(folder)}/${name}`);
-      if (bytes === null) continue;
-      const text = new TextDecoder().decode(bytes);
-      for (const m of text.matchAll(mention)) highest = Math.max(highest, Number(m[1]));
-    }
-  }
+  // Every word-bounded mention in conflicts and resolutions (a derived cache
+  // answers while neither folder changed; see proposal_mentions.ts).
+  const mentions = readProposalMentions(store.paths);
+  highest = Math.max(highest, highestMentionOf(mentions, run));
   const n = highest + 1;
   if (n > 999) {
     throw new BimriError(
@@ -196,7 +202,7 @@ function nextProposalId(store: Store, run: string, markers: string[]): string {
       `${run} has exhausted its 999 proposal IDs; close it and start a new run.`,
     );
   }
-  return formatProposalId(run, n);
+  return { id: formatProposalId(run, n), mentions };
 }
 
 /**
@@ -302,7 +308,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
 
   const log = scanRunLog(run, readRunLog(store.paths, run));
   const existingIds = runProposalIds(store.paths, run, log.proposalMarkers);
-  const proposalId = nextProposalId(store, run, log.proposalMarkers);
+  const { id: proposalId, mentions } = nextProposalId(store, run, log.proposalMarkers);
   if (log.maxEntry + 1 > 999) {
     throw new BimriError(
       "refused",
@@ -438,6 +444,9 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   if (duplicate !== null) {
     return { proposal_id: duplicate, created: false, hold_reason: null, notices: sync.notices };
   }
+  // Proves the derived summary current before anything is read or written, so
+  // the checks below may use what it knows (the applying resolutions).
+  noteAuthorityBaseline(store);
   preflight(store, proposal);
   const record = proposalToJson(proposal);
   // The record is immutable once written and every later command audits it:
@@ -446,7 +455,6 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   if (problems.length > 0) throw invalid(`proposal would be invalid: ${problems.join("; ")}.`);
 
   // Durable writes: the rationale entry, the immutable proposal, then its marker.
-  noteAuthorityBaseline(store);
   invalidateAuditWitness(store.paths);
   const logPath = store.paths.log(run);
   appendLine(logPath, `[ID:${newEntryId}] [I:${importance}] ${rationale}`);
@@ -456,6 +464,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     throw new BimriError("io", `proposal ${proposalId} appeared while staging; retry propose.`);
   }
   afterProposalWrite(store.paths, patternsBefore, pattern);
+  recordScannedMentions(store.paths, mentions);
   faultPoint("after-proposal-file");
   appendLine(
     logPath,

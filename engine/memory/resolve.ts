@@ -19,7 +19,12 @@ import { plannedRevisionNumber } from "../store/store.ts";
 import { replaceRecord } from "../store/records.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
-import { knownApplyingResolutions, noteResolutionSettled } from "../integrity/authority.ts";
+import {
+  knownApplyingResolutions,
+  noteResolutionApplying,
+  noteResolutionSettled,
+} from "../integrity/authority.ts";
+import { trackMentions } from "./proposal_mentions.ts";
 import {
   type CandidateProposal,
   candidateSetMatches,
@@ -257,7 +262,8 @@ function complete(
     resolved_at: utcTimestamp(),
     revision_after: revisionAfter,
   };
-  replaceRecord(store.paths.resolution(conflict.conflict_id), resolved);
+  const path = store.paths.resolution(conflict.conflict_id);
+  trackMentions(store.paths, path, () => replaceRecord(path, resolved));
   noteResolutionSettled(store, conflict.conflict_id);
   faultPoint("resolve-resolved-written");
   finalizeCandidateDecisions(store, conflict, resolved);
@@ -398,7 +404,9 @@ export function resolveConflict(
     status: "applying",
   };
   if (candidate?.operation === "close" && live !== null) applying.archived_raw = live.raw;
-  replaceRecord(store.paths.resolution(conflictId), applying);
+  const path = store.paths.resolution(conflictId);
+  trackMentions(store.paths, path, () => replaceRecord(path, applying));
+  noteResolutionApplying(store, conflictId);
   invalidateAuditWitness(store.paths);
   faultPoint("resolve-applying-written");
 
@@ -408,12 +416,14 @@ export function resolveConflict(
       revisionAfter = commitChosen(store, candidate.proposal_id);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      replaceRecord(store.paths.resolution(conflictId), {
+      const failed: JsonObject = {
         ...applying,
         status: "failed",
         failed_at: utcTimestamp(),
         error: [...message.replace(/[\r\n\t]+/g, " ")].slice(0, 1000).join(""),
-      });
+      };
+      trackMentions(store.paths, path, () => replaceRecord(path, failed));
+      noteResolutionSettled(store, conflictId);
       throw error;
     }
     faultPoint("resolve-effect-committed");

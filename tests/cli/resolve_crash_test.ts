@@ -163,6 +163,28 @@ Deno.test("crash after the applying record: same-key intents are held, another c
   }
 });
 
+Deno.test("crash after the applying record, then a start: same-key intents are still held on the everyday fast path", async () => {
+  const t = await fresh();
+  try {
+    const crash = await bimri(t.root, resolveArgs(t, t.losers[1]), {
+      env: { BIMRI_FAULT: "resolve-applying-written" },
+    });
+    assertEquals(crash.code, 86);
+    // start re-proves the store; propose and sync then trust the derived summary.
+    await startRun(t.root, "later");
+    const p = ok(
+      await bimri(t.root, ["propose", "--run", t.spare, "--key", "task.alpha", "--text", "Later."]),
+      "spare propose",
+    ).stdout.trim();
+    ok(await bimri(t.root, ["sync", "--run", t.spare]), "spare sync");
+    assertEquals(json(t.root, `decisions/${p}.json`).reason, "owner-resolution-in-progress");
+    ok(await bimri(t.root, resolveArgs(t, t.losers[1])), "retry");
+    assertResolvedWith(t, t.losers[1], t.head + 1);
+  } finally {
+    await Deno.remove(t.root, { recursive: true });
+  }
+});
+
 Deno.test("crash after the archive row or an orphan revision: the retry applies the effect exactly once", async () => {
   for (const point of ["after-archive", "after-revision"]) {
     const t = await fresh();
