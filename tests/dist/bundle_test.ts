@@ -23,6 +23,8 @@ const MACHINE_CACHES = new Set([
   ".bimri/audit-integrity-head.json",
   ".bimri/audit-integrity-history.json",
   ".bimri/audit-integrity-state.json",
+  ".bimri/audit-integrity-patterns.json",
+  ".bimri/audit-integrity-mentions.json",
 ]);
 
 /** The store's files and hashes, without the machine-specific caches. */
