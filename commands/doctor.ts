@@ -3,6 +3,8 @@ import { auditStore } from "../engine/integrity/doctor.ts";
 import { forgetSummary } from "../engine/integrity/summary.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { withStore } from "../engine/store/store.ts";
+import { withSharedEngineLock } from "../engine/store/lock.ts";
+import { lstatOrNull } from "../engine/store/files.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
 import { BimriError } from "../engine/errors.ts";
@@ -14,6 +16,19 @@ function render(readOnly: boolean, passed: boolean, errors: string[], warnings: 
   // count them), a PASSED one its warnings; --json carries both lists.
   const items = passed ? warnings : errors;
   return [title, ...items.map((item) => `  - ${item}`)].join("\n") + "\n";
+}
+
+/**
+ * The audit, under the engine lock held shared when the store has a lock file
+ * (as the reference audits under its lock): a writer's commit in progress
+ * would otherwise read as damage, a proposal without its log marker or a head
+ * without its state. Without a regular lock file the audit runs unlocked and
+ * reports it; --read-only never creates one.
+ */
+function auditUnderLock(paths: StorePaths): ReturnType<typeof auditStore> {
+  const lock = lstatOrNull(paths.lock);
+  if (lock === null || lock.isSymlink || !lock.isFile) return auditStore(paths);
+  return withSharedEngineLock(paths, () => auditStore(paths));
 }
 
 /** The doctor verb. */
@@ -66,7 +81,7 @@ finds no error, rebuilds the index.
         );
       }
     }
-    const audit = auditStore(paths);
+    const audit = auditUnderLock(paths);
     const report = viewErrors.length === 0 ? audit : {
       passed: false,
       errors: [...viewErrors, ...audit.errors],

@@ -7,7 +7,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "../store/files.ts";
-import { acquireLock } from "../store/lock.ts";
+import { withSharedEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
 import { openExisting, type Store } from "../store/store.ts";
 
@@ -34,15 +34,5 @@ export function withReadOnlyStore<T>(root: string, action: (store: Store) => T):
       ".bimri/engine.lock is missing or not a regular file; retrieval never creates it. Run status or doctor once to restore it.",
     );
   }
-  const file = Deno.openSync(paths.lock, { read: true });
-  try {
-    acquireLock(file, false);
-    try {
-      return action(openExisting(paths));
-    } finally {
-      file.unlockSync();
-    }
-  } finally {
-    file.close();
-  }
+  return withSharedEngineLock(paths, () => action(openExisting(paths)));
 }

@@ -52,6 +52,26 @@ export function withEngineLock<T>(paths: StorePaths, action: () => T): T {
 }
 
 /**
+ * Runs `action` while holding the engine lock shared, for a reader that must
+ * not write anything: the existing lock file is opened read-only and never
+ * created. Writers hold the lock exclusively, so the read never sees a commit
+ * half done.
+ */
+export function withSharedEngineLock<T>(paths: StorePaths, action: () => T): T {
+  const file = Deno.openSync(paths.lock, { read: true });
+  try {
+    acquireLock(file, false);
+    try {
+      return action();
+    } finally {
+      file.unlockSync();
+    }
+  } finally {
+    file.close();
+  }
+}
+
+/**
  * Takes the lock on the open lock file `file` (exclusive or shared), or
  * throws the busy refusal once the timeout has passed without it.
  *

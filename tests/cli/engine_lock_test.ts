@@ -122,6 +122,36 @@ Deno.test("a shared lock held elsewhere lets get read but makes journal busy", a
   }
 });
 
+Deno.test("doctor, with and without --read-only, audits under the lock: a writer's half-done commit is never read as damage", async () => {
+  const { root, run } = await seededStore();
+  const short = { BIMRI_LOCK_TIMEOUT_MS: String(SHORT_TIMEOUT_MS) };
+  const holder = await holdEngineLock(root);
+  let released = false;
+  try {
+    // What a writer holding the lock may leave mid-commit: a proposal file whose
+    // log marker is not written yet.
+    const log = `${root}/.bimri/log/${run}.md`;
+    const before = Deno.readTextFileSync(log);
+    Deno.writeTextFileSync(
+      log,
+      before + `[PROPOSE:${run}-Q009] [set] [K:x.y] [BASE:absent] half\n`,
+    );
+    const [readOnly, plain] = await Promise.all([
+      guarded(root, ["doctor", "--read-only"], short),
+      guarded(root, ["doctor"], short),
+    ]);
+    assertBusy(readOnly, "doctor --read-only");
+    assertBusy(plain, "doctor");
+    Deno.writeTextFileSync(log, before);
+    await holder.release();
+    released = true;
+  } finally {
+    if (!released) await holder.release();
+  }
+  const after = ok(await guarded(root, ["doctor", "--read-only"], short), "doctor after release");
+  assertMatch(after.stdout, /^BIMRI doctor \(read-only\): PASSED$/m);
+});
+
 Deno.test("a command waiting for the engine lock proceeds when the holder lets go before the timeout", async () => {
   const { root, run } = await seededStore();
   const holder = await holdEngineLock(root);
