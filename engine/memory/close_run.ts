@@ -4,7 +4,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { saveState, type Store } from "../store/store.ts";
+import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
 import { applyPendingProposals, type ApplySummary } from "./commit.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
@@ -71,6 +71,8 @@ export function closeRun(
   }
   delete state.active_runs[run];
   state.last_closed_at = closedAt;
+  // The run lifecycle is part of the reference's audit checkpoint (see runs.ts).
+  invalidateAuditWitness(store.paths);
   saveState(store.paths, state);
   refreshAuthoritySummary(store);
   return {

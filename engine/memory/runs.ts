@@ -13,7 +13,7 @@ import type { ActiveRun, State } from "../model/state.ts";
 import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";
 import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
-import { saveState, type Store } from "../store/store.ts";
+import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
 import { createRunLog, runLogHeader } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
 import { requireActiveRun } from "./run_input.ts";
@@ -148,6 +148,10 @@ export function startRun(
   if (key !== null) state.session_runs[key] = run;
   state.last_started_at = startedAt;
   trimRunDates(store);
+  // The reference's audit checkpoint covers the run lifecycle (active runs,
+  // run count, sessions, run dates): without it, it re-proves the store
+  // silently instead of recording unexplained drift.
+  invalidateAuditWitness(store.paths);
   saveState(store.paths, state);
   return {
     ...base,

@@ -128,3 +128,30 @@ Deno.test("quarantine accepts a well-formed decision naming a revision beyond th
   assert(!latched, "a validated restore clears the reference's audit-blocked.json latch");
   assertEquals((await bimri(root, ["doctor"])).code, 0);
 });
+
+Deno.test("run lifecycle writes drop the reference's audit checkpoint, so it re-proves the store instead of recording drift", async () => {
+  const root = await tempStore();
+  const witness = `${root}/.bimri/audit-witness.json`;
+  const plant = () => Deno.writeTextFileSync(witness, "{}\n");
+  const present = () => {
+    try {
+      return Deno.lstatSync(witness).isFile;
+    } catch {
+      return false;
+    }
+  };
+  const run = await startRun(root, "first", ["--session", "s1"]);
+  plant();
+  assertEquals((await bimri(root, ["journal", "--run", run, "--text", "Note."])).code, 0);
+  assertEquals((await bimri(root, ["start", "--actor", "first", "--session", "s1"])).code, 0);
+  assert(present(), "a journal entry or a resumed start changes no checkpointed state");
+  await startRun(root, "second");
+  assert(!present(), "a new run changes the checkpointed run lifecycle");
+  plant();
+  assertEquals((await bimri(root, ["close", "--run", run])).code, 0);
+  assert(!present(), "closing a run changes it too");
+  plant();
+  const recovered = await bimri(root, ["recover-run", "--run", "R000002", "--summary", "Gone."]);
+  assertEquals(recovered.code, 0, recovered.stderr);
+  assert(!present(), "so does recover-run");
+});
