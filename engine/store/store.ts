@@ -18,9 +18,11 @@ import { canonicalJson, type JsonValue } from "./canonical_json.ts";
 import {
   atomicReplace,
   createExclusive,
+  listNames,
   lstatOrNull,
   readBytesAndInfoOrNull,
   readBytesOrNull,
+  readTextOrNull,
   refuseSymlink,
 } from "./files.ts";
 import { noteHeadVerified, recordNotedHead, verifiedHeadFacts } from "./head_cache.ts";
@@ -113,6 +115,26 @@ function ensureFolder(path: string, label: string): void {
 }
 
 /**
+ * Refuses to initialize a store whose state.json is missing while history
+ * exists: starting over would orphan every run and revision, as the reference
+ * refuses too. The one tolerated leftover is this initialization's own first
+ * step after a crash: a lone V000000 holding exactly the genesis view, with
+ * no run log and no proposal yet.
+ */
+function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
+  const revisions = listNames(paths.folder("revisions")).filter((n) => /^V.*\.md$/s.test(n));
+  const ownLeftover = revisions.length === 1 && revisions[0] === "V000000.md" &&
+    readTextOrNull(paths.revision(0)) === genesis &&
+    listNames(paths.folder("log")).length === 0 &&
+    listNames(paths.folder("proposals")).length === 0;
+  if (revisions.length === 0 || ownLeftover) return;
+  throw new BimriError(
+    "store-corrupt",
+    ".bimri/state.json is missing while memory revisions already exist. BIMRI stopped rather than start the history over; restore .bimri/state.json from a backup, then run doctor. Nothing was changed.",
+  );
+}
+
+/**
  * Writes the genesis revision, view and state when the store has no state yet.
  * Must run under the engine lock. An existing v5-shaped bimri.md becomes V000000.
  */
@@ -132,6 +154,7 @@ export function initializeIfNeeded(paths: StorePaths): void {
     genesis = text;
   }
   const revisionPath = paths.revision(0);
+  refuseResetOverHistory(paths, genesis);
   if (lstatOrNull(revisionPath) === null) createExclusive(revisionPath, genesis);
   const revisionBytes = Deno.readFileSync(revisionPath);
   const hash = sha256Hex(revisionBytes);
