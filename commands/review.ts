@@ -3,9 +3,9 @@ import { BimriError } from "../engine/errors.ts";
 import { fullAuthorityIssues, recoveryBlock } from "../engine/integrity/authority.ts";
 import { requireConflictId } from "../engine/model/ids.ts";
 import { checkReviewPaging, reviewReport } from "../engine/memory/review.ts";
-import { withEngineLock } from "../engine/store/lock.ts";
+import { withReadOnlyStore } from "../engine/retrieval/read_store.ts";
 import { StorePaths } from "../engine/store/paths.ts";
-import { openExisting, storeExists } from "../engine/store/store.ts";
+import { storeExists } from "../engine/store/store.ts";
 import { boolFlag, type Command, type CommandResult, integerFlag, ok } from "./command.ts";
 
 /** The review verb. */
@@ -43,8 +43,8 @@ Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --hum
         "there is no BIMRI store here (.bimri/state.json is missing); run start first or pass --root.",
       );
     }
-    return withEngineLock(paths, () => {
-      const store = openExisting(paths);
+    // Read-only under the shared lock: no layout or lock file is created.
+    return withReadOnlyStore(ctx.root, (store) => {
       // Read-only: the full check, which writes no cache.
       const issues = fullAuthorityIssues(store.paths, store.state);
       if (issues.length > 0) {

@@ -270,6 +270,12 @@ class Audit {
       const info = lstatOrNull(path);
       if (info && (info.isSymlink || !info.isFile)) {
         this.errors.push(`${label} is a symbolic link or not a regular file.`);
+      } else if (!info && path === this.paths.lock) {
+        // A warning, not an error: a store checked out of version control has
+        // none (it is machine-local), and the first writing command creates it.
+        this.warnings.push(
+          ".bimri/engine.lock is missing; the next writing command (or doctor without --read-only) creates it.",
+        );
       }
     }
     for (const folder of FLAT_FOLDERS) {
@@ -463,7 +469,10 @@ class Audit {
     }
     const viewBytes = this.reader.read(this.paths.view);
     if (viewBytes === null) {
-      this.warnings.push("bimri.md is missing; the next command regenerates it.");
+      // An error, as the reference reports it: the view agents read is gone.
+      this.errors.push(
+        "bimri.md is missing; run doctor without --read-only (or any command) to regenerate it from the head.",
+      );
     } else if (nativeSha256(viewBytes) !== nativeSha256(head.bytes)) {
       this.errors.push(
         "generated bimri.md differs from the accepted head; recovery is needed and read-only doctor left the file unchanged.",

@@ -203,3 +203,35 @@ Deno.test("doctor warns about leftover temporary files in the root, .bimri and e
   // Doctor reports leftovers for review; it never deletes them.
   for (const path of litter) assertEquals(Deno.readTextFileSync(join(root, path)), "half-written");
 });
+
+Deno.test("read-only doctor fails a store without bimri.md and warns without engine.lock, restoring neither; review needs the lock; plain doctor restores both", async () => {
+  for (
+    const [file, verdict, message] of [
+      ["bimri.md", "FAILED", /^ {2}- bimri\.md is missing; run doctor without --read-only/m],
+      [
+        ".bimri/engine.lock",
+        "PASSED",
+        /^ {2}- \.bimri\/engine\.lock is missing; the next writing command/m,
+      ],
+    ] as const
+  ) {
+    const root = await copyStore((await healthy).root);
+    Deno.removeSync(join(root, file));
+    const before = hashTree(root);
+    const r = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(r.code, verdict === "FAILED" ? 1 : 0, `${file}: ${r.stdout}`);
+    assertMatch(r.stdout, new RegExp(`^BIMRI doctor \\(read-only\\): ${verdict}$`, "m"));
+    assertMatch(r.stdout, message);
+    assertEquals(diffTrees(before, hashTree(root)), null, `${file}: read-only wrote nothing`);
+    if (file === ".bimri/engine.lock") {
+      // review is read-only too: it neither creates the lock nor reads without it.
+      const review = await bimri(root, ["review"]);
+      assertEquals(review.code, 2, review.stdout);
+      assertMatch(review.stderr, /engine\.lock is missing or not a regular file/);
+      assertEquals(diffTrees(before, hashTree(root)), null, "review wrote nothing");
+    }
+    const plain = await bimri(root, ["doctor"]);
+    assertEquals(plain.code, 0, `${file}: ${plain.stdout}`);
+    assert(Deno.lstatSync(join(root, file)).isFile, `${file} restored`);
+  }
+});
