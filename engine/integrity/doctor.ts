@@ -206,6 +206,8 @@ class Audit {
   private decisions = new Map<string, DecisionFacts>();
   private conflicts = new Map<string, JsonObject>();
   private resolutions = new Map<string, JsonObject>();
+  /** Every resolution file present, usable or not (a damaged one is reported on its own). */
+  private resolutionFiles = new Set<string>();
   private stubEvidence: { kind: AuthorityKind; id: string; file: string }[] = [];
   /** Archive rows by the proposal that wrote them. */
   private archiveBy = new Map<string, ArchiveRow[]>();
@@ -615,6 +617,7 @@ class Audit {
       // A shadowed conflict may name candidates the lazy collection did not hash.
       hashCandidates(this.paths, facts.records, options);
     }
+    for (const id of facts.records.resolution.keys()) this.resolutionFiles.add(id);
     // The facts are dropped after this pass (memory stays flat on long histories).
     this.graphIssues = authorityIssues(this.state, facts).map(issueLine);
     const usable = (kind: AuthorityKind, id: string): boolean => {
@@ -651,9 +654,19 @@ class Audit {
     this.errors.push(...this.graphIssues);
     const head = this.state.head_revision;
     const proposals = this.proposals;
+    // Every revision the history points at must still exist (the reference's
+    // rule): genesis, the head (reported on its own), each accepted decision's
+    // and each resolved answer's revision.
+    const referenced = new Set<number>([0]);
     for (const [id, p] of proposals) this.checkProposalBase(id, p);
     for (const [id, d] of this.decisions) {
       const p = proposals.get(id);
+      if (d.outcome === "accepted" && d.revision <= head) referenced.add(d.revision);
+      if (typeof d.resolutionId === "string" && !this.resolutionFiles.has(d.resolutionId)) {
+        this.errors.push(
+          `decision ${id} was decided by resolution ${d.resolutionId}, whose record is missing.`,
+        );
+      }
       if (d.outcome === "applying") {
         this.warnings.push(
           `decision ${id} is applying (interrupted commit); the next sync finishes it.`,
@@ -712,6 +725,9 @@ class Audit {
           `resolution ${id} is applying (interrupted); repeat the same resolve to finish it.`,
         );
       }
+      if (r.status === "resolved" && typeof r.revision_after === "number") {
+        referenced.add(r.revision_after);
+      }
       const choice = r.choice as string;
       if (r.status === "resolved" && choice !== "current" && choice !== "dismiss") {
         const d = this.decisions.get(choice);
@@ -720,6 +736,11 @@ class Audit {
             `resolution ${id} chose ${choice}, but that decision is not accepted by it.`,
           );
         }
+      }
+    }
+    for (const n of [...referenced].sort((a, b) => a - b)) {
+      if (n !== head && n <= head && !this.revisionHashes.has(n)) {
+        this.errors.push(`referenced revision ${revisionName(n)}.md is missing.`);
       }
     }
   }
@@ -731,7 +752,11 @@ class Audit {
       return;
     }
     const revHash = this.revisionHashes.get(base);
-    if (revHash === undefined) return; // History before an upgrade may lack revision files.
+    if (revHash === undefined) {
+      // Its base snapshot is what proves the observed value (the reference requires it).
+      this.errors.push(`proposal ${id}: base revision ${revisionName(base)}.md is missing.`);
+      return;
+    }
     if (p.hasReceipt && p.observedHeadHash !== revHash) {
       this.errors.push(
         `proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`,
@@ -769,8 +794,19 @@ class Audit {
     );
     const op = p.operation;
     let ok: boolean;
-    if (op === "close") ok = found === null;
-    else if (op === "touch") ok = found !== null || cooledNow;
+    if (op === "close") {
+      // A close archives the generation it removes (formats 10): without that
+      // row the closed value is gone from history.
+      ok = found === null;
+      const archived = (this.archiveBy.get(id) ?? []).some((r) =>
+        r.reason === "closed" && pyStrip(r.raw).includes(`[K:${p.key}]`)
+      );
+      if (ok && !archived) {
+        this.errors.push(
+          `decision ${id} closed ${p.key}, but no archive row records the closed generation.`,
+        );
+      }
+    } else if (op === "touch") ok = found !== null || cooledNow;
     else if (p.tier === 3) ok = found !== null && found.tier === 3;
     else ok = (found !== null && found.id === p.entryId) || cooledNow;
     if (!ok) {

@@ -235,3 +235,65 @@ Deno.test("read-only doctor fails a store without bimri.md and warns without eng
     assert(Deno.lstatSync(join(root, file)).isFile, `${file} restored`);
   }
 });
+
+Deno.test("read-only doctor fails history that lost a revision, a resolution or a close's archive row", async () => {
+  const store = await healthy;
+  const cases: [string, (root: string) => Promise<void>, RegExp][] = [
+    [
+      "a revision an accepted decision names",
+      async (root) => Deno.removeSync(join(root, ".bimri/revisions/V000001.md")),
+      /^ {2}- referenced revision V000001\.md is missing\.$/m,
+    ],
+    [
+      "the genesis revision proposals are based on",
+      async (root) => Deno.removeSync(join(root, ".bimri/revisions/V000000.md")),
+      /^ {2}- proposal R000001-Q001: base revision V000000\.md is missing\.$/m,
+    ],
+    [
+      "the resolution a decision was decided by",
+      async (root) => {
+        const r = await bimri(root, [
+          "resolve",
+          "C000001",
+          "--choose",
+          "current",
+          "--human-approved",
+        ]);
+        assertEquals(r.code, 0, r.stderr);
+        Deno.removeSync(join(root, ".bimri/resolutions/C000001.json"));
+      },
+      new RegExp(
+        `^ {2}- decision ${store.loserRun}-Q001 was decided by resolution C000001, whose record is missing\\.$`,
+        "m",
+      ),
+    ],
+    [
+      "the archive month holding a close",
+      async (root) => {
+        for (
+          const args of [
+            ["propose", "--run", store.winnerRun, "--operation", "close", "--key", "a.two"],
+            ["sync", "--run", store.winnerRun],
+          ]
+        ) {
+          const r = await bimri(root, args);
+          assertEquals(r.code, 0, r.stderr);
+        }
+        for (const e of Deno.readDirSync(join(root, ".bimri/archive"))) {
+          Deno.removeSync(join(root, ".bimri/archive", e.name));
+        }
+      },
+      new RegExp(
+        `^ {2}- decision ${store.winnerRun}-Q002 closed a\\.two, but no archive row records the closed generation\\.$`,
+        "m",
+      ),
+    ],
+  ];
+  for (const [what, damage, message] of cases) {
+    const root = await copyStore(store.root);
+    await damage(root);
+    const r = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(r.code, 1, `${what}: ${r.stdout}`);
+    assertMatch(r.stdout, message, what);
+  }
+});
