@@ -115,6 +115,41 @@ function ensureFolder(path: string, label: string): void {
 }
 
 /**
+ * Before a store is created in a folder without state.json: refuses when the
+ * folder holds older BIMRI memory, so agents never start from an empty store
+ * beside it (the reference imports it on first use; bimri's `migrate` does).
+ * Checked before anything is written: the folder is left exactly as it was.
+ */
+function refuseOlderMemory(root: string, paths: StorePaths): void {
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
+  } catch {
+    return; // A missing project folder is created by the layout step.
+  }
+  const legacy = names.find((name) => {
+    const folded = name.toLowerCase();
+    return (folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md";
+  });
+  if (legacy !== undefined) {
+    throw new BimriError(
+      "store-unsafe",
+      `this folder holds older BIMRI memory (${legacy}) and no .bimri/state.json. Run \`bimri migrate\` to import it first; nothing was changed.`,
+    );
+  }
+  const existing = readBytesOrNull(paths.view);
+  if (existing === null) return;
+  const text = decodeUtf8Strict(existing);
+  const parsed = text === null ? null : parseView(text);
+  if (text === null || parsed === null || parsed.errors.length > 0) {
+    throw new BimriError(
+      "store-unsafe",
+      "bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run `bimri migrate` (or install --target <project>) to import older memory; nothing was changed.",
+    );
+  }
+}
+
+/**
  * Refuses to initialize a store whose state.json is missing while history
  * exists: starting over would orphan every run and revision, as the reference
  * refuses too. The one tolerated leftover is this initialization's own first
@@ -308,6 +343,7 @@ export function withStore<T>(
   options: StoreOptions = {},
 ): T {
   const paths = new StorePaths(root);
+  if (!storeExists(paths)) refuseOlderMemory(root, paths);
   ensureLayout(paths);
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);

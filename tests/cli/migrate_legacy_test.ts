@@ -242,3 +242,21 @@ Deno.test("a current store next to an unclaimed legacy file is refused with noth
   assertMatch(result.stderr, /unclaimed legacy root file\(s\): BIMRI-backup\.md/);
   assertEquals(diffTrees(before, hashTree(root)), null);
 });
+
+Deno.test("a command that would create a store refuses beside older memory and changes nothing; migrate imports it", async () => {
+  for (const name of ["legacy-v3", "legacy-v1"]) {
+    const root = await copyFixture(name);
+    const before = hashTree(root);
+    for (const args of [["start", "--actor", "codex"], ["status"], ["doctor"]]) {
+      const r = await bimri(root, args);
+      assertEquals(r.code, 2, `${name} ${args[0]}: ${r.stdout}`);
+      assertMatch(r.stderr, /older BIMRI memory|not a BIMRI v5 view/);
+      assertMatch(r.stderr, /bimri migrate/);
+      assertEquals(diffTrees(before, hashTree(root)), null, `${name} ${args[0]} wrote nothing`);
+    }
+    const migrated = await bimri(root, ["migrate"]);
+    assertEquals(migrated.code, 0, migrated.stderr);
+    const started = await bimri(root, ["start", "--actor", "codex"]);
+    assertEquals(started.code, 0, started.stderr);
+  }
+});
