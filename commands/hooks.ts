@@ -10,7 +10,7 @@ import {
   parseHookPayload,
 } from "../engine/install/hook_payload.ts";
 import { closeRun } from "../engine/memory/close_run.ts";
-import { sessionKey, startRun } from "../engine/memory/runs.ts";
+import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
 import { authorityBriefLines } from "../engine/integrity/authority.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
@@ -71,11 +71,15 @@ export const hookCloseCommand: Command = {
 Reads Claude Code's SessionEnd payload from stdin and closes only the run
 mapped to its session_id (else transcript_path), outcome partial, with the end
 reason flattened to one bounded line. An unknown session is a silent no-op
-(exit 0); the explicit close command stays strict.`,
+(exit 0); a session the engine cannot key (over 500 characters or with control
+characters) is refused with exit 2. The explicit close command stays strict.`,
   flags: {},
   run(ctx) {
     const { payload } = parseHookPayload(ctx.readStdin());
     const session = hookSessionIdentity(payload);
+    // A session the reference cannot key (too long, control characters) is
+    // refused as it refuses it, not passed over as unknown.
+    if (session !== null) validateSession(session);
     const noop = ok("", { closed: false, run: null });
     const paths = new StorePaths(ctx.root);
     if (session === null || !storeExists(paths)) return noop;

@@ -95,7 +95,7 @@ function lastSeen(run: ActiveRun): number | undefined {
 }
 
 /** A harness session name, checked as the reference checks it; returns it trimmed. */
-function validateSession(session: string): string {
+export function validateSession(session: string): string {
   return cleanScalar(session, "session", 500);
 }
 

@@ -87,3 +87,17 @@ Deno.test("hook sessions: session_id wins, resume, transcript_path, isolation an
   const doctor = await bimri(root, ["doctor"]);
   assertEquals(doctor.code, 0, doctor.stdout);
 });
+
+Deno.test("hook-close refuses a session id the engine cannot key, and changes nothing", async () => {
+  const root = await tempStore();
+  await startRun(root, "codex");
+  const before = hashTree(root);
+  for (const session of ["x".repeat(501), "two\nlines", "tab\there"]) {
+    const r = await bimri(root, ["hook-close"], { stdin: JSON.stringify({ session_id: session }) });
+    assertEquals(r.code, 2, JSON.stringify(session));
+    assertMatch(r.stderr, /^BIMRI ERROR: .*session/m);
+    assertEquals(diffTrees(before, hashTree(root)), null);
+  }
+  const unknown = await bimri(root, ["hook-close"], { stdin: '{"session_id": "never-seen"}' });
+  assertEquals(unknown.code, 0, unknown.stderr);
+});
