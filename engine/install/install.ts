@@ -16,8 +16,9 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { TEMPLATES } from "../../templates/mod.ts";
 import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
+import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
-import { sha256Hex } from "../model/text.ts";
+import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
@@ -142,17 +143,21 @@ export function adapterText(name: string, existing: string | null): string {
   return mergeMarkedBlock(existing, template("CLAUDE.md"));
 }
 
+/**
+ * The file's exact text: a leading byte-order mark is kept (the reference's
+ * UTF-8 read keeps U+FEFF), so a merge never drops owner bytes.
+ */
 function readTextStrict(path: string, label: string): string | null {
   const bytes = readBytesOrNull(path);
   if (bytes === null) return null;
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
+  const text = decodeUtf8Strict(bytes);
+  if (text === null) {
     throw new BimriError(
       "store-unsafe",
       `${label} is not valid UTF-8, so the BIMRI block cannot be merged safely; fix or move the file, then install again. Nothing was changed.`,
     );
   }
+  return text;
 }
 
 /** Refuses symlinks and folders where the installer writes files (validate before any write). */
@@ -196,8 +201,9 @@ function replaceProjectFile(path: string, text: string): void {
 function writePackageAndAdapters(target: string): void {
   for (const name of PACKAGE_FILES) {
     const path = join(target, name);
-    const current = readBytesOrNull(path);
-    if (current === null || new TextDecoder().decode(current) !== template(name)) {
+    // Bytes, not decoded text: the reference copies every portable file, so a
+    // same-named file that differs only by a byte-order mark is replaced too.
+    if (!sameBytes(readBytesOrNull(path), utf8(template(name)))) {
       replaceProjectFile(path, template(name));
     }
   }
