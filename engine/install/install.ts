@@ -209,8 +209,10 @@ function writePackageAndAdapters(target: string): void {
   }
   for (const name of ADAPTER_FILES) {
     const path = join(target, name);
-    const merged = adapterText(name, readTextStrict(path, name));
-    if (readTextStrict(path, name) !== merged) replaceProjectFile(path, merged);
+    const existing = readTextStrict(path, name);
+    const merged = adapterText(name, existing);
+    // Against the exact text: a CRLF file whose merge only changes line endings is rewritten too.
+    if (existing !== merged) replaceProjectFile(path, merged);
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The owner's AGENTS.md and CLAUDE.md come out of install with the exact
- * bytes the reference engine writes: its UTF-8 read keeps a byte-order mark.
+ * bytes the reference engine writes: its UTF-8 read keeps a byte-order mark
+ * and its universal-newline read turns CRLF and lone CR into LF.
  */
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { bimri, tempStore } from "../helpers/cli.ts";
 import { TEMPLATES } from "../../templates/mod.ts";
 
@@ -48,4 +49,21 @@ Deno.test("install replaces a portable file that differs from bimri's only by a 
   writeExact(`${target}/INSTALL.md`, BOM + TEMPLATES["INSTALL.md"]);
   await install(target);
   assertEquals(readExact(`${target}/INSTALL.md`), TEMPLATES["INSTALL.md"]);
+});
+
+Deno.test("install turns CRLF and lone CR line endings of AGENTS.md and CLAUDE.md into LF", async () => {
+  const target = await tempStore("bimri-install-crlf-");
+  writeExact(`${target}/AGENTS.md`, "# Rules\r\nUse CRLF.\r\nOld Mac line\rend\r\n\r\n");
+  writeExact(`${target}/CLAUDE.md`, `a\r\n${START}\r\nold\r\n${END}\r\ntail\r\n`);
+  await install(target);
+  const agents = `# Rules\nUse CRLF.\nOld Mac line\nend\n\n${AGENTS_BLOCK}\n`;
+  assertEquals(readExact(`${target}/AGENTS.md`), agents);
+  assertEquals(readExact(`${target}/CLAUDE.md`), `a\n${CLAUDE_BLOCK}\ntail\n`);
+
+  // A checkout that turned the installed files to CRLF gets LF back, although
+  // nothing but the line endings differs from the merge.
+  writeExact(`${target}/AGENTS.md`, agents.replaceAll("\n", "\r\n"));
+  await install(target, true);
+  assertEquals(readExact(`${target}/AGENTS.md`), agents);
+  assert(!readExact(`${target}/CLAUDE.md`).includes("\r"));
 });
