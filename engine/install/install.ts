@@ -78,6 +78,7 @@ export type InstallOptions = {
 export type HookSmoke = {
   status: "passed" | "no-op-verified";
   detail: string;
+  /** The run the smoke test opened and closed in its throwaway store copy (never the project's). */
   run: string | null;
 };
 
@@ -264,8 +265,32 @@ function describeFailure(what: string, result: ChildResult): string {
 }
 
 /**
+ * Copies the store (`bimri.md` and `.bimri/` without install backups) into
+ * `into`, regular files and folders only: the fresh store has nothing else.
+ */
+function copyStore(target: string, into: string): void {
+  const copy = (from: string, to: string) => {
+    const info = lstatOrNull(from);
+    if (info === null) return;
+    if (info.isDirectory && !info.isSymlink) {
+      Deno.mkdirSync(to);
+      for (const entry of Deno.readDirSync(from)) {
+        if (rel(target, join(from, entry.name)) === ".bimri/install-backups") continue;
+        copy(join(from, entry.name), join(to, entry.name));
+      }
+    } else if (info.isFile) Deno.copyFileSync(from, to);
+    else throw new Error(`cannot copy ${rel(target, from)} for the hook smoke test`);
+  };
+  copy(join(target, "bimri.md"), join(into, "bimri.md"));
+  copy(join(target, ".bimri"), join(into, ".bimri"));
+}
+
+/**
  * Runs the rendered SessionStart and SessionEnd commands with one synthetic
- * session and requires a new run, its brief, and its close.
+ * session and requires a new run, its brief, and its close. They run against
+ * a throwaway copy of the new store (the rendered `${CLAUDE_PROJECT_DIR}`
+ * bound to the copy): the reference's install opens no run, so the project's
+ * first agent must get R000001 and `status` must show no runs.
  */
 async function hookSmokeTest(target: string, hooks: string): Promise<HookSmoke> {
   const nonce = Array.from(
@@ -273,44 +298,58 @@ async function hookSmokeTest(target: string, hooks: string): Promise<HookSmoke> 
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
   const session = `bimri-install-smoke-${nonce}`;
-  const start = renderedHookCommand(hooks, "SessionStart", target);
-  const opened = await runArgv(
-    start.command,
-    start.args,
-    target,
-    JSON.stringify({ session_id: session, hook_event_name: "SessionStart", source: "startup" }),
-    start.timeout,
-  );
-  const handle = /^BIMRI RUN HANDLE: (R[0-9]{6})$/m.exec(opened.stdout);
-  if (opened.code !== 0 || !handle || !/^=== BIMRI BRIEF R[0-9]{6} \|/m.test(opened.stdout)) {
-    throw new Error(
-      describeFailure("the rendered hook-start did not open a run with a brief", opened),
+  const scratch = Deno.makeTempDirSync({ prefix: "bimri-install-smoke-" });
+  try {
+    copyStore(target, scratch);
+    const start = renderedHookCommand(hooks, "SessionStart", scratch);
+    const opened = await runArgv(
+      start.command,
+      start.args,
+      target,
+      JSON.stringify({ session_id: session, hook_event_name: "SessionStart", source: "startup" }),
+      start.timeout,
     );
+    const handle = /^BIMRI RUN HANDLE: (R[0-9]{6})$/m.exec(opened.stdout);
+    if (opened.code !== 0 || !handle || !/^=== BIMRI BRIEF R[0-9]{6} \|/m.test(opened.stdout)) {
+      throw new Error(
+        describeFailure("the rendered hook-start did not open a run with a brief", opened),
+      );
+    }
+    const end = renderedHookCommand(hooks, "SessionEnd", scratch);
+    const closed = await runArgv(
+      end.command,
+      end.args,
+      target,
+      JSON.stringify({
+        session_id: session,
+        hook_event_name: "SessionEnd",
+        reason: "bimri install smoke test",
+      }),
+      end.timeout,
+    );
+    if (closed.code !== 0 || !closed.stdout.includes(`BIMRI: run ${handle[1]} closed.`)) {
+      throw new Error(
+        describeFailure(`the rendered hook-close did not close ${handle[1]}`, closed),
+      );
+    }
+    const state = loadState(new StorePaths(scratch));
+    if (state.active_runs[handle[1]]) {
+      throw new Error(`the smoke-test run ${handle[1]} is still active after hook-close`);
+    }
+    // The hooks run in the project folder, as Claude Code runs them: the run must
+    // land where the rendered --root points, never in the store found from there.
+    const log = join(".bimri", "log", `${handle[1]}.md`);
+    if (!lstatOrNull(join(scratch, log))?.isFile || lstatOrNull(join(target, log)) !== null) {
+      throw new Error(`the rendered hooks did not run ${handle[1]} in the store --root named`);
+    }
+    const detail = "for a synthetic session in a throwaway copy of the new store and hook-close " +
+      "closed it; the project's store gets no run";
+    return { status: "passed", run: handle[1], detail: `hook-start opened ${handle[1]} ${detail}` };
+  } finally {
+    try {
+      Deno.removeSync(scratch, { recursive: true });
+    } catch { /* a leftover temp folder is harmless; the OS temp cleaner takes it */ }
   }
-  const end = renderedHookCommand(hooks, "SessionEnd", target);
-  const closed = await runArgv(
-    end.command,
-    end.args,
-    target,
-    JSON.stringify({
-      session_id: session,
-      hook_event_name: "SessionEnd",
-      reason: "bimri install smoke test",
-    }),
-    end.timeout,
-  );
-  if (closed.code !== 0 || !closed.stdout.includes(`BIMRI: run ${handle[1]} closed.`)) {
-    throw new Error(describeFailure(`the rendered hook-close did not close ${handle[1]}`, closed));
-  }
-  const state = loadState(new StorePaths(target));
-  if (state.active_runs[handle[1]]) {
-    throw new Error(`the smoke-test run ${handle[1]} is still active after hook-close`);
-  }
-  return {
-    status: "passed",
-    run: handle[1],
-    detail: `hook-start opened ${handle[1]} for a synthetic session and hook-close closed it`,
-  };
 }
 
 /** Runs the rendered SessionEnd command for an unknown session: must succeed silently. */
