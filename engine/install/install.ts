@@ -16,8 +16,9 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { TEMPLATES } from "../../templates/mod.ts";
 import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
+import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
-import { sha256Hex } from "../model/text.ts";
+import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
@@ -77,6 +78,7 @@ export type InstallOptions = {
 export type HookSmoke = {
   status: "passed" | "no-op-verified";
   detail: string;
+  /** The run the smoke test opened and closed in its throwaway store copy (never the project's). */
   run: string | null;
 };
 
@@ -142,17 +144,21 @@ export function adapterText(name: string, existing: string | null): string {
   return mergeMarkedBlock(existing, template("CLAUDE.md"));
 }
 
+/**
+ * The file's exact text: a leading byte-order mark is kept (the reference's
+ * UTF-8 read keeps U+FEFF), so a merge never drops owner bytes.
+ */
 function readTextStrict(path: string, label: string): string | null {
   const bytes = readBytesOrNull(path);
   if (bytes === null) return null;
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
+  const text = decodeUtf8Strict(bytes);
+  if (text === null) {
     throw new BimriError(
       "store-unsafe",
       `${label} is not valid UTF-8, so the BIMRI block cannot be merged safely; fix or move the file, then install again. Nothing was changed.`,
     );
   }
+  return text;
 }
 
 /** Refuses symlinks and folders where the installer writes files (validate before any write). */
@@ -196,15 +202,18 @@ function replaceProjectFile(path: string, text: string): void {
 function writePackageAndAdapters(target: string): void {
   for (const name of PACKAGE_FILES) {
     const path = join(target, name);
-    const current = readBytesOrNull(path);
-    if (current === null || new TextDecoder().decode(current) !== template(name)) {
+    // Bytes, not decoded text: the reference copies every portable file, so a
+    // same-named file that differs only by a byte-order mark is replaced too.
+    if (!sameBytes(readBytesOrNull(path), utf8(template(name)))) {
       replaceProjectFile(path, template(name));
     }
   }
   for (const name of ADAPTER_FILES) {
     const path = join(target, name);
-    const merged = adapterText(name, readTextStrict(path, name));
-    if (readTextStrict(path, name) !== merged) replaceProjectFile(path, merged);
+    const existing = readTextStrict(path, name);
+    const merged = adapterText(name, existing);
+    // Against the exact text: a CRLF file whose merge only changes line endings is rewritten too.
+    if (existing !== merged) replaceProjectFile(path, merged);
   }
 }
 
@@ -256,8 +265,32 @@ function describeFailure(what: string, result: ChildResult): string {
 }
 
 /**
+ * Copies the store (`bimri.md` and `.bimri/` without install backups) into
+ * `into`, regular files and folders only: the fresh store has nothing else.
+ */
+function copyStore(target: string, into: string): void {
+  const copy = (from: string, to: string) => {
+    const info = lstatOrNull(from);
+    if (info === null) return;
+    if (info.isDirectory && !info.isSymlink) {
+      Deno.mkdirSync(to);
+      for (const entry of Deno.readDirSync(from)) {
+        if (rel(target, join(from, entry.name)) === ".bimri/install-backups") continue;
+        copy(join(from, entry.name), join(to, entry.name));
+      }
+    } else if (info.isFile) Deno.copyFileSync(from, to);
+    else throw new Error(`cannot copy ${rel(target, from)} for the hook smoke test`);
+  };
+  copy(join(target, "bimri.md"), join(into, "bimri.md"));
+  copy(join(target, ".bimri"), join(into, ".bimri"));
+}
+
+/**
  * Runs the rendered SessionStart and SessionEnd commands with one synthetic
- * session and requires a new run, its brief, and its close.
+ * session and requires a new run, its brief, and its close. They run against
+ * a throwaway copy of the new store (the rendered `${CLAUDE_PROJECT_DIR}`
+ * bound to the copy): the reference's install opens no run, so the project's
+ * first agent must get R000001 and `status` must show no runs.
  */
 async function hookSmokeTest(target: string, hooks: string): Promise<HookSmoke> {
   const nonce = Array.from(
@@ -265,44 +298,58 @@ async function hookSmokeTest(target: string, hooks: string): Promise<HookSmoke> 
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
   const session = `bimri-install-smoke-${nonce}`;
-  const start = renderedHookCommand(hooks, "SessionStart", target);
-  const opened = await runArgv(
-    start.command,
-    start.args,
-    target,
-    JSON.stringify({ session_id: session, hook_event_name: "SessionStart", source: "startup" }),
-    start.timeout,
-  );
-  const handle = /^BIMRI RUN HANDLE: (R[0-9]{6})$/m.exec(opened.stdout);
-  if (opened.code !== 0 || !handle || !/^=== BIMRI BRIEF R[0-9]{6} \|/m.test(opened.stdout)) {
-    throw new Error(
-      describeFailure("the rendered hook-start did not open a run with a brief", opened),
+  const scratch = Deno.makeTempDirSync({ prefix: "bimri-install-smoke-" });
+  try {
+    copyStore(target, scratch);
+    const start = renderedHookCommand(hooks, "SessionStart", scratch);
+    const opened = await runArgv(
+      start.command,
+      start.args,
+      target,
+      JSON.stringify({ session_id: session, hook_event_name: "SessionStart", source: "startup" }),
+      start.timeout,
     );
+    const handle = /^BIMRI RUN HANDLE: (R[0-9]{6})$/m.exec(opened.stdout);
+    if (opened.code !== 0 || !handle || !/^=== BIMRI BRIEF R[0-9]{6} \|/m.test(opened.stdout)) {
+      throw new Error(
+        describeFailure("the rendered hook-start did not open a run with a brief", opened),
+      );
+    }
+    const end = renderedHookCommand(hooks, "SessionEnd", scratch);
+    const closed = await runArgv(
+      end.command,
+      end.args,
+      target,
+      JSON.stringify({
+        session_id: session,
+        hook_event_name: "SessionEnd",
+        reason: "bimri install smoke test",
+      }),
+      end.timeout,
+    );
+    if (closed.code !== 0 || !closed.stdout.includes(`BIMRI: run ${handle[1]} closed.`)) {
+      throw new Error(
+        describeFailure(`the rendered hook-close did not close ${handle[1]}`, closed),
+      );
+    }
+    const state = loadState(new StorePaths(scratch));
+    if (state.active_runs[handle[1]]) {
+      throw new Error(`the smoke-test run ${handle[1]} is still active after hook-close`);
+    }
+    // The hooks run in the project folder, as Claude Code runs them: the run must
+    // land where the rendered --root points, never in the store found from there.
+    const log = join(".bimri", "log", `${handle[1]}.md`);
+    if (!lstatOrNull(join(scratch, log))?.isFile || lstatOrNull(join(target, log)) !== null) {
+      throw new Error(`the rendered hooks did not run ${handle[1]} in the store --root named`);
+    }
+    const detail = "for a synthetic session in a throwaway copy of the new store and hook-close " +
+      "closed it; the project's store gets no run";
+    return { status: "passed", run: handle[1], detail: `hook-start opened ${handle[1]} ${detail}` };
+  } finally {
+    try {
+      Deno.removeSync(scratch, { recursive: true });
+    } catch { /* a leftover temp folder is harmless; the OS temp cleaner takes it */ }
   }
-  const end = renderedHookCommand(hooks, "SessionEnd", target);
-  const closed = await runArgv(
-    end.command,
-    end.args,
-    target,
-    JSON.stringify({
-      session_id: session,
-      hook_event_name: "SessionEnd",
-      reason: "bimri install smoke test",
-    }),
-    end.timeout,
-  );
-  if (closed.code !== 0 || !closed.stdout.includes(`BIMRI: run ${handle[1]} closed.`)) {
-    throw new Error(describeFailure(`the rendered hook-close did not close ${handle[1]}`, closed));
-  }
-  const state = loadState(new StorePaths(target));
-  if (state.active_runs[handle[1]]) {
-    throw new Error(`the smoke-test run ${handle[1]} is still active after hook-close`);
-  }
-  return {
-    status: "passed",
-    run: handle[1],
-    detail: `hook-start opened ${handle[1]} for a synthetic session and hook-close closed it`,
-  };
 }
 
 /** Runs the rendered SessionEnd command for an unknown session: must succeed silently. */

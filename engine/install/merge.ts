@@ -38,13 +38,24 @@ export function hasMarkedBlock(text: string): boolean {
 }
 
 /**
- * The merged file text: every complete block replaced by the new one, or the
- * block appended after the existing text (or after `preamble` for a new file).
+ * `text` with its line endings as the reference engine reads an owner file:
+ * Python's universal-newline mode turns CRLF and a lone CR into LF (and no
+ * other break), so the merged file has LF endings throughout.
+ */
+export function universalNewlines(text: string): string {
+  return text.replace(/\r\n?/g, "\n");
+}
+
+/**
+ * The merged file text for the file's exact `existing` text (null when the
+ * file is missing): every complete block replaced by the new one, or the block
+ * appended after the existing text (or after `preamble` for a new file). Like
+ * the reference, a leading byte-order mark stays and line endings become LF.
  * The result always ends with exactly one newline.
  */
 export function mergeMarkedBlock(existing: string | null, block: string, preamble = ""): string {
   const marked = markedBlock(block);
-  const current = existing ?? preamble;
+  const current = existing === null ? preamble : universalNewlines(existing);
   let updated: string;
   if (hasMarkedBlock(current)) {
     updated = current.replace(BLOCK_PATTERN, () => marked);

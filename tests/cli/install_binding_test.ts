@@ -50,7 +50,7 @@ Deno.test("after install, one memory session runs only through the recorded argv
   assertEquals(start.code, 0, start.stderr);
   const handle = /^BIMRI RUN HANDLE: (R[0-9]{6})$/m.exec(start.stdout);
   assert(handle, start.stdout);
-  assertEquals(handle[1], "R000002"); // R000001 was the installer's hook smoke test
+  assertEquals(handle[1], "R000001"); // the installer's hook smoke test left no run
   const journal = await cli([
     "journal",
     "--run",
@@ -95,17 +95,17 @@ Deno.test("after install, one memory session runs only through the recorded argv
   const payload = JSON.stringify({ session_id: "real-claude-session", source: "startup" });
   const hookStart = await run(argvOf("SessionStart"), "/", payload);
   assertEquals(hookStart.code, 0, hookStart.stderr);
-  assertMatch(hookStart.stdout, /^BIMRI RUN HANDLE: R000003$/m);
-  assertMatch(hookStart.stdout, /^=== BIMRI BRIEF R000003 \| [0-9-]+ \| claude-code ===$/m);
+  assertMatch(hookStart.stdout, /^BIMRI RUN HANDLE: R000002$/m);
+  assertMatch(hookStart.stdout, /^=== BIMRI BRIEF R000002 \| [0-9-]+ \| claude-code ===$/m);
   const hookClose = await run(
     argvOf("SessionEnd"),
     "/",
     JSON.stringify({ session_id: "real-claude-session", reason: "logout" }),
   );
-  assertMatch(hookClose.stdout, /^BIMRI: run R000003 closed\.$/m);
+  assertMatch(hookClose.stdout, /^BIMRI: run R000002 closed\.$/m);
   const doctor = await cli(["doctor"]);
   assertEquals(doctor.code, 0, doctor.stdout);
   const state = JSON.parse(Deno.readTextFileSync(`${target}/.bimri/state.json`));
   assertEquals(Object.keys(state.active_runs), []);
-  assertEquals(state.run_count, 3);
+  assertEquals(state.run_count, 2);
 });

@@ -23,7 +23,10 @@ Deno.test("install into an empty folder: layout, genesis, adapters, bindings, sm
     r.stdout,
     /^Memory: initialized at v5\.1\.0 \(T1\/T2\/T3 20\/40\/12, entry 500 chars, 49,152 bytes\)\.$/m,
   );
-  assertMatch(r.stdout, /^Hook smoke test: PASSED \(hook-start opened R000001 /m);
+  assertMatch(
+    r.stdout,
+    /^Hook smoke test: PASSED \(hook-start opened R000001 for a synthetic session in a throwaway copy /m,
+  );
   assertMatch(r.stdout, /^Doctor passed\.$/m);
   assertMatch(r.stdout, /Never commit either \.local\.json file/);
   assertEquals(r.stderr, "");
@@ -39,15 +42,13 @@ Deno.test("install into an empty folder: layout, genesis, adapters, bindings, sm
   assert(agents.startsWith(TEMPLATES["AGENTS.md"]));
   assert(agents.includes(`${START}\n${TEMPLATES["BIMRI-AGENT-BLOCK.md"].trim()}\n${END}\n`));
   assert(read(`${target}/CLAUDE.md`).startsWith(`${START}\n@AGENTS.md\n`));
-  // The smoke run was opened by hook-start and closed by hook-close.
+  // The smoke run happened in a throwaway copy: like the reference's install, no run is left here.
   const state = JSON.parse(read(`${target}/.bimri/state.json`));
-  assertEquals(state.run_count, 1);
+  assertEquals(state.run_count, 0);
   assertEquals(state.active_runs, {});
   assertEquals(state.session_runs, {});
-  assertMatch(
-    read(`${target}/.bimri/log/R000001.md`),
-    /^\[OUTCOME:partial\] Claude Code SessionEnd: bimri install smoke test$/m,
-  );
+  assertEquals(state.last_started_at, null);
+  assertEquals([...Deno.readDirSync(`${target}/.bimri/log`)], []);
   const runtime = JSON.parse(read(`${target}/.bimri/runtime.local.json`));
   assertEquals(runtime.host_bound, true);
   assert(Array.isArray(runtime.argv_prefix) && runtime.argv_prefix[0].startsWith("/"));
@@ -102,4 +103,19 @@ Deno.test("install keeps owner AGENTS.md/CLAUDE.md prose byte for byte, is idemp
   assertEquals(third.code, 0, third.stderr);
   assertEquals(read(`${target}/AGENTS.md`), agents + "\n## Added later by the owner\n");
   assertEquals(read(`${target}/CLAUDE.md`), claude);
+});
+
+Deno.test("a fresh install leaves no run: status shows none and the first hook session gets R000001", async () => {
+  const target = await tempStore("bimri-install-norun-");
+  const r = await bimri(target, ["install", "--target", target], { noRoot: true });
+  assertEquals(r.code, 0, r.stderr + r.stdout);
+  const status = await bimri(target, ["status"]);
+  assertEquals(status.code, 0, status.stderr);
+  assertMatch(status.stdout, /\| runs 0 \| active 0$/m);
+  assert(!status.stdout.includes("Outcomes:"), status.stdout);
+  const opened = await bimri(target, ["hook-start"], {
+    stdin: JSON.stringify({ session_id: "first-real-session" }),
+  });
+  assertEquals(opened.code, 0, opened.stderr);
+  assertMatch(opened.stdout, /^BIMRI RUN HANDLE: R000001$/m);
 });

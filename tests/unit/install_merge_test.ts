@@ -24,6 +24,19 @@ Deno.test("merge: new file, owner prose, replacement and idempotence", () => {
   );
 });
 
+Deno.test("merge: a byte-order mark stays and every line ending becomes LF, as the reference reads", () => {
+  assertEquals(mergeMarkedBlock("\ufeff# Mine\n", BLOCK), `\ufeff# Mine\n\n${MARKED}\n`);
+  assertEquals(mergeMarkedBlock("\ufeff", BLOCK), `\ufeff\n\n${MARKED}\n`);
+  assertEquals(
+    mergeMarkedBlock("a\r\nb\rc\u2028d\r\n\r\n", BLOCK),
+    `a\nb\nc\u2028d\n\n${MARKED}\n`,
+  );
+  assertEquals(
+    mergeMarkedBlock(`x\r\n${BLOCK_START}\r\nold\r\n${BLOCK_END}\r\ntail\r\n`, BLOCK),
+    `x\n${MARKED}\ntail\n`,
+  );
+});
+
 Deno.test("merge: an orphan start marker and the prose after it stay in place", () => {
   const owner = `# Mine\n\nI once wrote ${BLOCK_START} here by hand.\nMore prose.\n`;
   const first = mergeMarkedBlock(owner, BLOCK);
