@@ -18,6 +18,7 @@ import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
+import { ensureV4Quiescent } from "../migrate/v4.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
@@ -1028,6 +1029,8 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
       `updating an existing v${detection.format} store requires an externally verified quiescent handoff. Stop every process running an older engine in this folder, then retry install with --quiescent. The lock cannot enforce that old-process shutdown. Nothing was changed.`,
     );
   }
+  // A live v4 writer takes no v5 lock: refuse before any backup is taken.
+  if (detection.format === "v4") ensureV4Quiescent(target);
   const prefix = options.prefix ?? currentRuntimePrefix();
   let cwd = target;
   while (lstatOrNull(cwd) === null && dirname(cwd) !== cwd) cwd = dirname(cwd);

@@ -181,6 +181,49 @@ export function finishV4View(root: string): string[] {
   });
 }
 
+/**
+ * Refuses to migrate while a v4 agent may still be writing: a v4 writer takes
+ * no v5 lock, so converting its store underneath it would lose what it writes
+ * next. The v4 state's current run (or, without one, every run log) must show
+ * its `[CLOSED:` line; a current run without a log cannot prove it closed.
+ * The reference applies the same rule before any v4 upgrade.
+ */
+export function ensureV4Quiescent(root: string): void {
+  const paths = new StorePaths(root);
+  const stateBytes = readBytesOrNull(paths.state);
+  const old: JsonObject = stateBytes === null
+    ? { bimri_version: "4.0" }
+    : parseJsonObject(stateBytes) ?? refuse("v4 state.json is not a JSON object.");
+  if (!isV4State(old)) return;
+  const closedIn = (run: string, path: string): boolean => {
+    const info = lstatOrNull(path);
+    if (info?.isSymlink) refuse(`the v4 run log of ${run} cannot be a symbolic link.`);
+    const text = decodeUtf8Strict(Deno.readFileSync(path));
+    if (text === null) refuse(`the v4 run log of ${run} is not valid UTF-8.`);
+    return text.split(/\r\n|\r|\n/).some((line) => pyStrip(line).startsWith(`[CLOSED:${run}`));
+  };
+  const stop = (run: string) =>
+    refuse(`v4 run ${run} appears active. Stop or close every v4 agent, then retry the migration.`);
+  const current = old.current_run_id;
+  if (current === undefined || current === null) {
+    const runs = listNames(paths.folder("log"))
+      .map((name) => /^R([0-9]+)\.md$/.exec(name))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .sort((a, b) => Number(b[1]) - Number(a[1]));
+    for (const m of runs) {
+      const run = `R${m[1]}`;
+      if (!closedIn(run, paths.folder(`log/${m[0]}`))) stop(run);
+    }
+    return;
+  }
+  if (typeof current !== "string" || !/^R[0-9]+$/.test(current)) {
+    refuse("the v4 state has an invalid current run ID; repair it before migrating.");
+  }
+  if (current === "R000") return;
+  const log = paths.folder(`log/${current}.md`);
+  if (lstatOrNull(log) === null || !closedIn(current, log)) stop(current);
+}
+
 /** Migrates a v4 store at `root` to v5.1.0 and returns the receipt. */
 export function migrateV4(root: string): MigrationReceipt {
   const paths = new StorePaths(root);
@@ -209,6 +252,7 @@ export function migrateV4(root: string): MigrationReceipt {
     ? {}
     : parseJsonObject(stateBytes) ?? refuse("v4 state.json is not a JSON object.");
   if (stateBytes !== null && !isV4State(old)) refuse("state.json is not a v4 state.");
+  ensureV4Quiescent(root);
 
   const converted = convertV4View(hotText);
   const runNumbers = listNames(paths.folder("log"))

@@ -138,3 +138,23 @@ Deno.test("v4 state next to an unclaimed uppercase BIMRI.md is refused with noth
   assertMatch(result.stderr, /unclaimed legacy root file BIMRI\.md/);
   assertEquals(diffTrees(before, hashTree(root)), null);
 });
+
+Deno.test("a v4 store whose current run has not closed is not migrated while its writer may still run", async () => {
+  const root = await copyFixture("v4-store");
+  const log = join(root, ".bimri/log/R003.md");
+  const closed = Deno.readTextFileSync(log);
+  Deno.writeTextFileSync(
+    log,
+    closed.split("\n").filter((l) => !l.startsWith("[CLOSED:")).join("\n"),
+  );
+  const before = hashTree(root);
+  for (const args of [["migrate"], ["install", "--target", root]]) {
+    const r = await bimri(root, args);
+    assertEquals(r.code, 2, `${args[0]}: ${r.stdout}`);
+    assertMatch(r.stderr, /v4 run R003 appears active\. Stop or close every v4 agent/);
+    assertEquals(diffTrees(before, hashTree(root)), null, `${args[0]} wrote nothing`);
+  }
+  Deno.writeTextFileSync(log, closed);
+  const migrated = await bimri(root, ["migrate"]);
+  assertEquals(migrated.code, 0, migrated.stderr);
+});
