@@ -12,6 +12,7 @@
 import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
+import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
@@ -229,6 +230,13 @@ class Audit {
       return;
     }
     this.checkLayout();
+    try {
+      // Older memory beside the store: the owner must say which is authoritative.
+      rejectUnclaimedLegacyRoots(this.paths.root);
+    } catch (error) {
+      if (!(error instanceof BimriError)) throw error;
+      this.errors.push(error.message);
+    }
     try {
       this.state = loadState(this.paths, { audit: true });
     } catch (error) {

@@ -297,3 +297,16 @@ Deno.test("read-only doctor fails history that lost a revision, a resolution or 
     assertMatch(r.stdout, message, what);
   }
 });
+
+Deno.test("doctor fails a store with unclaimed older memory beside it, as the reference does", async () => {
+  const root = await copyStore((await healthy).root);
+  Deno.writeTextFileSync(
+    join(root, "BIMRI-backup.md"),
+    "# BIMRI: Memory File\n<!-- BIMRI v3 -->\n",
+  );
+  const r = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(r.code, 1, r.stdout);
+  assertMatch(r.stdout, /^ {2}- .*unclaimed legacy root file\(s\): BIMRI-backup\.md\./m);
+  Deno.removeSync(join(root, "BIMRI-backup.md"));
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
