@@ -72,7 +72,7 @@ export function defaultRoot(cwd: string, env: string | undefined): string {
   return resolveRoot({ cwd, envRoot: env });
 }
 
-function readAllStdin(): string {
+function readAllStdin(): Uint8Array {
   const chunks: Uint8Array[] = [];
   const buffer = new Uint8Array(65536);
   while (true) {
@@ -92,7 +92,7 @@ function readAllStdin(): string {
     all.set(c, offset);
     offset += c.length;
   }
-  return new TextDecoder().decode(all);
+  return all;
 }
 
 type GlobalOptions = {

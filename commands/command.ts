@@ -24,8 +24,8 @@ export type CommandContext = {
   root: string;
   /** True when the caller asked for JSON output. */
   json: boolean;
-  /** Standard input, read lazily (hooks use it). */
-  readStdin: () => string;
+  /** Standard input's bytes, read lazily (hooks use them). */
+  readStdin: () => Uint8Array;
 };
 
 /** What a command returns; the dispatcher prints it. */

@@ -12,8 +12,22 @@ export type HookPayload = {
   diagnosis: string | null;
 };
 
-/** Parses the hook's stdin; an unusable payload yields `{}` and a diagnosis. */
-export function parseHookPayload(raw: string): HookPayload {
+/**
+ * Parses the hook's stdin (its bytes, or text already decoded); an unusable
+ * payload yields `{}` and a diagnosis. Bytes are read as the reference reads
+ * them: strict UTF-8, and a byte-order mark is not skipped (JSON does not
+ * allow one, so such a payload is not valid JSON).
+ */
+export function parseHookPayload(input: Uint8Array | string): HookPayload {
+  let raw: string;
+  if (typeof input === "string") raw = input;
+  else {
+    try {
+      raw = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(input);
+    } catch {
+      return { payload: {}, diagnosis: "stdin could not be read (it is not UTF-8)" };
+    }
+  }
   if (pyStrip(raw) === "") return { payload: {}, diagnosis: "stdin was empty" };
   let value: unknown;
   try {

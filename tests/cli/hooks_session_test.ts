@@ -15,6 +15,9 @@ Deno.test("hook-start without a session identity creates nothing at all", async 
   for (
     const [stdin, why] of [
       ["", "stdin was empty"],
+      // As the reference reads stdin: a byte-order mark is not JSON, and the bytes must be UTF-8.
+      ['\ufeff{"session_id": "s1"}', "stdin was not valid JSON"],
+      [new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]), "stdin could not be read (it is not UTF-8)"],
       ["{}", "the payload carries no session_id or transcript_path"],
       ["not json", "stdin was not valid JSON"],
       ["[1]", "stdin JSON was not an object"],
@@ -22,7 +25,7 @@ Deno.test("hook-start without a session identity creates nothing at all", async 
     ]
   ) {
     const r = await bimri(root, ["hook-start"], { stdin });
-    assertEquals(r.code, 2, stdin);
+    assertEquals(r.code, 2, String(stdin));
     assertEquals(r.stdout, "");
     assert(r.stderr.startsWith(`BIMRI ERROR: hook-start opened no run: ${why}`), r.stderr);
     assert(r.stderr.trimEnd().endsWith("[hook-identity-missing]"), r.stderr);

@@ -26,7 +26,7 @@ export type CliResult = { code: number; stdout: string; stderr: string };
 
 /** Options for one invocation. */
 export type CliOptions = {
-  stdin?: string;
+  stdin?: string | Uint8Array;
   env?: Record<string, string>;
   cwd?: string;
   noRoot?: boolean;
@@ -53,7 +53,9 @@ export async function bimri(
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.write(
+      typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin,
+    );
     await writer.close();
   }
   const out = await child.output();
