@@ -118,9 +118,10 @@ export type RecordFacts = {
   sha?: string;
   /** Proposal: its base revision. */
   baseRevision?: number;
-  /** Decision: outcome and conflict. */
+  /** Decision: outcome, conflict and (once an owner answer finalized it) resolution. */
   outcome?: string;
   conflictId?: string | null;
+  resolutionId?: string | null;
   /** Conflict: candidates and their hashes. */
   proposalIds?: string[];
   proposalHashes?: Record<string, string>;
@@ -141,7 +142,7 @@ type CacheDoc = {
 };
 
 /** 2: logs carry their outcome; decisions, conflicts and resolutions no hash. */
-const CACHE_SCHEMA = 2;
+const CACHE_SCHEMA = 3;
 const CACHE_NAME = "audit-integrity-cache.json";
 
 function cachePath(paths: StorePaths): string {
@@ -300,6 +301,7 @@ function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts>
       return {
         outcome: String(value.outcome),
         conflictId: typeof value.conflict_id === "string" ? value.conflict_id : null,
+        resolutionId: typeof value.resolution_id === "string" ? value.resolution_id : null,
       };
     case "conflict":
       return {
@@ -537,6 +539,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
       else if (usable(c) && !(c.proposalIds ?? []).includes(id)) {
         out.push(issue("decision", id, `is not a candidate of conflict ${d.conflictId}`));
       }
+    }
+    if (d.resolutionId && !resolution.has(d.resolutionId)) {
+      out.push(
+        issue("decision", id, `was decided by resolution ${d.resolutionId}, whose record is missing`),
+      );
     }
   }
   for (const [id, c] of conflict) {

@@ -207,8 +207,6 @@ class Audit {
   private decisions = new Map<string, DecisionFacts>();
   private conflicts = new Map<string, JsonObject>();
   private resolutions = new Map<string, JsonObject>();
-  /** Every resolution file present, usable or not (a damaged one is reported on its own). */
-  private resolutionFiles = new Set<string>();
   private stubEvidence: { kind: AuthorityKind; id: string; file: string }[] = [];
   /** Archive rows by the proposal that wrote them. */
   private archiveBy = new Map<string, ArchiveRow[]>();
@@ -625,7 +623,6 @@ class Audit {
       // A shadowed conflict may name candidates the lazy collection did not hash.
       hashCandidates(this.paths, facts.records, options);
     }
-    for (const id of facts.records.resolution.keys()) this.resolutionFiles.add(id);
     // The facts are dropped after this pass (memory stays flat on long histories).
     this.graphIssues = authorityIssues(this.state, facts).map(issueLine);
     const usable = (kind: AuthorityKind, id: string): boolean => {
@@ -670,11 +667,7 @@ class Audit {
     for (const [id, d] of this.decisions) {
       const p = proposals.get(id);
       if (d.outcome === "accepted" && d.revision <= head) referenced.add(d.revision);
-      if (typeof d.resolutionId === "string" && !this.resolutionFiles.has(d.resolutionId)) {
-        this.errors.push(
-          `decision ${id} was decided by resolution ${d.resolutionId}, whose record is missing.`,
-        );
-      }
+
       if (d.outcome === "applying") {
         this.warnings.push(
           `decision ${id} is applying (interrupted commit); the next sync finishes it.`,

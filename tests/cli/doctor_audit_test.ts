@@ -238,15 +238,15 @@ Deno.test("read-only doctor fails a store without bimri.md and warns without eng
 
 Deno.test("read-only doctor fails history that lost a revision, a resolution or a close's archive row", async () => {
   const store = await healthy;
-  const cases: [string, (root: string) => Promise<void>, RegExp][] = [
+  const cases: [string, (root: string) => void | Promise<void>, RegExp][] = [
     [
       "a revision an accepted decision names",
-      async (root) => Deno.removeSync(join(root, ".bimri/revisions/V000001.md")),
+      (root) => Deno.removeSync(join(root, ".bimri/revisions/V000001.md")),
       /^ {2}- referenced revision V000001\.md is missing\.$/m,
     ],
     [
       "the genesis revision proposals are based on",
-      async (root) => Deno.removeSync(join(root, ".bimri/revisions/V000000.md")),
+      (root) => Deno.removeSync(join(root, ".bimri/revisions/V000000.md")),
       /^ {2}- proposal R000001-Q001: base revision V000000\.md is missing\.$/m,
     ],
     [
@@ -263,7 +263,7 @@ Deno.test("read-only doctor fails history that lost a revision, a resolution or 
         Deno.removeSync(join(root, ".bimri/resolutions/C000001.json"));
       },
       new RegExp(
-        `^ {2}- decision ${store.loserRun}-Q001 was decided by resolution C000001, whose record is missing\\.$`,
+        `^ {2}- decision ${store.loserRun}-Q001 \\(\\.bimri/decisions/${store.loserRun}-Q001\\.json\\): was decided by resolution C000001, whose record is missing\\.$`,
         "m",
       ),
     ],
@@ -309,4 +309,20 @@ Deno.test("doctor fails a store with unclaimed older memory beside it, as the re
   assertMatch(r.stdout, /^ {2}- .*unclaimed legacy root file\(s\): BIMRI-backup\.md\./m);
   Deno.removeSync(join(root, "BIMRI-backup.md"));
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
+
+Deno.test("a decision whose resolution record is gone pauses shared writes, as the reference does", async () => {
+  const store = await healthy;
+  const root = await copyStore(store.root);
+  const r = await bimri(root, ["resolve", "C000001", "--choose", "current", "--human-approved"]);
+  assertEquals(r.code, 0, r.stderr);
+  Deno.removeSync(join(root, ".bimri/resolutions/C000001.json"));
+  const before = hashTree(root);
+  const sync = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(sync.code, 2, sync.stdout);
+  assertMatch(
+    sync.stderr,
+    /AUTHORITY RECOVERY NEEDED: decision .* was decided by resolution C000001/,
+  );
+  assertEquals(diffTrees(before, hashTree(root)), null);
 });
