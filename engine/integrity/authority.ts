@@ -41,7 +41,7 @@
  * 3. The everyday fast path (O(1) in history). A second derived record,
  *    `.bimri/audit-integrity-summary.json`, holds the lstat fingerprints
  *    (inode, size, mtime, ctime) of the five authority folders (proposals,
- *    decisions, conflicts, resolutions, log) plus run_count, conflict_count,
+ *    decisions, conflicts, resolutions, log) and of revisions/ plus run_count, conflict_count,
  *    the active runs with their bases, the IDs of held decisions (which
  *    retrieval lists without reading every decision while the decisions
  *    folder is unchanged; see summary.ts) and of applying resolutions (which
@@ -79,7 +79,7 @@ import { listNames, lstatOrNull, readBytesOrNull, replaceDerived } from "../stor
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
-import { conflictId, RUN_ID } from "../model/ids.ts";
+import { conflictId, revisionName, RUN_ID } from "../model/ids.ts";
 import {
   fingerprint,
   folderPrint,
@@ -118,15 +118,17 @@ export type RecordFacts = {
   sha?: string;
   /** Proposal: its base revision. */
   baseRevision?: number;
-  /** Decision: outcome, conflict and (once an owner answer finalized it) resolution. */
+  /** Decision: outcome, revision, conflict and (once an owner answer finalized it) resolution. */
   outcome?: string;
+  revision?: number | null;
   conflictId?: string | null;
   resolutionId?: string | null;
   /** Conflict: candidates and their hashes. */
   proposalIds?: string[];
   proposalHashes?: Record<string, string>;
-  /** Resolution: status and choice. */
+  /** Resolution: status, choice and the revision it names once resolved. */
   status?: string;
+  revisionAfter?: number | null;
 };
 
 /**
@@ -142,7 +144,7 @@ type CacheDoc = {
 };
 
 /** 2: logs carry their outcome; decisions, conflicts and resolutions no hash. */
-const CACHE_SCHEMA = 3;
+const CACHE_SCHEMA = 4;
 const CACHE_NAME = "audit-integrity-cache.json";
 
 function cachePath(paths: StorePaths): string {
@@ -300,6 +302,7 @@ function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts>
     case "decision":
       return {
         outcome: String(value.outcome),
+        revision: typeof value.revision === "number" ? value.revision : null,
         conflictId: typeof value.conflict_id === "string" ? value.conflict_id : null,
         resolutionId: typeof value.resolution_id === "string" ? value.resolution_id : null,
       };
@@ -314,6 +317,7 @@ function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts>
       return {
         status: String(value.status),
         proposalIds: Array.isArray(value.proposal_ids) ? value.proposal_ids as string[] : [],
+        revisionAfter: typeof value.revision_after === "number" ? value.revision_after : null,
       };
   }
 }
@@ -328,6 +332,11 @@ export type AuthorityFacts = {
    * null), for every UTF-8 run log (status counts outcomes from it).
    */
   outcomes?: Map<string, string | null>;
+  /**
+   * The revision numbers whose files exist, when the check lists them (the
+   * cached everyday and status checks; doctor checks revisions itself).
+   */
+  revisions?: Set<number>;
   /** True when the cache given to `collectFacts` was updated. */
   dirty: boolean;
 };
@@ -439,7 +448,14 @@ export function collectFacts(
       cache.logs = Object.fromEntries(nextLogs);
     }
   }
-  return outcomes ? { records, logs, dirty, outcomes } : { records, logs, dirty };
+  const revisions = new Set<number>();
+  for (const name of listNames(paths.folder("revisions"))) {
+    const m = /^V([0-9]{6})\.md$/.exec(name);
+    if (m) revisions.add(Number(m[1]));
+  }
+  return outcomes
+    ? { records, logs, dirty, outcomes, revisions }
+    : { records, logs, dirty, revisions };
 }
 
 /**
@@ -542,7 +558,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     }
     if (d.resolutionId && !resolution.has(d.resolutionId)) {
       out.push(
-        issue("decision", id, `was decided by resolution ${d.resolutionId}, whose record is missing`),
+        issue(
+          "decision",
+          id,
+          `was decided by resolution ${d.resolutionId}, whose record is missing`,
+        ),
       );
     }
   }
@@ -567,6 +587,49 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     }
     if (r.status === "failed") {
       out.push(issue("resolution", id, "resolution status is failed; explicit retry is required."));
+    }
+  }
+  if (facts.revisions) out.push(...missingRevisionIssues(state, facts, facts.revisions));
+  return out;
+}
+
+/**
+ * History that names a revision whose file is gone (the reference refuses
+ * writes on it): an accepted decision's revision, a proposal's base, a
+ * resolved answer's revision. The head itself is checked when it is loaded.
+ */
+function missingRevisionIssues(
+  state: State,
+  facts: AuthorityFacts,
+  present: Set<number>,
+): AuthorityIssue[] {
+  const out: AuthorityIssue[] = [];
+  const gone = (n: number | null | undefined): n is number =>
+    typeof n === "number" && n >= 0 && n < state.head_revision && !present.has(n);
+  const usable = (f: RecordFacts) => !f.problem && !f.stub;
+  for (const [id, p] of facts.records.proposal) {
+    if (usable(p) && gone(p.baseRevision)) {
+      out.push(
+        issue("proposal", id, `its base revision ${revisionName(p.baseRevision!)} is missing`),
+      );
+    }
+  }
+  for (const [id, d] of facts.records.decision) {
+    if (usable(d) && d.outcome === "accepted" && gone(d.revision)) {
+      out.push(
+        issue("decision", id, `names revision ${revisionName(d.revision!)}, which is missing`),
+      );
+    }
+  }
+  for (const [id, r] of facts.records.resolution) {
+    if (usable(r) && r.status === "resolved" && gone(r.revisionAfter)) {
+      out.push(
+        issue(
+          "resolution",
+          id,
+          `names revision ${revisionName(r.revisionAfter!)}, which is missing`,
+        ),
+      );
     }
   }
   return out;

@@ -10,7 +10,7 @@ import { lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 
 /** Schema of the summary document. */
-export const SUMMARY_SCHEMA = 3;
+export const SUMMARY_SCHEMA = 4;
 const SUMMARY_NAME = "audit-integrity-summary.json";
 
 /** The authority folders whose entries the summary fingerprints. */
@@ -20,6 +20,9 @@ export const WATCHED_FOLDERS = [
   "conflicts",
   "resolutions",
   "log",
+  // A revision removed (or added) by anyone but bimri's own commit: the slow
+  // path then checks that every revision the history names still exists.
+  "revisions",
 ] as const;
 
 /** The summary document. */

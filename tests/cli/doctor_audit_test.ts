@@ -326,3 +326,23 @@ Deno.test("a decision whose resolution record is gone pauses shared writes, as t
   );
   assertEquals(diffTrees(before, hashTree(root)), null);
 });
+
+Deno.test("a revision the history names, deleted, pauses shared writes on the everyday path too", async () => {
+  const store = await healthy;
+  const root = await copyStore(store.root);
+  // Warm the derived summary first, so the deletion is what the everyday check must notice.
+  const warm = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(warm.code, 0, warm.stderr);
+  Deno.removeSync(join(root, ".bimri/revisions/V000001.md"));
+  const before = hashTree(root);
+  const sync = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(sync.code, 2, sync.stdout);
+  assertMatch(
+    sync.stderr,
+    /AUTHORITY RECOVERY NEEDED: decision R000001-Q001 .*names revision V000001, which is missing/,
+  );
+  assertEquals(diffTrees(before, hashTree(root)), null);
+  const status = await bimri(root, ["status"]);
+  assertEquals(status.code, 1, status.stdout);
+  assertMatch(status.stdout, /names revision V000001, which is missing/);
+});
