@@ -9,6 +9,7 @@ import { decodeUtf8Strict } from "../model/text.ts";
 import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
 import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { StorePaths } from "../store/paths.ts";
+import { isUnclaimedLegacyRootName } from "../store/legacy_root.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 
 /** Every store generation bimri recognizes. */
@@ -165,10 +166,7 @@ export function rejectUnclaimedLegacyRoots(root: string): void {
   } catch {
     return;
   }
-  const unclaimed = names.filter((name) => {
-    const folded = name.toLowerCase();
-    return (folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md";
-  });
+  const unclaimed = names.filter(isUnclaimedLegacyRootName);
   if (unclaimed.length > 0) {
     throw new BimriError(
       "store-unsafe",

@@ -32,6 +32,7 @@ import {
   readBytesOrNull,
 } from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
+import { isUnclaimedLegacyRootName } from "../store/legacy_root.ts";
 import { StorePaths } from "../store/paths.ts";
 import { ensureLayout } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
@@ -228,8 +229,7 @@ export function ensureV4Quiescent(root: string): void {
 export function migrateV4(root: string): MigrationReceipt {
   const paths = new StorePaths(root);
   for (const name of listNames(root)) {
-    const folded = name.toLowerCase();
-    if ((folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md") {
+    if (isUnclaimedLegacyRootName(name)) {
       refuse(
         `structured v4 memory coexists with an unclaimed legacy root file ${name}; ask the owner which memory is authoritative.`,
       );

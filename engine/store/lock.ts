@@ -38,17 +38,7 @@ export function ensureLockFile(paths: StorePaths): void {
 /** Runs `action` while holding the exclusive engine lock. */
 export function withEngineLock<T>(paths: StorePaths, action: () => T): T {
   ensureLockFile(paths);
-  const file = Deno.openSync(paths.lock, { read: true, write: true });
-  try {
-    acquireLock(file, true);
-    try {
-      return action();
-    } finally {
-      file.unlockSync();
-    }
-  } finally {
-    file.close();
-  }
+  return holding(Deno.openSync(paths.lock, { read: true, write: true }), true, action);
 }
 
 /**
@@ -58,9 +48,13 @@ export function withEngineLock<T>(paths: StorePaths, action: () => T): T {
  * half done.
  */
 export function withSharedEngineLock<T>(paths: StorePaths, action: () => T): T {
-  const file = Deno.openSync(paths.lock, { read: true });
+  return holding(Deno.openSync(paths.lock, { read: true }), false, action);
+}
+
+/** Runs `action` holding the lock on the open lock file `file`, then releases and closes it. */
+function holding<T>(file: Deno.FsFile, exclusive: boolean, action: () => T): T {
   try {
-    acquireLock(file, false);
+    acquireLock(file, exclusive);
     try {
       return action();
     } finally {

@@ -29,6 +29,7 @@ import { noteHeadVerified, recordNotedHead, verifiedHeadFacts } from "./head_cac
 import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
+import { isUnclaimedLegacyRootName } from "./legacy_root.ts";
 
 /** The accepted head: revision number, exact text, hash, parsed view and its facts. */
 export type Head = {
@@ -127,18 +128,23 @@ function refuseOlderMemory(root: string, paths: StorePaths): void {
   } catch {
     return; // A missing project folder is created by the layout step.
   }
-  const legacy = names.find((name) => {
-    const folded = name.toLowerCase();
-    return (folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md";
-  });
+  const legacy = names.find(isUnclaimedLegacyRootName);
   if (legacy !== undefined) {
     throw new BimriError(
       "store-unsafe",
       `this folder holds older BIMRI memory (${legacy}) and no .bimri/state.json. Run \`bimri migrate\` to import it first; nothing was changed.`,
     );
   }
+  existingV5View(paths);
+}
+
+/**
+ * The text of an existing bimri.md that may become the genesis revision, or
+ * null when there is none; refuses one that is not a valid v5 view.
+ */
+function existingV5View(paths: StorePaths): string | null {
   const existing = readBytesOrNull(paths.view);
-  if (existing === null) return;
+  if (existing === null) return null;
   const text = decodeUtf8Strict(existing);
   const parsed = text === null ? null : parseView(text);
   if (text === null || parsed === null || parsed.errors.length > 0) {
@@ -147,6 +153,7 @@ function refuseOlderMemory(root: string, paths: StorePaths): void {
       "bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run `bimri migrate` (or install --target <project>) to import older memory; nothing was changed.",
     );
   }
+  return text;
 }
 
 /**
@@ -175,19 +182,9 @@ function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
  */
 export function initializeIfNeeded(paths: StorePaths): void {
   if (storeExists(paths)) return;
-  let genesis = GENESIS_VIEW;
-  const existing = readBytesOrNull(paths.view);
-  if (existing !== null) {
-    const text = decodeUtf8Strict(existing);
-    const parsed = text === null ? null : parseView(text);
-    if (text === null || parsed === null || parsed.errors.length > 0) {
-      throw new BimriError(
-        "store-unsafe",
-        "bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run install --target <project> to migrate older memory; nothing was changed.",
-      );
-    }
-    genesis = text;
-  }
+  // Checked again under the lock: the file may have appeared since the pre-check.
+  const existing = existingV5View(paths);
+  const genesis = existing ?? GENESIS_VIEW;
   const revisionPath = paths.revision(0);
   refuseResetOverHistory(paths, genesis);
   if (lstatOrNull(revisionPath) === null) createExclusive(revisionPath, genesis);
