@@ -6,7 +6,8 @@
  */
 import type { Command } from "./command.ts";
 
-type Loader = () => Promise<Command>;
+/** Loads one verb's module on demand (only the verb being run is ever loaded). */
+export type Loader = () => Promise<Command>;
 
 /** Loaders for every verb and alias. */
 export const COMMAND_LOADERS: Readonly<Record<string, Loader>> = {

@@ -24,6 +24,7 @@ export class BimriError extends Error {
   /** Process exit code (always 2 for refusals and failures). */
   readonly exitCode: number;
 
+  /** A refusal or failure with its stable `code`, the message shown, and the exit code. */
   constructor(code: ErrorCode, message: string, exitCode = 2) {
     super(message);
     this.name = "BimriError";

@@ -626,7 +626,8 @@ function versionFields() {
 // ---------------------------------------------------------------------------
 // Existing v5 route: code-only update.
 
-type PathRecord =
+/** What the update manifest records about one program path before it is replaced. */
+export type PathRecord =
   | { type: "file"; bytes: number; sha256: string }
   | { type: "directory" }
   | { type: "symlink"; target: string; target_bytes_hex: string }

@@ -135,9 +135,10 @@ export type RecordFacts = {
  * Facts of one run log: proposal markers, closure and (status counts it) the
  * first outcome; `outcome` is absent when the log is not UTF-8.
  */
-type LogFacts = { fp: string; markers: string[]; closed: boolean; outcome?: string | null };
+export type LogFacts = { fp: string; markers: string[]; closed: boolean; outcome?: string | null };
 
-type CacheDoc = {
+/** The facts cache file: per-record facts keyed by `<kind>/<id>`, and per-log facts by run. */
+export type CacheDoc = {
   schema: number;
   records: Record<string, RecordFacts>;
   logs: Record<string, LogFacts>;

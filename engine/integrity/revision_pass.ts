@@ -140,6 +140,7 @@ export class RevisionParser {
   /** How many revisions reused the previous parse (tests check the path is taken). */
   incrementalCount = 0;
 
+  /** A pass over views whose entries may hold at most `entryMaxChars` characters. */
   constructor(private readonly entryMaxChars: number) {}
 
   /** Line index of each entry of the last view `parse` returned (tests compare them). */

@@ -55,7 +55,7 @@ export type ServeOptions = {
 };
 
 /** A tool whose verb exists with every flag the tool maps to. */
-type ServedTool = { spec: ToolSpec; command: Command };
+export type ServedTool = { spec: ToolSpec; command: Command };
 
 /** The run this MCP session opened. */
 type SessionRun = { run: string; actor: string; session: string };

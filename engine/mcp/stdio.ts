@@ -49,6 +49,7 @@ export class LineTransport implements Transport {
   #unanswered = new Set<string | number>();
   #allAnswered: (() => void) | null = null;
 
+  /** A transport over `streams`, by default the process's stdin and stdout. */
   constructor(streams?: StdioStreams) {
     this.#streams = streams ?? { input: Deno.stdin.readable, output: Deno.stdout };
   }

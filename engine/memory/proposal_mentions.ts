@@ -36,7 +36,8 @@ const FOLDERS = ["conflicts", "resolutions"] as const;
 /** What the reference matches, per run: `\b<run>-Q(\d{3})\b` over the raw bytes. */
 const MENTION = /\b(R[0-9]{6})-Q([0-9]{3})\b/g;
 
-type Highest = Record<string, number>;
+/** Per run ID, the highest proposal number mentioned. */
+export type Highest = Record<string, number>;
 type MentionRecord = { prints: string; highest: Highest };
 
 function cachePath(paths: StorePaths): string {

@@ -324,7 +324,8 @@ export function importSummary(parsed: LegacyParsed): JsonObject {
   };
 }
 
-type Asset = {
+/** One legacy memory file found in the project, with its bytes, hash and parse. */
+export type Asset = {
   name: string;
   role: string;
   bytes: Uint8Array;

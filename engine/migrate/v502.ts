@@ -115,7 +115,8 @@ export function governanceIssues(paths: StorePaths): string[] {
   return issues;
 }
 
-type ActivationReceiptFile = JsonObject & {
+/** A v5.0.2 update transaction's activation receipt, from its folder under the update backups. */
+export type ActivationReceiptFile = JsonObject & {
   status: string;
   transaction: string;
   before_state_sha256: string;

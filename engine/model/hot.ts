@@ -17,7 +17,7 @@ export const SOURCES = ["user", "agent", "external", "system", "legacy"] as cons
 export const CONFIDENCES = ["emerging", "developing", "established"] as const;
 
 /** Fields shared by Tier 1 and Tier 2 lines. */
-type ClaimFields = {
+export type ClaimFields = {
   id: string;
   key: string;
   trust: string;
@@ -157,7 +157,7 @@ export function normalizeTags(values: string[]): string[] {
 }
 
 /** The genesis view (revision V000000), 473 bytes. */
-export const GENESIS_VIEW = [
+export const GENESIS_VIEW: string = [
   "# BIMRI Memory",
   "",
   "<!-- BIMRI v5.0.2 | Generated view. Do not edit directly. -->",

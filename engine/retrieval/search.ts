@@ -56,7 +56,7 @@ export function searchRecords(
 }
 
 /** A matched record with the fields it is scored on. */
-type Scorable = { record: RetrievalRecord; fields: SearchFields };
+export type Scorable = { record: RetrievalRecord; fields: SearchFields };
 
 /**
  * History generations that match a query, with their share of the corpus

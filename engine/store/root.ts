@@ -14,7 +14,9 @@ export type { PathFlavor };
 export type FolderProbe = (path: string) => boolean;
 
 /** The running OS's folder probe. */
-export const isRealFolder: FolderProbe = (path) => lstatOrNull(path)?.isDirectory === true;
+export function isRealFolder(path: string): boolean {
+  return lstatOrNull(path)?.isDirectory === true;
+}
 
 /**
  * Cleans a folder argument typed by a person. On Windows, cmd.exe turns
