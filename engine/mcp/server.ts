@@ -270,7 +270,9 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       }
       const actor = (out.actor as string | undefined) ??
         mine.current?.actor ?? actorFromClientName(server.getClientVersion()?.name);
-      const session = (out.session as string | undefined) ?? mine.current?.session ??
+      // An empty session is no session (the CLI's `--session ""` maps nothing, so every
+      // start would open another run): like an omitted one, it takes the session's identity.
+      const session = (out.session as string | undefined) || mine.current?.session ||
         autoSession;
       if (
         mine.current !== null &&

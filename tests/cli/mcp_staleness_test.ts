@@ -75,3 +75,17 @@ Deno.test("a client leaving after the store was replaced does not close another 
   const status = await bimri(root, ["status"]);
   assertMatch(status.stdout, /^Active runs: R000001 \(codex\)$/m);
 });
+
+Deno.test("memory_start with an empty session returns the session's one run every time", async () => {
+  const root = await tempStore();
+  const mcp = await connectMcp(root, "Claude");
+  try {
+    const first = dataOf(await callTool(mcp, "memory_start", { session: "" }));
+    const again = dataOf(await callTool(mcp, "memory_start", { session: "" }));
+    assertEquals([first.run, again.run, again.resumed], ["R000001", "R000001", true]);
+    assertMatch((await bimri(root, ["status"])).stdout, /runs 1 \| active 1/);
+  } finally {
+    await mcp.close();
+  }
+  assertMatch((await bimri(root, ["status"])).stdout, /runs 1 \| active 0/);
+});
