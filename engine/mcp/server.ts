@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BimriError } from "../errors.ts";
+import { BimriError, unexpectedFailure } from "../errors.ts";
 import { sessionKey } from "../memory/runs.ts";
 import { ACTOR } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
@@ -125,10 +125,8 @@ function errorResult(error: BimriError): CallToolResult {
 }
 
 function asBimriError(error: unknown): BimriError {
-  if (error instanceof BimriError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  // Same wording as the CLI dispatcher for failures that are not refusals.
-  return new BimriError("io", `${message}. Nothing further was written; run doctor.`);
+  // Failures that are not refusals are worded as the CLI dispatcher words them.
+  return error instanceof BimriError ? error : unexpectedFailure(error);
 }
 
 /** Turns a verb's result into a tool result: its text, and its `--json` document as structured content. */

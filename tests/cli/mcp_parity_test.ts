@@ -1,0 +1,31 @@
+/** The same call through MCP and through the CLI reads the same, failures included. */
+import { assertEquals } from "../helpers/assert.ts";
+import { bimri, diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
+import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
+
+Deno.test("a failure that is not a refusal is worded as the CLI words it", async () => {
+  const root = await tempStore();
+  const mcp = await connectMcp(root);
+  try {
+    const run = dataOf(await callTool(mcp, "memory_start", { actor: "claude" })).run as string;
+    // state.json turns into a folder: reading it fails with an OS error, not a refusal.
+    Deno.removeSync(`${root}/.bimri/state.json`);
+    Deno.mkdirSync(`${root}/.bimri/state.json`);
+    for (
+      const [tool, args, argv] of [
+        ["memory_journal", { text: "x" }, ["journal", "--run", run, "--text", "x"]],
+        ["memory_recall", { key: "a.b" }, ["recall", "--key", "a.b"]],
+      ] as [string, Record<string, unknown>, string[]][]
+    ) {
+      const before = hashTree(root);
+      const result = await callTool(mcp, tool, args);
+      const cli = await bimri(root, argv);
+      assertEquals([result.isError, cli.code], [true, 2], `${tool}: ${textOf(result)}`);
+      assertEquals(textOf(result).trim(), cli.stderr.trim(), tool);
+      assertEquals(diffTrees(before, hashTree(root)), null, `${tool} wrote`);
+    }
+  } finally {
+    Deno.removeSync(`${root}/.bimri/state.json`);
+    await mcp.close();
+  }
+});
