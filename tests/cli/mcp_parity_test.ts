@@ -1,5 +1,5 @@
 /** The same call through MCP and through the CLI reads the same, failures included. */
-import { assertEquals } from "../helpers/assert.ts";
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
@@ -26,6 +26,36 @@ Deno.test("a failure that is not a refusal is worded as the CLI words it", async
     }
   } finally {
     Deno.removeSync(`${root}/.bimri/state.json`);
+    await mcp.close();
+  }
+});
+
+Deno.test("text that is not valid Unicode is refused before anything is written", async () => {
+  const root = await tempStore();
+  const mcp = await connectMcp(root);
+  try {
+    dataOf(await callTool(mcp, "memory_start", { actor: "claude" }));
+    for (
+      const [tool, args] of [
+        ["memory_journal", { text: "Lone \ud800 surrogate." }],
+        ["memory_propose", { key: "a.b", new_subject: true, tier: 2, text: "Low \udc00 half." }],
+        ["memory_propose", {
+          key: "a.b",
+          new_subject: true,
+          tier: 2,
+          text: "x",
+          tags: ["t\ud800"],
+        }],
+        ["memory_close", { summary: "Done \udfff." }],
+      ] as [string, Record<string, unknown>][]
+    ) {
+      const before = hashTree(root);
+      const result = await callTool(mcp, tool, args);
+      assertEquals(result.isError, true, `${tool}: ${textOf(result)}`);
+      assertMatch(textOf(result), /is not valid Unicode text/);
+      assertEquals(diffTrees(before, hashTree(root)), null, `${tool} wrote`);
+    }
+  } finally {
     await mcp.close();
   }
 });
