@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BimriError, unexpectedFailure } from "../errors.ts";
 import { sessionKey } from "../memory/runs.ts";
-import { ACTOR } from "../model/ids.ts";
+import { ACTOR, requireActor } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import { readBytesOrNull, refuseSymlink } from "../store/files.ts";
 import { StorePaths } from "../store/paths.ts";
@@ -272,10 +272,20 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       // start would open another run): like an omitted one, it takes the session's identity.
       const session = (out.session as string | undefined) || mine.current?.session ||
         autoSession;
-      if (
-        mine.current !== null &&
-        (actor !== mine.current.actor || session !== mine.current.session)
-      ) {
+      // Compared as start compares them (actor lowercased, session trimmed); an invalid
+      // actor is left to the verb, which refuses it in the CLI's words.
+      let sameRun = true;
+      if (mine.current !== null) {
+        try {
+          const normalized = requireActor(actor);
+          sameRun = normalized === mine.current.actor &&
+            sessionKey(normalized, session) ===
+              sessionKey(mine.current.actor, mine.current.session);
+        } catch {
+          sameRun = true;
+        }
+      }
+      if (mine.current !== null && !sameRun) {
         throw new BimriError(
           "refused",
           `this MCP session already has run ${mine.current.run} open as ${mine.current.actor}; close it with memory_close before starting another.`,

@@ -59,3 +59,25 @@ Deno.test("text that is not valid Unicode is refused before anything is written"
     await mcp.close();
   }
 });
+
+Deno.test("memory_start resumes the session's run for any spelling start reads as the same", async () => {
+  const root = await tempStore();
+  const mcp = await connectMcp(root, "Claude");
+  try {
+    const first = dataOf(await callTool(mcp, "memory_start", { actor: "Claude", session: "s1" }));
+    assertEquals([first.run, first.actor], ["R000001", "claude"]);
+    // The CLI resumes R000001 for both spellings too.
+    for (const args of [{ actor: "claude", session: "s1" }, { actor: "CLAUDE", session: " s1 " }]) {
+      const again = await callTool(mcp, "memory_start", args);
+      assertEquals(dataOf(again).run, "R000001", `${JSON.stringify(args)}: ${textOf(again)}`);
+      assertEquals(dataOf(again).resumed, true);
+    }
+    // An invalid actor reads as on the command line.
+    const bad = await callTool(mcp, "memory_start", { actor: "Bad Actor" });
+    const cli = await bimri(root, ["start", "--actor", "Bad Actor"]);
+    assertEquals([bad.isError, textOf(bad).trim()], [true, cli.stderr.trim()]);
+  } finally {
+    await mcp.close();
+  }
+  assertMatch((await bimri(root, ["status"])).stdout, /runs 1 \| active 0/);
+});
