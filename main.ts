@@ -3,7 +3,7 @@
  * Entry point: global flags, root resolution, dispatch, and the mapping of
  * errors to `BIMRI ERROR:` lines and exit codes.
  */
-import { BimriError } from "./engine/errors.ts";
+import { BimriError, unexpectedFailure } from "./engine/errors.ts";
 import {
   AUTHORITY_FORMAT,
   BIMRI_RELEASE,
@@ -192,12 +192,7 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     return emit(result, json, io);
   } catch (error) {
     if (error instanceof BimriError) return emit(errorResult(error), json, io);
-    const message = error instanceof Error ? error.message : String(error);
-    const failure = new BimriError(
-      "io",
-      `unexpected failure: ${message}. Run doctor to check the store.`,
-    );
-    return emit(errorResult(failure), json, io);
+    return emit(errorResult(unexpectedFailure(error)), json, io);
   }
 }
 

@@ -42,3 +42,12 @@ export function invalid(message: string): BimriError {
 export function usage(message: string): BimriError {
   return new BimriError("usage", message);
 }
+
+/**
+ * A failure that is not a refusal (an OS error, a bug), worded as the CLI
+ * reports it; the MCP server reports it the same way.
+ */
+export function unexpectedFailure(error: unknown): BimriError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new BimriError("io", `unexpected failure: ${message}. Run doctor to check the store.`);
+}

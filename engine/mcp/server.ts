@@ -9,8 +9,9 @@
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BimriError } from "../errors.ts";
-import { ACTOR } from "../model/ids.ts";
+import { BimriError, unexpectedFailure } from "../errors.ts";
+import { sessionKey } from "../memory/runs.ts";
+import { ACTOR, requireActor } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import { readBytesOrNull, refuseSymlink } from "../store/files.ts";
 import { StorePaths } from "../store/paths.ts";
@@ -124,10 +125,8 @@ function errorResult(error: BimriError): CallToolResult {
 }
 
 function asBimriError(error: unknown): BimriError {
-  if (error instanceof BimriError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  // Same wording as the CLI dispatcher for failures that are not refusals.
-  return new BimriError("io", `${message}. Nothing further was written; run doctor.`);
+  // Failures that are not refusals are worded as the CLI dispatcher words them.
+  return error instanceof BimriError ? error : unexpectedFailure(error);
 }
 
 /** Turns a verb's result into a tool result: its text, and its `--json` document as structured content. */
@@ -220,11 +219,23 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
 
-  const runStillActive = (run: string): boolean => {
+  /**
+   * What state.json says now of the run this session opened. A run ID names
+   * this session's run only while the active run under it has this session's
+   * actor and session key: a store replaced by an older copy (or restored
+   * from a backup) can give the same ID to another agent's run, which the
+   * session must neither write to by default nor close when it leaves.
+   */
+  const standing = (own: SessionRun): "ours" | "gone" | "foreign" | "unreadable" => {
     try {
-      return storeExists(paths) && loadState(paths).active_runs[run] !== undefined;
+      if (!storeExists(paths)) return "gone";
+      const active = loadState(paths).active_runs[own.run];
+      if (active === undefined) return "gone";
+      // As start records it: an empty session maps nothing.
+      const key = own.session === "" ? null : sessionKey(own.actor, own.session);
+      return active.actor === own.actor && active.session_key === key ? "ours" : "foreign";
     } catch {
-      return true; // Unreadable state: let the verb report it.
+      return "unreadable"; // Let the verb report it.
     }
   };
 
@@ -237,7 +248,14 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
           `${spec.name}: run is required: no run was started in this MCP session. Call memory_start first.`,
         );
       }
-      return mine.current.run;
+      const own = mine.current;
+      if (standing(own) === "foreign") {
+        throw new BimriError(
+          "refused",
+          `${spec.name}: run ${own.run} is no longer this MCP session's run: the store now records another agent's run under that ID (the store was replaced or restored). Nothing was written. Call memory_start to open a new run.`,
+        );
+      }
+      return own.run;
     };
     if (spec.session === "uses-run" && out.run === undefined) out.run = needRun();
     if (
@@ -245,15 +263,29 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       out.session === undefined
     ) out.run = needRun();
     if (spec.session === "start") {
-      if (mine.current !== null && !runStillActive(mine.current.run)) mine.current = null;
+      if (mine.current !== null && ["gone", "foreign"].includes(standing(mine.current))) {
+        mine.current = null;
+      }
       const actor = (out.actor as string | undefined) ??
         mine.current?.actor ?? actorFromClientName(server.getClientVersion()?.name);
-      const session = (out.session as string | undefined) ?? mine.current?.session ??
+      // An empty session is no session (the CLI's `--session ""` maps nothing, so every
+      // start would open another run): like an omitted one, it takes the session's identity.
+      const session = (out.session as string | undefined) || mine.current?.session ||
         autoSession;
-      if (
-        mine.current !== null &&
-        (actor !== mine.current.actor || session !== mine.current.session)
-      ) {
+      // Compared as start compares them (actor lowercased, session trimmed); an invalid
+      // actor is left to the verb, which refuses it in the CLI's words.
+      let sameRun = true;
+      if (mine.current !== null) {
+        try {
+          const normalized = requireActor(actor);
+          sameRun = normalized === mine.current.actor &&
+            sessionKey(normalized, session) ===
+              sessionKey(mine.current.actor, mine.current.session);
+        } catch {
+          sameRun = true;
+        }
+      }
+      if (mine.current !== null && !sameRun) {
         throw new BimriError(
           "refused",
           `this MCP session already has run ${mine.current.run} open as ${mine.current.actor}; close it with memory_close before starting another.`,
@@ -365,7 +397,12 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     checkParamsFirst(transport);
     await closed;
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    if (mine.current !== null && runStillActive(mine.current.run)) {
+    const left = mine.current === null ? "gone" : standing(mine.current);
+    if (mine.current !== null && left === "foreign") {
+      log(
+        `bimri mcp: client disconnected; run ${mine.current.run} now belongs to another agent and was left open.`,
+      );
+    } else if (mine.current !== null && left !== "gone") {
       const close = byName.get("memory_close");
       const result = close
         ? await call("memory_close", {

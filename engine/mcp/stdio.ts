@@ -101,8 +101,8 @@ export class LineTransport implements Transport {
       const line = decoder.decode(concat(pending, pendingBytes));
       await this.#handleLine(line.endsWith("\r") ? line.slice(0, -1) : line);
     }
-    // A client may write its last requests and close its end at once: answer them first.
-    // (Bounded: a request the client cancelled is never answered.)
+    // A client may write its last requests and close its end at once: answer them first
+    // (bounded, in case the server never answers one).
     if (this.#unanswered.size > 0 && !this.#closed) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
@@ -136,6 +136,14 @@ export class LineTransport implements Transport {
     if (typeof message.method === "string" && (typeof id === "string" || typeof id === "number")) {
       this.#unanswered.add(id);
     }
+    // The server never answers a request the client cancelled: end of input must not wait for it.
+    if (message.method === "notifications/cancelled") {
+      const params = message.params as Record<string, unknown> | undefined;
+      const cancelled = params?.requestId;
+      if (typeof cancelled === "string" || typeof cancelled === "number") {
+        this.#settled(cancelled, Promise.resolve());
+      }
+    }
     this.onmessage?.(parsed.data);
   }
 
@@ -151,14 +159,19 @@ export class LineTransport implements Transport {
     const record = message as Record<string, unknown>;
     const id = record.id;
     if (record.method === undefined && (typeof id === "string" || typeof id === "number")) {
-      this.#unanswered.delete(id);
-      if (this.#unanswered.size === 0 && this.#allAnswered) {
-        const resolve = this.#allAnswered;
-        this.#allAnswered = null;
-        sent.then(resolve);
-      }
+      this.#settled(id, sent);
     }
     return sent;
+  }
+
+  /** Request `id` needs no answer any more (answered once `done` settles, or cancelled). */
+  #settled(id: string | number, done: Promise<void>): void {
+    this.#unanswered.delete(id);
+    if (this.#unanswered.size === 0 && this.#allAnswered) {
+      const resolve = this.#allAnswered;
+      this.#allAnswered = null;
+      done.then(resolve);
+    }
   }
 
   #write(text: string): Promise<void> {

@@ -569,6 +569,15 @@ export function checkArguments(spec: ToolSpec, args: unknown): Record<string, un
         `${spec.name}: ${name} entries cannot contain commas; pass one value per entry.`,
       );
     }
+    // JSON can spell a lone surrogate (\ud800), which no command line can carry: written
+    // out it would become U+FFFD in Markdown lines but stay as it is in JSON records.
+    const strings = arg.kind === "list" ? value as string[] : [value];
+    if (strings.some((v) => typeof v === "string" && !v.isWellFormed())) {
+      throw new BimriError(
+        "usage",
+        `${spec.name}: ${name} is not valid Unicode text (it holds a lone surrogate).`,
+      );
+    }
   }
   return record;
 }

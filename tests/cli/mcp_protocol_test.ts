@@ -112,3 +112,30 @@ Deno.test("SIGTERM closes the MCP session's run as partial and exits", {
   assertMatch(cli.stdout, /runs 1 \| active 0/);
   assertMatch(cli.stdout, /^Outcomes: partial=1$/m);
 });
+
+Deno.test("end of input does not wait for a request the client cancelled", async () => {
+  const root = await tempStore();
+  const began = performance.now();
+  const session = await rawSession(root, [
+    ...handshake(),
+    call(1, "memory_start", { actor: "zed" }),
+    // Still loading the search modules when the cancellation arrives: never answered.
+    call(2, "memory_recall", { query: "anything" }),
+    JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 2, reason: "the user stopped it" },
+    }),
+  ]);
+  const seconds = (performance.now() - began) / 1000;
+  assertEquals(session.code, 0);
+  assertEquals(
+    session.replies.filter((r) => r.id === 2).length,
+    0,
+    "no answer to a cancelled call",
+  );
+  // The drain limit is 30 s; the server has no reason to come near it.
+  assert(seconds < 15, `exit took ${seconds.toFixed(1)} s`);
+  const cli = await bimri(root, ["status"]);
+  assertMatch(cli.stdout, /runs 1 \| active 0/);
+});
