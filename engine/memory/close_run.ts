@@ -4,6 +4,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
+import { faultPoint } from "../store/fault.ts";
 import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
 import { applyPendingProposals, type ApplySummary } from "./commit.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
@@ -63,6 +64,7 @@ export function closeRun(
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const closedAt = utcTimestamp();
   if (!facts.closed) appendClosure(store.paths, run, outcome, summary, closedAt);
+  faultPoint("close-after-closure");
   const state = store.state;
   const entry = state.active_runs[run];
   const session = entry?.session_key;

@@ -307,6 +307,16 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   }
 
   const log = scanRunLog(run, readRunLog(store.paths, run));
+  if (log.closed) {
+    // A close that was interrupted after its closure markers but before the
+    // state freed the handle: the run is over. A proposal staged now would be
+    // one its closed log says must already be decided, which pauses shared
+    // writes for every agent until the owner repairs authority.
+    throw new BimriError(
+      "refused",
+      `${run} is already closed in its log (its close was interrupted); run close --run ${run} to finish closing it, then start a new run.`,
+    );
+  }
   const existingIds = runProposalIds(store.paths, run, log.proposalMarkers);
   const { id: proposalId, mentions } = nextProposalId(store, run, log.proposalMarkers);
   if (log.maxEntry + 1 > 999) {
