@@ -21,6 +21,7 @@ import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";
 import { coldRecordOf, type State } from "../model/state.ts";
 import { revisionName } from "../model/ids.ts";
+import { AUTHORITY_FORMAT } from "../versions.ts";
 import {
   authorityIssues,
   collectFacts,
@@ -98,7 +99,17 @@ type DecisionFacts = {
   revision: number;
   reason: unknown;
   resolutionId: unknown;
+  conflictId: unknown;
 };
+
+/**
+ * The conflicts whose live snapshot the reference proves in the residency
+ * they recorded (v5.1 records other than manual-edit reviews).
+ */
+function bindsResidency(c: JsonObject): boolean {
+  return c.bimri_version === AUTHORITY_FORMAT && c.type !== "manual-edit" &&
+    typeof c.key === "string";
+}
 
 function decisionFacts(d: JsonObject): DecisionFacts {
   return {
@@ -106,6 +117,7 @@ function decisionFacts(d: JsonObject): DecisionFacts {
     revision: d.revision as number,
     reason: d.reason,
     resolutionId: d.resolution_id,
+    conflictId: d.conflict_id,
   };
 }
 
@@ -253,6 +265,7 @@ class Audit {
     this.checkCold();
     this.checkLogs();
     this.checkAuthority();
+    this.checkConflictResidency();
     this.checkRecovery();
     this.checkIndex();
     this.reportTemporaryFiles();
@@ -652,6 +665,77 @@ class Audit {
         const value = values.get(`${kind}/${id}`);
         if (value && usable(kind, id)) target.set(id, value);
       }
+    }
+    for (const [revision, conflictId] of this.residencyClaims()) {
+      const c = this.conflicts.get(conflictId)!;
+      this.ask(revision, c.key as string);
+    }
+  }
+
+  /**
+   * Where a conflict's live snapshot must still hold in its recorded
+   * residency, as [revision, conflict] pairs: a contested decision's
+   * revision, every answer's revision_before, and revision_after of an answer
+   * that kept the live value (current or dismiss).
+   */
+  private residencyClaims(): [number, string, string][] {
+    const claims: [number, string, string][] = [];
+    const bound = (id: unknown): id is string => {
+      const c = typeof id === "string" ? this.conflicts.get(id) : undefined;
+      return c !== undefined && bindsResidency(c);
+    };
+    for (const [id, d] of this.decisions) {
+      if (d.outcome === "contested" && bound(d.conflictId) && typeof d.revision === "number") {
+        claims.push([d.revision, d.conflictId, `decision ${id}`]);
+      }
+    }
+    for (const [id, r] of this.resolutions) {
+      if (!bound(id)) continue;
+      if (typeof r.revision_before === "number") {
+        claims.push([r.revision_before, id, `resolution ${id}`]);
+      }
+      const kept = r.choice === "current" || r.choice === "dismiss";
+      if (r.status === "resolved" && kept && typeof r.revision_after === "number") {
+        claims.push([r.revision_after, id, `resolution ${id}`]);
+      }
+    }
+    return claims;
+  }
+
+  /**
+   * The reference proves a conflict's snapshot where the history names it in
+   * the residency the conflict recorded: a hot snapshot as that hot line, a
+   * cold or absent one as no hot line. An answer recorded after the subject
+   * cooled (or came back) is one it treats as damaged authority.
+   */
+  private checkConflictResidency(): void {
+    const head = this.state.head_revision;
+    const reported = new Set<string>();
+    for (const [revision, conflictId, by] of this.residencyClaims()) {
+      if (revision > head) continue; // Reported as beyond the head.
+      // revision_before and revision_after of an answer are often the same revision.
+      if (reported.has(`${by}/${revision}`)) continue;
+      reported.add(`${by}/${revision}`);
+      const c = this.conflicts.get(conflictId)!;
+      const key = c.key as string;
+      const line = this.keyLine(revision, key);
+      if (line === undefined) continue; // A missing revision is reported on its own.
+      const extra = isJsonObject(c.extra) ? c.extra : {};
+      const storage = String(extra.current_storage);
+      const current = typeof c.current_line === "string" ? c.current_line : null;
+      const holds = storage === "hot"
+        ? line !== null && current !== null && line.hash === lineHash(current)
+        : line === null;
+      if (holds) continue;
+      this.errors.push(
+        storage === "hot"
+          ? `${by} names revision ${
+            revisionName(revision)
+          }, where the hot snapshot of ${key} that conflict ${conflictId} recorded is not in hot memory.`
+          : `${by} names revision ${
+            revisionName(revision)
+          }, where ${key} is hot, though conflict ${conflictId} recorded it ${storage}.`,
+      );
     }
   }
 

@@ -15,7 +15,8 @@ import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
 import { listNames, readTextOrNull } from "../store/files.ts";
-import { plannedRevisionNumber } from "../store/store.ts";
+import { parseViewShared } from "../model/hot.ts";
+import { plannedRevisionNumber, readRevision } from "../store/store.ts";
 import { replaceRecord } from "../store/records.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
@@ -56,6 +57,41 @@ export type ResolveOutcome = {
 
 const CHANGED_MESSAGE =
   "memory changed after this question was raised. Ask the agent to review the latest state before resolving it.";
+
+/**
+ * Refuses an answer that neither engine could verify afterwards. The
+ * reference proves a v5.1 conflict's live snapshot, at each revision an
+ * answer names, in the residency the conflict recorded: a snapshot raised hot
+ * must be that exact hot line there, a cold or absent one must not be hot
+ * there. A subject cooled (or brought back) since the question was raised
+ * keeps its line and hash but not its place, so comparing hashes alone would
+ * record an answer the reference reports as damaged authority, pausing every
+ * shared write. The reference's own resolve refuses it too.
+ */
+function requireRecordedResidency(store: Store, conflict: ConflictRecord, revision: number): void {
+  if (conflict.raw.bimri_version !== AUTHORITY_FORMAT || conflict.type === "manual-edit") return;
+  const text = revision === store.head.revision
+    ? store.head.text
+    : readRevision(store.paths, revision);
+  if (text === null) {
+    throw new BimriError(
+      "store-corrupt",
+      `${conflict.conflict_id} names revision ${revision}, which is missing; run doctor.`,
+    );
+  }
+  const view = revision === store.head.revision
+    ? store.head.view
+    : parseViewShared(text, store.state.entry_max_chars);
+  const hot = view.entries.find((e) => e.entry.key === conflict.key);
+  const holds = conflict.extra.current_storage === "hot"
+    ? hot !== undefined && hot.raw === conflict.current_line
+    : hot === undefined;
+  if (holds) return;
+  throw new BimriError(
+    "refused",
+    `${conflict.key} moved between hot memory and cold-current after ${conflict.conflict_id} was raised (its value is unchanged), so no answer to it can be verified by either engine. Nothing was written; the live value stands. Ask the agent to review the latest state.`,
+  );
+}
 
 /**
  * Whether a resolved record choosing the close `candidate` can be proven by
@@ -353,6 +389,8 @@ export function resolveConflict(
   // Recovery: an interrupted attempt whose effect is proven finishes without
   // being applied twice.
   if (resumable && candidate === null && liveHash === conflict.current_hash) {
+    requireRecordedResidency(store, conflict, existing!.revision_before as number);
+    requireRecordedResidency(store, conflict, existing!.intended_revision_after as number);
     return outcome(
       complete(store, conflict, existing!, existing!.intended_revision_after as number),
       false,
@@ -361,6 +399,7 @@ export function resolveConflict(
   if (resumable && candidate !== null) {
     const intended = existing!.intended_revision_after as number;
     if (intended <= head && chosenEffectAtHead(store, conflict, candidate)) {
+      requireRecordedResidency(store, conflict, existing!.revision_before as number);
       return outcome(complete(store, conflict, existing!, intended), false);
     }
   }
@@ -371,6 +410,8 @@ export function resolveConflict(
       ? candidateSetMatches(candidate, live?.entry ?? null)
       : chosenEffectAtHead(store, conflict, candidate));
   if (!existing && alreadyCurrent) {
+    const revisionBefore = highestContestedRevision(store, conflict);
+    requireRecordedResidency(store, conflict, revisionBefore);
     const record: JsonObject = {
       authority: "human-asserted",
       bimri_version: AUTHORITY_FORMAT,
@@ -378,7 +419,7 @@ export function resolveConflict(
       choice,
       conflict_id: conflictId,
       proposal_ids: ids,
-      revision_before: highestContestedRevision(store, conflict),
+      revision_before: revisionBefore,
       started_at: utcTimestamp(),
       status: "applying",
     };
@@ -388,6 +429,11 @@ export function resolveConflict(
     return outcome(complete(store, conflict, record, head), false);
   }
   if (liveHash !== conflict.current_hash) throw new BimriError("refused", CHANGED_MESSAGE);
+  const revisionBefore = typeof existing?.revision_before === "number"
+    ? existing.revision_before
+    : head;
+  requireRecordedResidency(store, conflict, revisionBefore);
+  if (candidate === null) requireRecordedResidency(store, conflict, head);
 
   const applying: JsonObject = {
     authority: "human-asserted",
@@ -397,9 +443,7 @@ export function resolveConflict(
     conflict_id: conflictId,
     intended_revision_after: candidate === null ? head : plannedRevisionNumber(store),
     proposal_ids: ids,
-    revision_before: typeof existing?.revision_before === "number"
-      ? existing.revision_before
-      : head,
+    revision_before: revisionBefore,
     started_at: typeof existing?.started_at === "string" ? existing.started_at : utcTimestamp(),
     status: "applying",
   };

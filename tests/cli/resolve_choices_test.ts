@@ -204,6 +204,106 @@ Deno.test("current keeps the live value and dismiss closes the question; both wr
   }
 });
 
+/** A conflict on cache.ttl raised while it was hot, whose subject then cooled (line unchanged). */
+async function cooledConflict(): Promise<Conflicted> {
+  const c = await conflicted("cache.ttl", [["--text", "Loser."]]);
+  const { root } = c;
+  // A ceiling of the view's own size: the next new subject cools this one, line unchanged.
+  const statePath = join(root, ".bimri", "state.json");
+  const state = JSON.parse(Deno.readTextFileSync(statePath));
+  state.hot_max_bytes = Deno.readFileSync(join(root, "bimri.md")).length;
+  Deno.writeTextFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+  const run = await startRun(root, "pressure");
+  ok(
+    await bimri(root, [
+      "propose",
+      "--run",
+      run,
+      "--tier",
+      "2",
+      "--new-subject",
+      "--key",
+      "k.room",
+      "--importance",
+      "5",
+      "--text",
+      "A newer subject that needs the room.",
+    ]),
+    "propose",
+  );
+  ok(await bimri(root, ["sync", "--run", run]), "sync");
+  const cold = json(root, "state.json").cold_current as Record<string, unknown>;
+  assert(Object.hasOwn(cold, "cache.ttl"), "the conflicted subject cooled");
+  return c;
+}
+
+Deno.test("a subject cooled after its conflict was raised: every answer is refused and nothing is written (neither engine could verify it)", async () => {
+  const c = await cooledConflict();
+  try {
+    const { root, losers, conflict } = c;
+    for (const choice of ["current", "dismiss", losers[0]]) {
+      await unchangedExceptLock(root, async () => {
+        const r = await bimri(root, ["resolve", conflict, "--choose", choice, "--human-approved"]);
+        assertEquals(r.code, 2, choice);
+        assertMatch(
+          r.stderr,
+          /^BIMRI ERROR: cache\.ttl moved between hot memory and cold-current after C\d{6} was raised .*Nothing was written/m,
+        );
+      });
+    }
+    assertEquals((await bimri(root, ["doctor"])).code, 0);
+  } finally {
+    await Deno.remove(c.root, { recursive: true });
+  }
+});
+
+Deno.test("doctor fails an answer recorded after its subject cooled, as the reference does", async () => {
+  const c = await cooledConflict();
+  try {
+    const { root, losers, conflict } = c;
+    const head = json(root, "state.json").head_revision as number;
+    // The record an earlier bimri wrote for `dismiss` here (at the head, where the subject is cold).
+    Deno.writeTextFileSync(
+      join(root, ".bimri", "resolutions", `${conflict}.json`),
+      JSON.stringify(
+        {
+          authority: "human-asserted",
+          bimri_version: "5.1.0",
+          by: "user",
+          choice: "dismiss",
+          conflict_id: conflict,
+          intended_revision_after: head,
+          proposal_ids: losers,
+          resolved_at: "2026-12-03T12:00:01Z",
+          revision_after: head,
+          revision_before: head,
+          started_at: "2026-12-03T12:00:00Z",
+          status: "resolved",
+        },
+        null,
+        2,
+      ) + "\n",
+    );
+    // Repeating a finished answer only finalizes its decisions.
+    ok(
+      await bimri(root, ["resolve", conflict, "--choose", "dismiss", "--human-approved"]),
+      "finalize",
+    );
+    assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "noop");
+    const doctor = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(doctor.code, 1);
+    assertMatch(
+      doctor.stdout,
+      new RegExp(
+        `^  - resolution ${conflict} names revision V0*${head}, where the hot snapshot of cache\\.ttl that conflict ${conflict} recorded is not in hot memory\\.$`,
+        "m",
+      ),
+    );
+  } finally {
+    await Deno.remove(c.root, { recursive: true });
+  }
+});
+
 Deno.test("a Concurrent removal's close candidate cannot be chosen (the reference could not verify it); current, then a fresh close, removes the key", async () => {
   const c = await conflicted("z.item", [["--operation", "close"]], ["--text", "Item v2 from a."]);
   try {
