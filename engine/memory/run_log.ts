@@ -118,7 +118,11 @@ export function appendProposeMarker(
   );
 }
 
-/** Appends the outcome and closed markers. */
+/**
+ * Appends the outcome and closed markers in one write: a close killed
+ * between two separate appends left an outcome without its closure, and the
+ * retry then appended a second outcome (status counts the first).
+ */
 export function appendClosure(
   paths: StorePaths,
   run: string,
@@ -126,6 +130,5 @@ export function appendClosure(
   summary: string,
   closedAt: string,
 ): void {
-  appendLine(paths.log(run), `[OUTCOME:${outcome}] ${summary}`);
-  appendLine(paths.log(run), `[CLOSED:${run} ${closedAt}]`);
+  appendLine(paths.log(run), `[OUTCOME:${outcome}] ${summary}\n[CLOSED:${run} ${closedAt}]`);
 }
