@@ -80,7 +80,7 @@ import {
   runProposalIds,
 } from "./proposal_record.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
-import { renderNewConflictNotices } from "./review.ts";
+import { readConflict, renderNewConflictNotices } from "./review.ts";
 import {
   noteHeldDecision,
   refreshAuthoritySummary,
@@ -589,8 +589,17 @@ function writerCandidate(
   const writer = readProposal(store.paths, id)?.proposal;
   if (!writer || writer.key !== proposal.key) return null;
   if (operation !== null && writer.operation !== operation) return null;
-  if (writer.base_hash !== proposal.base_hash) return null;
-  return { writer, revision };
+  if (writer.base_hash === proposal.base_hash) return { writer, revision };
+  // The owner's answer to a conflict commits a candidate staged from its own,
+  // older base. It displaced exactly the generation this proposal observed
+  // when that conflict was raised on it: the later writer is then proven.
+  if (operation === null && typeof decision.resolution_id === "string") {
+    const conflict = readConflict(store, decision.resolution_id);
+    if (conflict?.key === proposal.key && conflict.current_hash === proposal.base_hash) {
+      return { writer, revision };
+    }
+  }
+  return null;
 }
 
 function betterWriter(a: KeyWriter | null, b: KeyWriter | null): KeyWriter | null {

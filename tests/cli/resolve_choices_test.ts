@@ -12,6 +12,7 @@ import {
   diffTrees,
   expectOk as ok,
   hashTree,
+  newSubject,
   readStoreJson as json,
   startRun,
   tempStore,
@@ -345,6 +346,46 @@ Deno.test("a Concurrent removal's close candidate cannot be chosen (the referenc
     assertEquals((await bimri(root, ["doctor"])).code, 0);
   } finally {
     await Deno.remove(c.root, { recursive: true });
+  }
+});
+
+Deno.test("a change staged on the value an owner's answer then replaced is contested again instead of leaving its run unable to sync or close", async () => {
+  const root = await tempStore();
+  try {
+    const a = await startRun(root, "a");
+    const b = await startRun(root, "b");
+    ok(await bimri(root, newSubject(a, "k.one", "From a.")), "a");
+    const qb = ok(await bimri(root, newSubject(b, "k.one", "From b.")), "b").stdout.trim();
+    ok(await bimri(root, ["sync", "--run", a]), "a sync");
+    ok(await bimri(root, ["sync", "--run", b]), "b sync");
+    const first = json(root, `decisions/${qb}.json`).conflict_id as string;
+    // Run a stages another change on the live value the conflict recorded...
+    const again = ok(
+      await bimri(root, ["propose", "--run", a, "--key", "k.one", "--text", "A again."]),
+      "a again",
+    ).stdout.trim();
+    // ...and the owner then answers with b's candidate, staged from an older base.
+    ok(await bimri(root, ["resolve", first, "--choose", qb, "--human-approved"]), "answer");
+    const sync = ok(await bimri(root, ["sync", "--run", a]), "sync a");
+    assertMatch(sync.stdout, /new concurrent conflicts 1,/);
+    const decision = json(root, `decisions/${again}.json`);
+    assertEquals(decision.outcome, "contested");
+    assert(decision.conflict_id !== first, "a new question for the owner");
+    ok(await bimri(root, ["close", "--run", a]), "close a");
+    ok(
+      await bimri(root, [
+        "resolve",
+        decision.conflict_id as string,
+        "--choose",
+        again,
+        "--human-approved",
+      ]),
+      "second answer",
+    );
+    assertMatch(Deno.readTextFileSync(join(root, "bimri.md")), /\[K:k\.one\] .* A again\./);
+    assertEquals((await bimri(root, ["doctor"])).code, 0);
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });
 
