@@ -18,7 +18,8 @@ import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
-import { ensureV4Quiescent } from "../migrate/v4.ts";
+import { finishLegacyRetirement } from "../migrate/legacy.ts";
+import { ensureV4Quiescent, finishV4View } from "../migrate/v4.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
@@ -794,7 +795,16 @@ async function codeOnlyUpdate(
 ): Promise<InstallReport> {
   validateWriteTargets(target);
   const memory: string[] = [];
-  if (format !== AUTHORITY_FORMAT) {
+  if (format === AUTHORITY_FORMAT) {
+    // An install (or migrate) killed after its migration committed the state
+    // but before the old root files were retired: finish that first, as
+    // migrate does, or doctor keeps failing on "unclaimed legacy root files".
+    memory.push(
+      ...[...finishLegacyRetirement(target), ...finishV4View(target)].map((n) =>
+        `Repair warning: ${n}`
+      ),
+    );
+  } else {
     // 5.0, 5.0.1 and 5.0.2 stores reach 5.1.0 through the migrator first.
     const receipt = migrateForInstall(target, { quiescent });
     if (receipt.validation !== "PASSED") {

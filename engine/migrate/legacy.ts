@@ -602,7 +602,11 @@ export function finishLegacyRetirement(root: string): string[] {
   const marker = parseJsonObject(readBytesOrNull(markerPath));
   const state = parseJsonObject(readBytesOrNull(paths.state));
   if (marker === null || state === null || state.legacy_migration !== "legacy-to-v5") return [];
-  if (state.head_revision !== 0 || !Array.isArray(marker.assets)) return [];
+  if (!Array.isArray(marker.assets)) return [];
+  // Agents may have committed before anyone reran the migration: the files are
+  // still retired (they equal the preserved copies), and the view is the
+  // generated V000000 only while that is the head (later heads sync it).
+  const atGenesis = state.head_revision === 0;
   const pending = (marker.assets as JsonObject[]).filter((asset) => {
     const name = String(asset.source_path ?? "");
     return name !== "bimri.md" && /^bimri(-backup)?\.md$/i.test(name) &&
@@ -626,7 +630,9 @@ export function finishLegacyRetirement(root: string): string[] {
         );
       }
     }
-    if (!sameBytes(readBytesOrNull(paths.view), revision)) atomicReplace(paths.view, revision);
+    if (atGenesis && !sameBytes(readBytesOrNull(paths.view), revision)) {
+      atomicReplace(paths.view, revision);
+    }
     for (const asset of pending) {
       try {
         Deno.removeSync(join(root, String(asset.source_path)));
