@@ -428,6 +428,8 @@ function checkNamespace(paths: StorePaths, plan: LegacyPlan): void {
       const full = join(dir, entry.name);
       // The installer's own rollback copies are not history (the reference skips them too).
       if (rel(paths.root, full) === ".bimri/install-backups") continue;
+      // An atomic write killed before its rename leaves its temporary file: not history.
+      if (entry.isFile && /^\.bimri-(tmp|new)-/.test(entry.name)) continue;
       if (entry.isDirectory && !entry.isSymlink) walk(full);
       else if (!allowed.has(rel(paths.root, full))) unexpected.push(rel(paths.root, full));
     }

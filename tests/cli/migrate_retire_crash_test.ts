@@ -98,3 +98,21 @@ Deno.test("a legacy root file edited after the migration is never retired", asyn
   assertEquals(Deno.readTextFileSync(join(root, "BIMRI-backup.md")), "edited by the owner\n");
   assert(exists(join(root, "BIMRI.md")));
 });
+
+Deno.test("a legacy migration killed while writing a backup copy completes on retry", async () => {
+  // An atomic write killed before its rename leaves its temporary file
+  // (.bimri-new-*) beside the copies. It is no history: the retry must finish.
+  const root = await copyFixture("legacy-v3");
+  const source = Deno.readFileSync(join(root, "BIMRI-backup.md"));
+  Deno.mkdirSync(join(root, ".bimri/backups"), { recursive: true });
+  Deno.writeFileSync(
+    join(root, ".bimri/backups/.bimri-new-0123456789abcdef"),
+    source.slice(0, 100),
+  );
+  const result = await bimri(root, ["migrate"]);
+  assertEquals(result.code, 0, result.stdout + result.stderr);
+  assertMatch(result.stdout, /Validation: PASSED\./);
+  assert(!exists(join(root, "BIMRI.md")));
+  const doctor = await bimri(root, ["doctor"]);
+  assertEquals(doctor.code, 0, doctor.stdout);
+});
