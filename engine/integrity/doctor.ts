@@ -215,6 +215,8 @@ class Audit {
   /** Authority read once, before the revisions (see prepareAuthority). */
   /** Graph findings, computed while the facts are at hand and reported in checkAuthority. */
   private graphIssues: string[] = [];
+  /** Where conflicts' snapshots must hold in their recorded residency (see residencyClaims). */
+  private claims: [number, string, string][] = [];
   private proposals = new Map<string, ProposalFacts>();
   private decisions = new Map<string, DecisionFacts>();
   private conflicts = new Map<string, JsonObject>();
@@ -666,9 +668,9 @@ class Audit {
         if (value && usable(kind, id)) target.set(id, value);
       }
     }
-    for (const [revision, conflictId] of this.residencyClaims()) {
-      const c = this.conflicts.get(conflictId)!;
-      this.ask(revision, c.key as string);
+    this.claims = this.residencyClaims();
+    for (const [revision, conflictId] of this.claims) {
+      this.ask(revision, this.conflicts.get(conflictId)!.key as string);
     }
   }
 
@@ -711,7 +713,7 @@ class Audit {
   private checkConflictResidency(): void {
     const head = this.state.head_revision;
     const reported = new Set<string>();
-    for (const [revision, conflictId, by] of this.residencyClaims()) {
+    for (const [revision, conflictId, by] of this.claims) {
       if (revision > head) continue; // Reported as beyond the head.
       // revision_before and revision_after of an answer are often the same revision.
       if (reported.has(`${by}/${revision}`)) continue;

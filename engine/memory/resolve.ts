@@ -8,6 +8,7 @@
  * be given again and is re-applied.
  */
 import { BimriError } from "../errors.ts";
+import { parseViewShared } from "../model/hot.ts";
 import { PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { cleanScalar } from "../model/scalar.ts";
@@ -15,7 +16,6 @@ import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
 import { listNames, readTextOrNull } from "../store/files.ts";
-import { parseViewShared } from "../model/hot.ts";
 import { plannedRevisionNumber, readRevision } from "../store/store.ts";
 import { replaceRecord } from "../store/records.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
@@ -70,18 +70,17 @@ const CHANGED_MESSAGE =
  */
 function requireRecordedResidency(store: Store, conflict: ConflictRecord, revision: number): void {
   if (conflict.raw.bimri_version !== AUTHORITY_FORMAT || conflict.type === "manual-edit") return;
-  const text = revision === store.head.revision
-    ? store.head.text
-    : readRevision(store.paths, revision);
-  if (text === null) {
-    throw new BimriError(
-      "store-corrupt",
-      `${conflict.conflict_id} names revision ${revision}, which is missing; run doctor.`,
-    );
+  let view = store.head.view;
+  if (revision !== store.head.revision) {
+    const text = readRevision(store.paths, revision);
+    if (text === null) {
+      throw new BimriError(
+        "store-corrupt",
+        `${conflict.conflict_id} names revision ${revision}, which is missing; run doctor.`,
+      );
+    }
+    view = parseViewShared(text, store.state.entry_max_chars);
   }
-  const view = revision === store.head.revision
-    ? store.head.view
-    : parseViewShared(text, store.state.entry_max_chars);
   const hot = view.entries.find((e) => e.entry.key === conflict.key);
   const holds = conflict.extra.current_storage === "hot"
     ? hot !== undefined && hot.raw === conflict.current_line
@@ -433,7 +432,9 @@ export function resolveConflict(
     ? existing.revision_before
     : head;
   requireRecordedResidency(store, conflict, revisionBefore);
-  if (candidate === null) requireRecordedResidency(store, conflict, head);
+  if (candidate === null && revisionBefore !== head) {
+    requireRecordedResidency(store, conflict, head);
+  }
 
   const applying: JsonObject = {
     authority: "human-asserted",

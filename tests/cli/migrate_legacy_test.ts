@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, startRun } from "../helpers/cli.ts";
+import { bimri, diffTrees, hashTree, pathExists, startRun } from "../helpers/cli.ts";
 import { copyFixture, fixturePath, writeFiles } from "../fixtures/fixtures.ts";
 
 function read(root: string, path: string): string {
@@ -10,15 +10,6 @@ function read(root: string, path: string): string {
 
 function sha(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const V3_SOURCE = Deno.readTextFileSync(join(fixturePath("legacy-v3"), "BIMRI.md"));
@@ -47,10 +38,10 @@ Deno.test("v3 memory with its rolling backup migrates losslessly and reports ove
   assertEquals(Deno.readFileSync(join(root, sourceCopy)), source);
   assertEquals(Deno.readFileSync(join(root, backupCopy)), backup);
   assert(
-    !exists(join(root, "BIMRI.md")) || Deno.statSync(join(root, "BIMRI.md")).ino ===
+    !pathExists(join(root, "BIMRI.md")) || Deno.statSync(join(root, "BIMRI.md")).ino ===
         Deno.statSync(join(root, "bimri.md")).ino,
   );
-  assert(!exists(join(root, "BIMRI-backup.md")));
+  assert(!pathExists(join(root, "BIMRI-backup.md")));
 
   const view = read(root, "bimri.md");
   assertEquals(view, read(root, ".bimri/revisions/V000000.md"));
@@ -228,7 +219,7 @@ for (const point of ["legacy-after-backups", "legacy-after-marker", "legacy-afte
     assertMatch(result.stdout, /Validation: PASSED\./);
     assertEquals(read(root, "bimri.md"), read(root, ".bimri/revisions/V000000.md"));
     assertEquals([...Deno.readDirSync(join(root, ".bimri/backups"))].length, 2);
-    assert(!exists(join(root, "BIMRI-backup.md")));
+    assert(!pathExists(join(root, "BIMRI-backup.md")));
   });
 }
 

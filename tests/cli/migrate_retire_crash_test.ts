@@ -8,17 +8,8 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri } from "../helpers/cli.ts";
+import { bimri, pathExists } from "../helpers/cli.ts";
 import { copyFixture } from "../fixtures/fixtures.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function crashAfterState(verb: string[]): Promise<string> {
   const root = await copyFixture("legacy-v3");
@@ -27,7 +18,7 @@ async function crashAfterState(verb: string[]): Promise<string> {
     noRoot: verb[0] === "install",
   });
   assertEquals(crashed.code, 86, crashed.stderr);
-  assert(exists(join(root, "BIMRI.md")));
+  assert(pathExists(join(root, "BIMRI.md")));
   // Agents keep working before anyone reruns the migration: a commit moves the head.
   const start = await bimri(root, ["start", "--actor", "a", "--session", "s"]);
   assertEquals(start.code, 0, start.stderr);
@@ -55,8 +46,8 @@ async function crashAfterState(verb: string[]): Promise<string> {
 }
 
 function assertRetired(root: string): void {
-  assert(!exists(join(root, "BIMRI.md")));
-  assert(!exists(join(root, "BIMRI-backup.md")));
+  assert(!pathExists(join(root, "BIMRI.md")));
+  assert(!pathExists(join(root, "BIMRI-backup.md")));
   const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
   assertEquals(state.head_revision, 1);
   assertEquals(
@@ -96,7 +87,7 @@ Deno.test("a legacy root file edited after the migration is never retired", asyn
   assertEquals(result.code, 2);
   assertMatch(result.stderr, /BIMRI-backup\.md changed after the legacy migration/);
   assertEquals(Deno.readTextFileSync(join(root, "BIMRI-backup.md")), "edited by the owner\n");
-  assert(exists(join(root, "BIMRI.md")));
+  assert(pathExists(join(root, "BIMRI.md")));
 });
 
 Deno.test("a legacy migration killed while writing a backup copy completes on retry", async () => {
@@ -112,7 +103,7 @@ Deno.test("a legacy migration killed while writing a backup copy completes on re
   const result = await bimri(root, ["migrate"]);
   assertEquals(result.code, 0, result.stdout + result.stderr);
   assertMatch(result.stdout, /Validation: PASSED\./);
-  assert(!exists(join(root, "BIMRI.md")));
+  assert(!pathExists(join(root, "BIMRI.md")));
   const doctor = await bimri(root, ["doctor"]);
   assertEquals(doctor.code, 0, doctor.stdout);
 });

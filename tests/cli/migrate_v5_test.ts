@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, diffTrees, hashTree, pathExists, startRun, tempStore } from "../helpers/cli.ts";
 import { copyFixture } from "../fixtures/fixtures.ts";
 
 const HEADLINE =
@@ -41,15 +41,6 @@ function upgradeBackup(oldState: Uint8Array): string {
   return `.bimri/backups/state-v5.0.2-${createHash("sha256").update(oldState).digest("hex")}.json`;
 }
 
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function manualEditRecoveries(root: string): string[] {
   return [...Deno.readDirSync(join(root, ".bimri/recovery"))].map((e) => e.name)
     .filter((n) => n.startsWith("manual-hot-"));
@@ -79,7 +70,7 @@ Deno.test("v5.0.2 migrate takes the reference's state upgrade: exact backup in .
     `${HEADLINE}\n${upgradedLines(backup)}\nValidation: PASSED.`,
   );
   // The installer's code-only transaction is not this command's business.
-  assert(!exists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
+  assert(!pathExists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
   assertEquals(Deno.readFileSync(join(root, backup)), oldState);
   // Memory is untouched: view, every revision (no metadata revision: the
   // head's v5.0.2 header and comments are current), logs, records, unknown
@@ -177,7 +168,7 @@ Deno.test("v5.0.2 upgrade with a damaged governance record commits, then fails v
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
   assertEquals(Deno.readFileSync(join(root, upgradeBackup(oldState))), oldState);
   assertEquals(read(root, ".bimri/conflicts/C000001.json"), "{broken");
-  assert(!exists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
+  assert(!pathExists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
 });
 
 Deno.test("a v5.0.2 upgrade interrupted after its backup reruns idempotently", async () => {
@@ -200,7 +191,7 @@ Deno.test("a v5.0.2 upgrade interrupted after its backup reruns idempotently", a
     "the backup is reused, not duplicated",
   );
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
-  assert(!exists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
+  assert(!pathExists(join(root, ".bimri-update-backups")), "no .bimri-update-backups");
 });
 
 Deno.test("a v5.0.2 upgrade interrupted before its view sync loses no edit: the next migrate preserves it", async () => {

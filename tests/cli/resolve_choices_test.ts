@@ -216,20 +216,10 @@ async function cooledConflict(): Promise<Conflicted> {
   Deno.writeTextFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
   const run = await startRun(root, "pressure");
   ok(
-    await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "k.room",
-      "--importance",
-      "5",
-      "--text",
-      "A newer subject that needs the room.",
-    ]),
+    await bimri(
+      root,
+      newSubject(run, "k.room", "A newer subject that needs the room.", ["--importance", "5"]),
+    ),
     "propose",
   );
   ok(await bimri(root, ["sync", "--run", run]), "sync");

@@ -189,3 +189,13 @@ export function expectOk(result: CliResult, what: string): CliResult {
 export function readStoreJson(root: string, rel: string): Record<string, unknown> {
   return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", rel)));
 }
+
+/** True when `path` exists (a link counts as itself, never followed). */
+export function pathExists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
