@@ -2,6 +2,7 @@
  * Pure helpers for the Claude Code hooks: reading the hook payload, the
  * session identity it carries, and the bounded one-line end reason.
  */
+import { parsePyJson, PyNumber, pyStr } from "../model/py_json.ts";
 import { isPySpace, pyStrip } from "../model/text.ts";
 
 /** A parsed hook payload, or why it could not be used. */
@@ -31,7 +32,7 @@ export function parseHookPayload(input: Uint8Array | string): HookPayload {
   if (pyStrip(raw) === "") return { payload: {}, diagnosis: "stdin was empty" };
   let value: unknown;
   try {
-    value = JSON.parse(raw);
+    value = parsePyJson(raw); // numbers keep their literal, as json.loads keeps int from float
   } catch {
     return { payload: {}, diagnosis: "stdin was not valid JSON" };
   }
@@ -43,12 +44,13 @@ export function parseHookPayload(input: Uint8Array | string): HookPayload {
 
 /**
  * The stable session identity Claude sent: `session_id`, else
- * `transcript_path` (integers count as text, booleans and blanks do not).
+ * `transcript_path` (integer literals count as their digits; floats, booleans
+ * and blanks do not).
  */
 export function hookSessionIdentity(payload: Record<string, unknown>): string | null {
   for (const field of ["session_id", "transcript_path"]) {
     let value = payload[field];
-    if (typeof value === "number" && Number.isInteger(value)) value = String(value);
+    if (value instanceof PyNumber && value.isInt) value = value.toString();
     if (typeof value === "string" && pyStrip(value) !== "") return value;
   }
   return null;
@@ -66,13 +68,12 @@ export function hookCloseSummary(reason: unknown): string {
   let text: string;
   if (typeof reason === "string") text = reason;
   else if (reason === null || reason === undefined) text = "ended";
-  else if (typeof reason === "object") text = JSON.stringify(reason) ?? "ended";
-  else text = String(reason);
+  else text = pyStr(reason); // as Python's str() prints it: `True`, `{'a': 1}`
   const words: string[] = [];
   let word = "";
   for (const ch of text) {
     const code = ch.codePointAt(0) ?? 0;
-    if (code < 32 || code === 0x7f || isPySpace(ch)) {
+    if (code < 32 || isPySpace(ch)) { // DEL stays, as in the reference and `close --summary`
       if (word) words.push(word);
       word = "";
     } else word += ch;

@@ -104,3 +104,24 @@ Deno.test("hook-close refuses a session id the engine cannot key, and changes no
   const unknown = await bimri(root, ["hook-close"], { stdin: '{"session_id": "never-seen"}' });
   assertEquals(unknown.code, 0, unknown.stderr);
 });
+
+Deno.test("hook payload numbers read as the reference decodes them: a float is no identity", async () => {
+  const root = await tempStore("bimri-hooks-numbers-");
+  // json.loads makes 2.0 a float, which is no session identity: the transcript path keys the run.
+  const opened = await bimri(root, ["hook-start"], {
+    stdin: '{"session_id": 2.0, "transcript_path": "/t/float.jsonl"}',
+  });
+  assertMatch(opened.stdout, /^BIMRI RUN HANDLE: R000001$/m);
+  assertEquals(state(root).session_runs, { [key("/t/float.jsonl")]: "R000001" });
+  // An integer keeps every digit (no rounding to a double).
+  const big = await bimri(root, ["hook-start"], { stdin: '{"session_id": 12345678901234567891}' });
+  assertMatch(big.stdout, /^BIMRI RUN HANDLE: R000002$/m);
+  assertEquals(state(root).session_runs[key("12345678901234567891")], "R000002");
+  // A reason that is not a string is written as Python's str() prints it.
+  const closed = await bimri(root, ["hook-close"], {
+    stdin: '{"transcript_path": "/t/float.jsonl", "reason": {"why": true, "n": 1e20}}',
+  });
+  assertEquals(closed.code, 0, closed.stderr);
+  const log = Deno.readTextFileSync(`${root}/.bimri/log/R000001.md`);
+  assertMatch(log, /^\[OUTCOME:partial\] Claude Code SessionEnd: \{'why': True, 'n': 1e\+20\}$/m);
+});

@@ -62,7 +62,14 @@ Deno.test("hook payload: diagnosis, identity precedence and reason flattening", 
   assertEquals(hookSessionIdentity({}), null);
   assertEquals(hookSessionIdentity({ session_id: "  ", transcript_path: "/t.jsonl" }), "/t.jsonl");
   assertEquals(hookSessionIdentity({ session_id: "s1", transcript_path: "/t.jsonl" }), "s1");
-  assertEquals(hookSessionIdentity({ session_id: 42 }), "42");
+  // Numbers as json.loads decodes them: an integer literal is an identity (every digit kept),
+  // a float literal is not.
+  const identityOf = (json: string) => hookSessionIdentity(parseHookPayload(json).payload);
+  assertEquals(identityOf('{"session_id": 42}'), "42");
+  assertEquals(identityOf('{"session_id": 12345678901234567890}'), "12345678901234567890");
+  assertEquals(identityOf('{"session_id": -0}'), "0");
+  assertEquals(identityOf('{"session_id": 2.0, "transcript_path": "/t.jsonl"}'), "/t.jsonl");
+  assertEquals(identityOf('{"session_id": 1e3}'), null);
   assertEquals(hookSessionIdentity({ session_id: true }), null);
   // Blank as Python's strip() sees it: U+001F is blank, U+FEFF is not.
   assertEquals(
@@ -75,6 +82,20 @@ Deno.test("hook payload: diagnosis, identity precedence and reason flattening", 
     "Claude Code SessionEnd: logout then tabbed reason",
   );
   assertEquals(hookCloseSummary(null), "Claude Code SessionEnd: ended");
+  // DEL is kept, as `close --summary` keeps it; a reason that is not a string reads as
+  // Python's str() prints it.
+  assertEquals(hookCloseSummary("a\x7fb"), "Claude Code SessionEnd: a\x7fb");
+  const summaryOf = (json: string) => hookCloseSummary(parseHookPayload(json).payload.reason);
+  assertEquals(
+    summaryOf('{"reason": {"a": 1, "b": [1, 2.5, true, null], "c\'": "x\\ny"}}'),
+    `Claude Code SessionEnd: {'a': 1, 'b': [1, 2.5, True, None], "c'": 'x\\ny'}`,
+  );
+  assertEquals(summaryOf('{"reason": 1e20}'), "Claude Code SessionEnd: 1e+20");
+  assertEquals(summaryOf('{"reason": -0.0}'), "Claude Code SessionEnd: -0.0");
+  assertEquals(
+    summaryOf('{"reason": 12345678901234567890}'),
+    "Claude Code SessionEnd: 12345678901234567890",
+  );
   assertEquals(hookCloseSummary(" \u2028 "), "Claude Code SessionEnd: ended");
   const long = hookCloseSummary("é".repeat(500));
   assertEquals([...long].length, "Claude Code SessionEnd: ".length + 200);

@@ -1,0 +1,115 @@
+/**
+ * A JSON document as the reference's Python sees it: `json.loads` keeps
+ * integers exact and tells them from floats, and `str()` of what it decoded
+ * prints Python's repr (`True`, `{'a': 1.0}`), not JSON.
+ */
+
+/** A JSON number with its literal kept: Python decodes `2` as int and `2.0` as float. */
+export class PyNumber {
+  /** `source` is the number's literal exactly as the document wrote it. */
+  constructor(readonly source: string) {}
+
+  /** True for an integer literal (no fraction, no exponent): Python's `int`. */
+  get isInt(): boolean {
+    return !/[.eE]/.test(this.source);
+  }
+
+  /** Python's `str()` of the decoded number. */
+  toString(): string {
+    if (this.isInt) {
+      const digits = this.source.replace(/^-/, "");
+      return /^0+$/.test(digits) ? "0" : this.source; // JSON has no leading zeros; "-0" is 0
+    }
+    return pyFloatRepr(Number(this.source));
+  }
+}
+
+type SourceContext = { source?: string };
+type Reviver = (key: string, value: unknown, context?: SourceContext) => unknown;
+
+/**
+ * Parses JSON as `json.loads` decodes it, every number a PyNumber. Throws
+ * SyntaxError where JSON.parse does (also for the NaN and Infinity literals
+ * Python alone accepts).
+ */
+export function parsePyJson(text: string): unknown {
+  const keepLiteral: Reviver = (_key, value, context) =>
+    typeof value === "number" ? new PyNumber(context?.source ?? String(value)) : value;
+  return JSON.parse(text, keepLiteral as (key: string, value: unknown) => unknown);
+}
+
+/** Python's `str()` of a decoded JSON value: a string as itself, anything else as its repr. */
+export function pyStr(value: unknown): string {
+  return typeof value === "string" ? value : pyRepr(value);
+}
+
+/**
+ * Python's `repr()` of a decoded JSON value. Object keys come in JavaScript's
+ * order, which lists integer-like keys first where Python keeps the
+ * document's order.
+ */
+export function pyRepr(value: unknown): string {
+  if (value === null || value === undefined) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (value instanceof PyNumber) return value.toString();
+  if (typeof value === "number") {
+    return Number.isInteger(value) ? String(value) : pyFloatRepr(value);
+  }
+  if (typeof value === "string") return pyStringRepr(value);
+  if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
+  if (typeof value === "object") {
+    const items = Object.entries(value as Record<string, unknown>);
+    return `{${items.map(([k, v]) => `${pyStringRepr(k)}: ${pyRepr(v)}`).join(", ")}}`;
+  }
+  return String(value);
+}
+
+/**
+ * Python's `repr(float)`: the shortest digits that round-trip (JavaScript
+ * finds the same ones), in positional notation for exponents -4..15 and
+ * `1e+16` style outside them, always with a fractional part or exponent.
+ */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
+  const [mantissa, exponentText] = Math.abs(x).toExponential().split("e");
+  const digits = mantissa.replace(".", "");
+  const exponent = Number(exponentText);
+  if (exponent < -4 || exponent >= 16) {
+    const fraction = digits.length > 1 ? `.${digits.slice(1)}` : "";
+    const magnitude = String(Math.abs(exponent)).padStart(2, "0");
+    return `${sign}${digits[0]}${fraction}e${exponent < 0 ? "-" : "+"}${magnitude}`;
+  }
+  if (exponent < 0) return `${sign}0.${"0".repeat(-exponent - 1)}${digits}`;
+  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, "0");
+  const fraction = digits.slice(exponent + 1);
+  return `${sign}${whole}.${fraction || "0"}`;
+}
+
+// str.isprintable() is false for these categories (the space character aside).
+const NOT_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+
+/** Python's `repr(str)`: single quotes unless only double quotes avoid escaping. */
+export function pyStringRepr(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (ch === quote || ch === "\\") out += "\\" + ch;
+    else if (ch === "\t") out += "\\t";
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (code < 0x20 || code === 0x7f) out += "\\x" + hex(code, 2);
+    else if (code < 0x7f || ch === " " || !NOT_PRINTABLE.test(ch)) out += ch;
+    else if (code <= 0xff) out += "\\x" + hex(code, 2);
+    else if (code <= 0xffff) out += "\\u" + hex(code, 4);
+    else out += "\\U" + hex(code, 8);
+  }
+  return out + quote;
+}
+
+function hex(code: number, width: number): string {
+  return code.toString(16).padStart(width, "0");
+}
