@@ -49,5 +49,22 @@ export function usage(message: string): BimriError {
  */
 export function unexpectedFailure(error: unknown): BimriError {
   const message = error instanceof Error ? error.message : String(error);
+  if (isDiskFull(error)) {
+    // Not a bug: say what to do. A commit the disk cut short is finished or
+    // undone by the next command, as after a crash at the same point.
+    return new BimriError(
+      "io",
+      `the disk is full: ${message}. Free some space, then retry the command; run doctor to check the store.`,
+    );
+  }
   return new BimriError("io", `unexpected failure: ${message}. Run doctor to check the store.`);
+}
+
+/** True for the OS errors of a full disk or an exhausted quota. */
+function isDiskFull(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (code === "ENOSPC" || code === "EDQUOT") return true;
+  // Windows: ERROR_HANDLE_DISK_FULL (39) and ERROR_DISK_FULL (112).
+  return Deno.build.os === "windows" && /\(os error (?:39|112)\)/.test(error.message);
 }

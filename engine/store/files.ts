@@ -32,19 +32,36 @@ export function syncDir(path: string): void {
   }
 }
 
-function writeTemp(folder: string, prefix: string, chunks: Iterable<Uint8Array>): string {
+function writeTemp(
+  folder: string,
+  prefix: string,
+  chunks: Iterable<Uint8Array>,
+  durable: boolean,
+): string {
   const temp = nativePath.join(folder, `${prefix}${randomSuffix()}`);
   const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
   try {
-    for (const bytes of chunks) {
-      let offset = 0;
-      while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
-    }
-    file.syncSync();
-  } finally {
+    for (const bytes of chunks) writeAll(file, bytes);
+    if (durable) file.syncSync();
+  } catch (error) {
+    // A write that failed (a full disk, say) leaves no half-written temp file behind.
     file.close();
+    removeQuietly(temp);
+    throw error;
   }
+  file.close();
   return temp;
+}
+
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+}
+
+function removeQuietly(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch { /* already gone */ }
 }
 
 /** Replaces `path` atomically: temp file in the same folder, fsync, rename, fsync folder. */
@@ -58,13 +75,11 @@ export function atomicReplace(path: string, data: Uint8Array | string): void {
  */
 export function atomicReplaceChunks(path: string, chunks: Iterable<Uint8Array | string>): void {
   const folder = nativePath.dirname(path);
-  const temp = writeTemp(folder, ".bimri-tmp-", mapChunks(chunks));
+  const temp = writeTemp(folder, ".bimri-tmp-", mapChunks(chunks), true);
   try {
     renameOver(temp, path);
   } catch (error) {
-    try {
-      Deno.removeSync(temp);
-    } catch { /* already gone */ }
+    removeQuietly(temp);
     throw error;
   }
   syncDir(folder);
@@ -76,21 +91,11 @@ export function atomicReplaceChunks(path: string, chunks: Iterable<Uint8Array | 
  * under `path`; every reader of a derived file falls back when it is gone.
  */
 export function replaceDerived(path: string, data: Uint8Array | string): void {
-  const temp = nativePath.join(nativePath.dirname(path), `.bimri-tmp-${randomSuffix()}`);
-  const bytes = toBytes(data);
-  const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
-  try {
-    let offset = 0;
-    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
-  } finally {
-    file.close();
-  }
+  const temp = writeTemp(nativePath.dirname(path), ".bimri-tmp-", [toBytes(data)], false);
   try {
     renameOver(temp, path);
   } catch (error) {
-    try {
-      Deno.removeSync(temp);
-    } catch { /* already gone */ }
+    removeQuietly(temp);
     throw error;
   }
 }
@@ -105,29 +110,37 @@ function* mapChunks(chunks: Iterable<Uint8Array | string>): Iterable<Uint8Array>
  */
 export function createExclusive(path: string, data: Uint8Array | string): boolean {
   const folder = nativePath.dirname(path);
-  const temp = writeTemp(folder, ".bimri-new-", [toBytes(data)]);
+  const temp = writeTemp(folder, ".bimri-new-", [toBytes(data)], true);
   try {
     Deno.linkSync(temp, path);
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) return false;
     throw error;
   } finally {
-    try {
-      Deno.removeSync(temp);
-    } catch { /* already gone */ }
+    removeQuietly(temp);
   }
   syncDir(folder);
   return true;
 }
 
-/** Appends one line (a trailing LF is added) and fsyncs the file. */
+/**
+ * Appends one line (a trailing LF is added) and fsyncs the file. A failed
+ * append (a full disk) is cut back to the file's previous length, so a log or
+ * archive never keeps half a line. Callers hold the engine lock, so no other
+ * writer appends in between.
+ */
 export function appendLine(path: string, line: string): void {
   const file = Deno.openSync(path, { append: true, create: true });
+  const before = file.statSync().size;
   try {
-    const bytes = utf8(line + "\n");
-    let offset = 0;
-    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+    writeAll(file, utf8(line + "\n"));
     file.syncSync();
+  } catch (error) {
+    try {
+      file.truncateSync(before);
+      file.syncSync();
+    } catch { /* the error that stopped the append is the one to report */ }
+    throw error;
   } finally {
     file.close();
   }

@@ -1,0 +1,115 @@
+/**
+ * A full disk, for real: the store lives on a small tmpfs filled to the last
+ * byte, and each command must stop with a clear `BIMRI ERROR:` (exit 2),
+ * leave no temp file and no half-written line, and work once space is back.
+ * Mounting needs root (as CI runs here); elsewhere the test is skipped.
+ */
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, expectOk, newSubject, startRun } from "../helpers/cli.ts";
+
+function mountTmpfs(dir: string, size: string): boolean {
+  try {
+    const out = new Deno.Command("mount", {
+      args: ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+function unmount(dir: string): void {
+  new Deno.Command("umount", { args: [dir], stdout: "null", stderr: "null" }).outputSync();
+}
+
+const PROBE = Deno.makeTempDirSync({ prefix: "bimri-tmpfs-probe-" });
+const CAN_MOUNT = Deno.build.os === "linux" && mountTmpfs(PROBE, "64k");
+if (CAN_MOUNT) unmount(PROBE);
+Deno.removeSync(PROBE);
+
+/** Fills the filesystem holding `dir` until a write fails; returns the filler's path. */
+function fillDisk(dir: string): string {
+  const filler = `${dir}/filler`;
+  const file = Deno.openSync(filler, { write: true, create: true });
+  const block = new Uint8Array(4096);
+  try {
+    while (true) file.writeSync(block);
+  } catch {
+    // Full: the next write anywhere on this filesystem fails.
+  } finally {
+    file.close();
+  }
+  return filler;
+}
+
+function leftovers(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(dir)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (/^\.bimri-(tmp|new)-/.test(entry.name)) found.push(path);
+    }
+  };
+  walk(root);
+  return found;
+}
+
+const DISK_FULL = /^BIMRI ERROR: the disk is full: .*Free some space, then retry the command/;
+
+Deno.test({
+  name: "a full disk: clear error, no temp files, no half line, and the retry works",
+  ignore: !CAN_MOUNT,
+  fn: async () => {
+    const mountPoint = Deno.makeTempDirSync({ prefix: "bimri-disk-full-" });
+    assert(mountTmpfs(mountPoint, "1m"), "tmpfs mount failed");
+    try {
+      const root = `${mountPoint}/project`;
+      Deno.mkdirSync(root);
+      const seed = await startRun(root, "a");
+      expectOk(await bimri(root, newSubject(seed, "k.kept", "Kept value.")), "propose");
+      expectOk(await bimri(root, ["sync", "--run", seed]), "sync");
+      const run = await startRun(root, "b");
+      expectOk(
+        await bimri(root, ["propose", "--run", run, "--key", "k.kept", "--text", "New."]),
+        "p",
+      );
+      const log = `${root}/.bimri/log/${run}.md`;
+      const logBefore = Deno.readFileSync(log);
+
+      const filler = fillDisk(mountPoint);
+      // Longer than any room left in the log's last page: the append fails part way.
+      const journal = await bimri(root, ["journal", "--run", run, "--text", "x".repeat(6000)]);
+      assertEquals(journal.code, 2, journal.stderr);
+      assertMatch(journal.stderr, DISK_FULL);
+      assertEquals(Deno.readFileSync(log), logBefore, "the failed append left part of a line");
+      for (
+        const args of [
+          newSubject(run, "k.other", "y".repeat(400)),
+          ["sync", "--run", run],
+          ["close", "--run", run, "--outcome", "success", "--summary", "Done."],
+        ]
+      ) {
+        const r = await bimri(root, args);
+        assertEquals(r.code, 2, `${args[0]}: ${r.stdout}${r.stderr}`);
+        assertMatch(r.stderr, DISK_FULL, args[0]);
+        assertEquals(leftovers(root), [], `${args[0]} left temp files`);
+      }
+
+      Deno.removeSync(filler);
+      expectOk(await bimri(root, ["sync", "--run", run]), "sync after space came back");
+      expectOk(await bimri(root, ["close", "--run", run, "--outcome", "success"]), "close");
+      const got = expectOk(await bimri(root, ["get", "--key", "k.kept"]), "get");
+      assertMatch(got.stdout, /New\./);
+      const doctor = await bimri(root, ["doctor"]);
+      assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
+      assertMatch(doctor.stdout, /^BIMRI doctor: PASSED$/m);
+      assertEquals(leftovers(root), []);
+    } finally {
+      unmount(mountPoint);
+      Deno.removeSync(mountPoint, { recursive: true });
+    }
+  },
+});
