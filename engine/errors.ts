@@ -45,26 +45,47 @@ export function usage(message: string): BimriError {
 
 /**
  * A failure that is not a refusal (an OS error, a bug), worded as the CLI
- * reports it; the MCP server reports it the same way.
+ * reports it; the MCP server reports it the same way. The OS conditions a
+ * user can fix (a full disk, a read-only file system, missing permissions)
+ * say what to do instead of calling themselves unexpected.
  */
 export function unexpectedFailure(error: unknown): BimriError {
   const message = error instanceof Error ? error.message : String(error);
-  if (isDiskFull(error)) {
-    // Not a bug: say what to do. A commit the disk cut short is finished or
-    // undone by the next command, as after a crash at the same point.
+  const condition = osCondition(error);
+  // A commit an OS error cut short is finished or undone by the next command,
+  // as after a crash at the same point.
+  if (condition === "disk-full") {
     return new BimriError(
       "io",
       `the disk is full: ${message}. Free some space, then retry the command; run doctor to check the store.`,
     );
   }
+  if (condition === "read-only") {
+    return new BimriError(
+      "io",
+      `the store is on a read-only file system: ${message}. Commands that take the engine lock (start, journal, propose, sync, close, status, doctor, index, maintain) need it writable; get, recall, search, review and doctor --read-only only read.`,
+    );
+  }
+  if (condition === "permission") {
+    return new BimriError(
+      "io",
+      `permission denied: ${message}. Run bimri as a user who may write the project folder and its .bimri/ folder, or fix their permissions, then retry the command.`,
+    );
+  }
   return new BimriError("io", `unexpected failure: ${message}. Run doctor to check the store.`);
 }
 
-/** True for the OS errors of a full disk or an exhausted quota. */
-function isDiskFull(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+/** The OS error a user can fix, if `error` is one. */
+function osCondition(error: unknown): "disk-full" | "read-only" | "permission" | null {
+  if (!(error instanceof Error)) return null;
   const code = (error as { code?: unknown }).code;
-  if (code === "ENOSPC" || code === "EDQUOT") return true;
+  if (code === "ENOSPC" || code === "EDQUOT") return "disk-full";
   // Windows: ERROR_HANDLE_DISK_FULL (39) and ERROR_DISK_FULL (112).
-  return Deno.build.os === "windows" && /\(os error (?:39|112)\)/.test(error.message);
+  if (Deno.build.os === "windows" && /\(os error (?:39|112)\)/.test(error.message)) {
+    return "disk-full";
+  }
+  if (code === "EROFS") return "read-only";
+  // An OS refusal (EACCES, EPERM); Deno's own permission checks throw NotCapable.
+  if (error instanceof Deno.errors.PermissionDenied) return "permission";
+  return null;
 }

@@ -1,11 +1,12 @@
 /**
- * A full disk, for real: the store lives on a small tmpfs filled to the last
- * byte, and each command must stop with a clear `BIMRI ERROR:` (exit 2),
- * leave no temp file and no half-written line, and work once space is back.
- * Mounting needs root (as CI runs here); elsewhere the test is skipped.
+ * OS conditions a user can fix, for real, on a small tmpfs: a disk filled to
+ * the last byte and a file system remounted read-only. Each command must stop
+ * with a `BIMRI ERROR:` that says what to do (exit 2), leave no temp file and
+ * no half-written line, and work once the condition is gone. Mounting needs
+ * root (as CI runs here); elsewhere these tests are skipped.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, expectOk, newSubject, startRun } from "../helpers/cli.ts";
+import { bimri, diffTrees, expectOk, hashTree, newSubject, startRun } from "../helpers/cli.ts";
 
 function mountTmpfs(dir: string, size: string): boolean {
   try {
@@ -22,6 +23,15 @@ function mountTmpfs(dir: string, size: string): boolean {
 
 function unmount(dir: string): void {
   new Deno.Command("umount", { args: [dir], stdout: "null", stderr: "null" }).outputSync();
+}
+
+function remount(dir: string, mode: "ro" | "rw"): void {
+  const out = new Deno.Command("mount", {
+    args: ["-o", `remount,${mode}`, dir],
+    stdout: "null",
+    stderr: "null",
+  }).outputSync();
+  assert(out.success, `remount ${mode} failed`);
 }
 
 const PROBE = Deno.makeTempDirSync({ prefix: "bimri-tmpfs-probe-" });
@@ -107,6 +117,44 @@ Deno.test({
       assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
       assertMatch(doctor.stdout, /^BIMRI doctor: PASSED$/m);
       assertEquals(leftovers(root), []);
+    } finally {
+      unmount(mountPoint);
+      Deno.removeSync(mountPoint, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a read-only file system: writing commands say so and change nothing, reads still work",
+  ignore: !CAN_MOUNT,
+  fn: async () => {
+    const mountPoint = Deno.makeTempDirSync({ prefix: "bimri-read-only-" });
+    assert(mountTmpfs(mountPoint, "1m"), "tmpfs mount failed");
+    try {
+      const root = `${mountPoint}/project`;
+      Deno.mkdirSync(root);
+      const run = await startRun(root, "a");
+      expectOk(await bimri(root, newSubject(run, "k.kept", "Kept value.")), "propose");
+      expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+      const before = hashTree(root);
+      remount(mountPoint, "ro");
+      for (const args of [["start", "--actor", "b"], ["journal", "--run", run, "--text", "x"]]) {
+        const r = await bimri(root, args);
+        assertEquals(r.code, 2, `${args[0]}: ${r.stdout}${r.stderr}`);
+        assertMatch(
+          r.stderr,
+          /^BIMRI ERROR: the store is on a read-only file system: .*need it writable/,
+        );
+      }
+      assertMatch(expectOk(await bimri(root, ["get", "--key", "k.kept"]), "get").stdout, /Kept/);
+      const doctor = await bimri(root, ["doctor", "--read-only"]);
+      assertMatch(doctor.stdout, /^BIMRI doctor \(read-only\): PASSED$/m);
+      remount(mountPoint, "rw");
+      assertEquals(diffTrees(before, hashTree(root)), null);
+      expectOk(
+        await bimri(root, ["journal", "--run", run, "--text", "Writable again."]),
+        "journal",
+      );
     } finally {
       unmount(mountPoint);
       Deno.removeSync(mountPoint, { recursive: true });
