@@ -137,7 +137,8 @@ export function appendLine(path: string, line: string): void {
     file.syncSync();
   } catch (error) {
     try {
-      file.truncateSync(before);
+      // By path: on Windows an append-only handle may not truncate.
+      Deno.truncateSync(path, before);
       file.syncSync();
     } catch { /* the error that stopped the append is the one to report */ }
     throw error;
