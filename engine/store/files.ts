@@ -6,6 +6,7 @@ import { nativePath } from "./os_path.ts";
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
 import { renameOver } from "./rename.ts";
+import { simulatedLimit } from "./fault.ts";
 
 const IS_WINDOWS = Deno.build.os === "windows";
 
@@ -106,16 +107,28 @@ function* mapChunks(chunks: Iterable<Uint8Array | string>): Iterable<Uint8Array>
 
 /**
  * Creates `path` with `data` only if it does not exist yet (immutable records).
- * Returns false when the path already exists; nothing is overwritten.
+ * Returns false when the path already exists; nothing is overwritten. Call
+ * under the engine lock: on a file system without hard links the name is
+ * claimed by a check and a rename, which only the lock keeps exclusive.
  */
 export function createExclusive(path: string, data: Uint8Array | string): boolean {
   const folder = nativePath.dirname(path);
   const temp = writeTemp(folder, ".bimri-new-", [toBytes(data)], true);
   try {
+    if (simulatedLimit("no-hard-links")) {
+      throw new Deno.errors.PermissionDenied("Operation not permitted (os error 1): link");
+    }
     Deno.linkSync(temp, path);
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) return false;
-    throw error;
+    // No hard links here (FAT, exFAT, some network shares): as the reference
+    // does, take a name that is still free by renaming the complete temp file.
+    if (lstatOrNull(path) !== null) return false;
+    try {
+      renameOver(temp, path);
+    } catch {
+      throw error; // The link's error says more than the rename's.
+    }
   } finally {
     removeQuietly(temp);
   }

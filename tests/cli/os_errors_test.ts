@@ -6,7 +6,15 @@
  * root (as CI runs here); elsewhere these tests are skipped.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, expectOk, hashTree, newSubject, startRun } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  expectOk,
+  hashTree,
+  newSubject,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 
 function mountTmpfs(dir: string, size: string): boolean {
   try {
@@ -160,4 +168,36 @@ Deno.test({
       Deno.removeSync(mountPoint, { recursive: true });
     }
   },
+});
+
+Deno.test("a file system without hard links (FAT, exFAT): records are still created, never overwritten", async () => {
+  // BIMRI_FAULT=no-hard-links makes every link fail as exFAT's does (EPERM); the
+  // same session ran on a real exFAT volume when this fallback was written.
+  const env = { BIMRI_FAULT: "no-hard-links" };
+  const root = await tempStore("bimri-no-links-");
+  const start = async (actor: string) => {
+    const r = expectOk(await bimri(root, ["start", "--actor", actor], { env }), "start");
+    return /^BIMRI RUN HANDLE: (R\d{6})$/m.exec(r.stdout)?.[1];
+  };
+  const run = await start("a");
+  assert(run !== undefined);
+  expectOk(await bimri(root, newSubject(run, "k.kept", "Kept value."), { env }), "propose");
+  expectOk(await bimri(root, ["sync", "--run", run], { env }), "sync");
+  // A log left under the next run's name (a start killed before saving state) stays as it is.
+  const stray = `${root}/.bimri/log/R000002.md`;
+  Deno.writeTextFileSync(stray, "left by a start that never finished\n");
+  const next = await start("b");
+  assertEquals(next, "R000003");
+  assert(next !== undefined);
+  assertEquals(Deno.readTextFileSync(stray), "left by a start that never finished\n");
+  expectOk(
+    await bimri(root, ["propose", "--run", next, "--key", "k.kept", "--text", "New."], { env }),
+    "p",
+  );
+  expectOk(await bimri(root, ["close", "--run", next, "--outcome", "success"], { env }), "close");
+  expectOk(await bimri(root, ["close", "--run", run, "--outcome", "success"], { env }), "close");
+  assertMatch(expectOk(await bimri(root, ["get", "--key", "k.kept"]), "get").stdout, /New\./);
+  assertEquals(leftovers(root), []);
+  const doctor = await bimri(root, ["doctor"]);
+  assertMatch(doctor.stdout, /^BIMRI doctor: PASSED$/m, doctor.stdout + doctor.stderr);
 });
