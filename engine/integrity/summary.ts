@@ -43,16 +43,33 @@ export type Summary = {
   applying: string[];
 };
 
-/** An lstat fingerprint: type, inode, size, mtime and ctime. */
-export function fingerprint(info: Deno.FileInfo): string {
+/** How long a file system that keeps whole seconds (FAT keeps even ones) may show one time. */
+export const COARSE_CLOCK_MS = 2000;
+
+/**
+ * An lstat fingerprint: type, inode, size, mtime and ctime. A print is only
+ * as good as the file system's clock: where timestamps fall on whole seconds
+ * (FAT, exFAT, HFS+), a change later in the same second keeps the print, so a
+ * print taken within that window vouches for nothing (git calls such entries
+ * racily clean) and is made unique: it matches no other print, and the caches
+ * keyed by it check the file itself until that window has passed.
+ */
+export function fingerprint(info: Deno.FileInfo, now?: number): string {
   const ctime = (info as { ctime?: Date | null }).ctime;
-  return [
+  const mtimeMs = info.mtime?.getTime() ?? 0;
+  const ctimeMs = ctime?.getTime() ?? 0;
+  const print = [
     info.isSymlink ? "l" : info.isFile ? "f" : "o",
     info.ino ?? 0,
     info.size,
-    info.mtime?.getTime() ?? 0,
-    ctime?.getTime() ?? 0,
+    mtimeMs,
+    ctimeMs,
   ].join(":");
+  const wholeSeconds = mtimeMs % 1000 === 0 && ctimeMs % 1000 === 0;
+  if (wholeSeconds && Math.max(mtimeMs, ctimeMs) + COARSE_CLOCK_MS > (now ?? Date.now())) {
+    return `${print}:racy:${crypto.randomUUID()}`;
+  }
+  return print;
 }
 
 /** Path of the summary. */
