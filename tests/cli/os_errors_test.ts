@@ -77,18 +77,34 @@ function leftovers(root: string): string[] {
 
 const DISK_FULL = /^BIMRI ERROR: the disk is full: .*Free some space, then retry the command/;
 
+/**
+ * Runs `body` with a project on a fresh 1 MB tmpfs whose memory holds `k.kept`
+ * (committed by run `seed`), then unmounts it whatever happened.
+ */
+async function onTmpfs(
+  prefix: string,
+  body: (mountPoint: string, root: string, seed: string) => Promise<void>,
+): Promise<void> {
+  const mountPoint = Deno.makeTempDirSync({ prefix });
+  assert(mountTmpfs(mountPoint, "1m"), "tmpfs mount failed");
+  try {
+    const root = `${mountPoint}/project`;
+    Deno.mkdirSync(root);
+    const seed = await startRun(root, "a");
+    expectOk(await bimri(root, newSubject(seed, "k.kept", "Kept value.")), "propose");
+    expectOk(await bimri(root, ["sync", "--run", seed]), "sync");
+    await body(mountPoint, root, seed);
+  } finally {
+    unmount(mountPoint);
+    Deno.removeSync(mountPoint, { recursive: true });
+  }
+}
+
 Deno.test({
   name: "a full disk: clear error, no temp files, no half line, and the retry works",
   ignore: !CAN_MOUNT,
-  fn: async () => {
-    const mountPoint = Deno.makeTempDirSync({ prefix: "bimri-disk-full-" });
-    assert(mountTmpfs(mountPoint, "1m"), "tmpfs mount failed");
-    try {
-      const root = `${mountPoint}/project`;
-      Deno.mkdirSync(root);
-      const seed = await startRun(root, "a");
-      expectOk(await bimri(root, newSubject(seed, "k.kept", "Kept value.")), "propose");
-      expectOk(await bimri(root, ["sync", "--run", seed]), "sync");
+  fn: () =>
+    onTmpfs("bimri-disk-full-", async (mountPoint, root) => {
       const run = await startRun(root, "b");
       expectOk(
         await bimri(root, ["propose", "--run", run, "--key", "k.kept", "--text", "New."]),
@@ -125,25 +141,14 @@ Deno.test({
       assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
       assertMatch(doctor.stdout, /^BIMRI doctor: PASSED$/m);
       assertEquals(leftovers(root), []);
-    } finally {
-      unmount(mountPoint);
-      Deno.removeSync(mountPoint, { recursive: true });
-    }
-  },
+    }),
 });
 
 Deno.test({
   name: "a read-only file system: writing commands say so and change nothing, reads still work",
   ignore: !CAN_MOUNT,
-  fn: async () => {
-    const mountPoint = Deno.makeTempDirSync({ prefix: "bimri-read-only-" });
-    assert(mountTmpfs(mountPoint, "1m"), "tmpfs mount failed");
-    try {
-      const root = `${mountPoint}/project`;
-      Deno.mkdirSync(root);
-      const run = await startRun(root, "a");
-      expectOk(await bimri(root, newSubject(run, "k.kept", "Kept value.")), "propose");
-      expectOk(await bimri(root, ["sync", "--run", run]), "sync");
+  fn: () =>
+    onTmpfs("bimri-read-only-", async (mountPoint, root, run) => {
       const before = hashTree(root);
       remount(mountPoint, "ro");
       for (const args of [["start", "--actor", "b"], ["journal", "--run", run, "--text", "x"]]) {
@@ -163,11 +168,7 @@ Deno.test({
         await bimri(root, ["journal", "--run", run, "--text", "Writable again."]),
         "journal",
       );
-    } finally {
-      unmount(mountPoint);
-      Deno.removeSync(mountPoint, { recursive: true });
-    }
-  },
+    }),
 });
 
 Deno.test("a file system without hard links (FAT, exFAT): records are still created, never overwritten", async () => {
