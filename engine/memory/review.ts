@@ -541,8 +541,12 @@ class AcceptedHistory {
     return map.get(key) ?? null;
   }
 
-  /** True when an accepted close archived exactly `raw` by revision `n`. */
-  closedBy(raw: string, n: number): boolean {
+  /**
+   * True when close proposal `by`, accepted by revision `n`, archived exactly
+   * `raw`. As in the reference, only the candidate's own close counts: another
+   * run that closed the same line later made a different change.
+   */
+  closedBy(raw: string, n: number, by: string): boolean {
     this.referencedRevisions();
     if (!this.closedRows) {
       this.closedRows = [];
@@ -559,7 +563,7 @@ class AcceptedHistory {
     }
     return this.closedRows.some((row) => {
       const revision = this.accepted.get(row.by);
-      return row.raw === raw && revision !== undefined && revision <= n;
+      return row.by === by && row.raw === raw && revision !== undefined && revision <= n;
     });
   }
 }
@@ -602,7 +606,7 @@ function satisfactionOf(
     if (p.operation === "close") {
       if (
         entry === null && conflict.current_line !== null &&
-        history.closedBy(conflict.current_line, n)
+        history.closedBy(conflict.current_line, n, p.proposal_id)
       ) {
         return { revision: n, lineHash: "absent" };
       }

@@ -190,3 +190,35 @@ Deno.test("review pages through conflicts and states total, range and remainder"
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a close candidate stays actionable when another run later closed the line it contested", async () => {
+  const root = await tempStore();
+  const seed = await startRun(root, "seed");
+  ok(await bimri(root, newSubject(seed, "page.gone", "First value.")), "seed");
+  ok(await bimri(root, ["sync", "--run", seed]), "seed sync");
+  const closer = await startRun(root, "closer");
+  ok(
+    await bimri(root, ["propose", "--run", closer, "--operation", "close", "--key", "page.gone"]),
+    "c",
+  );
+  const editor = await startRun(root, "editor");
+  ok(
+    await bimri(root, ["propose", "--run", editor, "--key", "page.gone", "--text", "Second."]),
+    "e",
+  );
+  ok(await bimri(root, ["sync", "--run", editor]), "editor sync");
+  const raised = ok(await bimri(root, ["sync", "--run", closer]), "closer sync");
+  assertMatch(raised.stdout, /new concurrent conflicts 1/);
+  // Another run removes the live line the conflict recorded.
+  const later = await startRun(root, "later");
+  ok(
+    await bimri(root, ["propose", "--run", later, "--operation", "close", "--key", "page.gone"]),
+    "l",
+  );
+  ok(await bimri(root, ["sync", "--run", later]), "later sync");
+  // The reference counts only the candidate's own close as its effect: still the owner's question.
+  const review = ok(await bimri(root, ["review", "--all"]), "review");
+  assertMatch(review.stdout, /^Actionable concurrent conflicts: 1$/m);
+  assertMatch(review.stdout, /^Satisfied historical candidates: 0$/m);
+  assertMatch(review.stdout, /^MEMORY CONFLICT C000001 — Concurrent removal$/m);
+});
