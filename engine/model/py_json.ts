@@ -9,9 +9,9 @@ export class PyNumber {
   /** `source` is the number's literal exactly as the document wrote it. */
   constructor(readonly source: string) {}
 
-  /** True for an integer literal (no fraction, no exponent): Python's `int`. */
+  /** True for an integer literal (no fraction, no exponent, not NaN or Infinity): Python's `int`. */
   get isInt(): boolean {
-    return !/[.eE]/.test(this.source);
+    return !/[.eEaI]/.test(this.source);
   }
 
   /** Python's `str()` of the decoded number. */
@@ -20,7 +20,8 @@ export class PyNumber {
       const digits = this.source.replace(/^-/, "");
       return /^0+$/.test(digits) ? "0" : this.source; // JSON has no leading zeros; "-0" is 0
     }
-    return pyFloatRepr(Number(this.source));
+    if (this.source === "NaN") return "nan";
+    return pyFloatRepr(Number(this.source)); // Number("Infinity") is Infinity
   }
 }
 
@@ -28,14 +29,71 @@ type SourceContext = { source?: string };
 type Reviver = (key: string, value: unknown, context?: SourceContext) => unknown;
 
 /**
- * Parses JSON as `json.loads` decodes it, every number a PyNumber. Throws
- * SyntaxError where JSON.parse does (also for the NaN and Infinity literals
- * Python alone accepts).
+ * Parses JSON as `json.loads` decodes it, every number a PyNumber, the
+ * `NaN`, `Infinity` and `-Infinity` literals Python also accepts included.
+ * Throws SyntaxError where `json.loads` would fail too.
  */
 export function parsePyJson(text: string): unknown {
-  const keepLiteral: Reviver = (_key, value, context) =>
-    typeof value === "number" ? new PyNumber(context?.source ?? String(value)) : value;
-  return JSON.parse(text, keepLiteral as (key: string, value: unknown) => unknown);
+  try {
+    return JSON.parse(text, literalKeeper(new Map()));
+  } catch (error) {
+    const stand = standInsForSpecialFloats(text);
+    if (stand === null) throw error;
+    return JSON.parse(stand.text, literalKeeper(stand.literals));
+  }
+}
+
+function literalKeeper(literals: Map<string, string>): (key: string, value: unknown) => unknown {
+  const keep: Reviver = (_key, value, context) => {
+    if (typeof value !== "number") return value;
+    const source = context?.source ?? String(value);
+    return new PyNumber(literals.get(source) ?? source);
+  };
+  return keep as (key: string, value: unknown) => unknown;
+}
+
+/**
+ * `text` with each NaN, Infinity and -Infinity outside a string replaced by
+ * a number literal the text does not contain (so each stand-in maps back to
+ * its word), or null when there is none to replace.
+ */
+function standInsForSpecialFloats(
+  text: string,
+): { text: string; literals: Map<string, string> } | null {
+  let nonce = 1;
+  const unused = () => {
+    while (text.includes(`0e-${nonce}7`)) nonce++;
+    return `0e-${nonce++}7`;
+  };
+  const literals = new Map<string, string>();
+  const byWord = new Map<string, string>();
+  let out = "";
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      out += ch;
+      if (ch === "\\") out += text[++i] ?? "";
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    const word = ["-Infinity", "Infinity", "NaN"].find((w) => text.startsWith(w, i));
+    if (word === undefined) {
+      out += ch;
+      continue;
+    }
+    if (word !== "-Infinity" && out.endsWith("-")) return null; // json.loads takes no -NaN
+    let literal = byWord.get(word);
+    if (literal === undefined) {
+      literal = unused();
+      byWord.set(word, literal);
+      literals.set(literal, word);
+    }
+    out += literal;
+    i += word.length - 1;
+  }
+  return literals.size === 0 ? null : { text: out, literals };
 }
 
 /** Python's `str()` of a decoded JSON value: a string as itself, anything else as its repr. */

@@ -117,6 +117,9 @@ Deno.test("hook payload numbers read as the reference decodes them: a float is n
   const big = await bimri(root, ["hook-start"], { stdin: '{"session_id": 12345678901234567891}' });
   assertMatch(big.stdout, /^BIMRI RUN HANDLE: R000002$/m);
   assertEquals(state(root).session_runs[key("12345678901234567891")], "R000002");
+  // json.loads also takes NaN and Infinity, so such a payload still opens its run.
+  const nan = await bimri(root, ["hook-start"], { stdin: '{"session_id": "s-nan", "cost": NaN}' });
+  assertMatch(nan.stdout, /^BIMRI RUN HANDLE: R000003$/m);
   // A reason that is not a string is written as Python's str() prints it.
   const closed = await bimri(root, ["hook-close"], {
     stdin: '{"transcript_path": "/t/float.jsonl", "reason": {"why": true, "n": 1e20}}',

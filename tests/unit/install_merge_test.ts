@@ -70,6 +70,8 @@ Deno.test("hook payload: diagnosis, identity precedence and reason flattening", 
   assertEquals(identityOf('{"session_id": -0}'), "0");
   assertEquals(identityOf('{"session_id": 2.0, "transcript_path": "/t.jsonl"}'), "/t.jsonl");
   assertEquals(identityOf('{"session_id": 1e3}'), null);
+  assertEquals(identityOf('{"session_id": "s7", "cost": NaN}'), "s7");
+  assertEquals(identityOf('{"session_id": Infinity, "transcript_path": "/t.jsonl"}'), "/t.jsonl");
   assertEquals(hookSessionIdentity({ session_id: true }), null);
   // Blank as Python's strip() sees it: U+001F is blank, U+FEFF is not.
   assertEquals(
@@ -92,6 +94,7 @@ Deno.test("hook payload: diagnosis, identity precedence and reason flattening", 
   );
   assertEquals(summaryOf('{"reason": 1e20}'), "Claude Code SessionEnd: 1e+20");
   assertEquals(summaryOf('{"reason": -0.0}'), "Claude Code SessionEnd: -0.0");
+  assertEquals(summaryOf('{"reason": [NaN, -Infinity]}'), "Claude Code SessionEnd: [nan, -inf]");
   assertEquals(
     summaryOf('{"reason": 12345678901234567890}'),
     "Claude Code SessionEnd: 12345678901234567890",

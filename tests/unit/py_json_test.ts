@@ -47,5 +47,14 @@ Deno.test("parsePyJson keeps number literals; pyRepr prints Python's view of the
     "{'i': 7, 'f': 7.0, 'e': 2000.0, 'big': 98765432109876543210, 'l': []}",
   );
   assertEquals(pyRepr(parsePyJson("[false, null, {}]")), "[False, None, {}]");
-  assertThrows(() => parsePyJson('{"x": NaN}'));
+  // NaN and the infinities are numbers to json.loads; inside a string they are text.
+  assertEquals(
+    pyRepr(
+      parsePyJson('{"a": NaN, "b": [Infinity, -Infinity], "s": "NaN \\" Infinity", "z": 0e-17}'),
+    ),
+    `{'a': nan, 'b': [inf, -inf], 's': 'NaN " Infinity', 'z': 0.0}`,
+  );
+  assertThrows(() => parsePyJson('{"x": -NaN}'));
+  assertThrows(() => parsePyJson('{"x": NaNx}'));
+  assertThrows(() => parsePyJson('{"x": nan}'));
 });
