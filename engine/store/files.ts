@@ -76,13 +76,7 @@ export function atomicReplace(path: string, data: Uint8Array | string): void {
  */
 export function atomicReplaceChunks(path: string, chunks: Iterable<Uint8Array | string>): void {
   const folder = nativePath.dirname(path);
-  const temp = writeTemp(folder, ".bimri-tmp-", mapChunks(chunks), true);
-  try {
-    renameOver(temp, path);
-  } catch (error) {
-    removeQuietly(temp);
-    throw error;
-  }
+  renameTempOver(writeTemp(folder, ".bimri-tmp-", mapChunks(chunks), true), path);
   syncDir(folder);
 }
 
@@ -92,7 +86,11 @@ export function atomicReplaceChunks(path: string, chunks: Iterable<Uint8Array | 
  * under `path`; every reader of a derived file falls back when it is gone.
  */
 export function replaceDerived(path: string, data: Uint8Array | string): void {
-  const temp = writeTemp(nativePath.dirname(path), ".bimri-tmp-", [toBytes(data)], false);
+  renameTempOver(writeTemp(nativePath.dirname(path), ".bimri-tmp-", [toBytes(data)], false), path);
+}
+
+/** Renames a finished temp file over `path`; a failed rename leaves no temp file behind. */
+function renameTempOver(temp: string, path: string): void {
   try {
     renameOver(temp, path);
   } catch (error) {
