@@ -46,15 +46,21 @@ export type Summary = {
 /** How long a file system that keeps whole seconds (FAT keeps even ones) may show one time. */
 export const COARSE_CLOCK_MS = 2000;
 
+/** Set once this process has seen a timestamp with a fraction of a second: the clock is fine. */
+let fineClockSeen = false;
+
 /**
  * An lstat fingerprint: type, inode, size, mtime and ctime. A print is only
  * as good as the file system's clock: where timestamps fall on whole seconds
  * (FAT, exFAT, HFS+), a change later in the same second keeps the print, so a
  * print taken within that window vouches for nothing (git calls such entries
  * racily clean) and is made unique: it matches no other print, and the caches
- * keyed by it check the file itself until that window has passed.
+ * keyed by it check the file itself until that window has passed. The clock
+ * counts as coarse until this process sees a timestamp with a fraction of a
+ * second (one in a thousand prints falls on a whole second by chance); tests
+ * can give `now` and `coarse` instead.
  */
-export function fingerprint(info: Deno.FileInfo, now?: number): string {
+export function fingerprint(info: Deno.FileInfo, now?: number, coarse?: boolean): string {
   const ctime = (info as { ctime?: Date | null }).ctime;
   const mtimeMs = info.mtime?.getTime() ?? 0;
   const ctimeMs = ctime?.getTime() ?? 0;
@@ -66,7 +72,9 @@ export function fingerprint(info: Deno.FileInfo, now?: number): string {
     ctimeMs,
   ].join(":");
   const wholeSeconds = mtimeMs % 1000 === 0 && ctimeMs % 1000 === 0;
-  if (wholeSeconds && Math.max(mtimeMs, ctimeMs) + COARSE_CLOCK_MS > (now ?? Date.now())) {
+  if (!wholeSeconds) fineClockSeen = true;
+  const coarseClock = coarse ?? (wholeSeconds && !fineClockSeen);
+  if (coarseClock && Math.max(mtimeMs, ctimeMs) + COARSE_CLOCK_MS > (now ?? Date.now())) {
     return `${print}:racy:${crypto.randomUUID()}`;
   }
   return print;
