@@ -46,6 +46,14 @@ export type Summary = {
 /** How long a file system that keeps whole seconds (FAT keeps even ones) may show one time. */
 export const COARSE_CLOCK_MS = 2000;
 
+/** What a racy print carries after the lstat fields (see `fingerprint`). */
+const RACY_MARK = ":racy:";
+
+/** True when `print` was taken too soon after a whole-second change to vouch for anything. */
+export function isRacyPrint(print: string): boolean {
+  return print.includes(RACY_MARK);
+}
+
 /** Set once this process has seen a timestamp with a fraction of a second: the clock is fine. */
 let fineClockSeen = false;
 
@@ -75,7 +83,7 @@ export function fingerprint(info: Deno.FileInfo, now?: number, coarse?: boolean)
   if (!wholeSeconds) fineClockSeen = true;
   const coarseClock = coarse ?? (wholeSeconds && !fineClockSeen);
   if (coarseClock && Math.max(mtimeMs, ctimeMs) + COARSE_CLOCK_MS > (now ?? Date.now())) {
-    return `${print}:racy:${crypto.randomUUID()}`;
+    return `${print}${RACY_MARK}${crypto.randomUUID()}`;
   }
   return print;
 }

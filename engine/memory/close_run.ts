@@ -11,6 +11,7 @@ import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
+import { renewStaleHistoryDigest } from "../retrieval/history_digest.ts";
 
 /** Close outcomes. */
 export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
@@ -77,6 +78,10 @@ export function closeRun(
   invalidateAuditWitness(store.paths);
   saveState(store.paths, state);
   refreshAuthoritySummary(store);
+  // Last, after every durable step: a search digest that no longer vouches
+  // for the archive (a copy, a clone, another engine's rows) would leave each
+  // `recall --query` reading the whole archive until someone ran `index`.
+  renewStaleHistoryDigest(store.paths);
   return {
     run,
     outcome,

@@ -23,7 +23,7 @@
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
 import { fingerprint } from "../integrity/summary.ts";
-import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { entryRecord, searchFieldsOf } from "./records.ts";
 import { foldedLength, type SearchFields } from "./ranking.ts";
@@ -33,14 +33,22 @@ import {
   type ArchiveRecord,
   OTHER_LINE_BREAKS,
   parseArchiveText,
+  readArchiveMonths,
   reasonRank,
 } from "./archive_read.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { BimriError } from "../errors.ts";
-
-const DIGEST_NAME = "audit-integrity-history.tsv";
-const CHECKPOINT_NAME = "audit-integrity-history.json";
-const SCHEMA = 2;
+import {
+  type Checkpoint,
+  CHECKPOINT_SCHEMA,
+  checkpointPath,
+  digestPath,
+  historyDigestIsStale,
+  monthNames,
+  printOf,
+  readCheckpoint,
+  vouchingCheckpoint,
+} from "./history_checkpoint.ts";
 
 /** The searchable fields a digest line carries (reason and location are added at query time). */
 export const DIGEST_FIELDS = ["key", "tags", "id", "text", "falsifier", "trust", "source"] as const;
@@ -82,33 +90,6 @@ export function coldCheck(rawLine: string): string {
   return `${rawLine.length}:${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
 }
 
-type Checkpoint = {
-  schema: number;
-  digest: string;
-  rows: number;
-  months: Record<string, string>;
-};
-
-function digestPath(paths: StorePaths): string {
-  return paths.folder(DIGEST_NAME);
-}
-
-function checkpointPath(paths: StorePaths): string {
-  return paths.folder(CHECKPOINT_NAME);
-}
-
-function readCheckpoint(paths: StorePaths): Checkpoint | null {
-  try {
-    const doc = JSON.parse(Deno.readTextFileSync(checkpointPath(paths))) as Checkpoint;
-    if (doc?.schema !== SCHEMA || typeof doc.months !== "object" || doc.months === null) {
-      return null;
-    }
-    return typeof doc.digest === "string" && Number.isInteger(doc.rows) ? doc : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Forgets the digest (it no longer describes the archive; searches read the archive). */
 export function forgetHistoryDigest(paths: StorePaths): void {
   for (const path of [checkpointPath(paths), digestPath(paths)]) {
@@ -118,15 +99,6 @@ export function forgetHistoryDigest(paths: StorePaths): void {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
-}
-
-function printOf(path: string): string | null {
-  const info = lstatOrNull(path);
-  return info === null ? null : fingerprint(info);
-}
-
-function monthNames(paths: StorePaths): string[] {
-  return listNames(paths.folder("archive")).filter((name) => name.endsWith(".md"));
 }
 
 /** Searchable values of one archive row's entry, as the search's fields hold them. */
@@ -188,7 +160,7 @@ export function recordArchivedRow(
     if (others.length === 0) {
       atomicReplace(digestPath(paths), "");
       digestPrint = printOf(digestPath(paths));
-      checkpoint = { schema: SCHEMA, digest: digestPrint ?? "", rows: 0, months: {} };
+      checkpoint = { schema: CHECKPOINT_SCHEMA, digest: digestPrint ?? "", rows: 0, months: {} };
     }
   }
   const rawLine = pyStrip(row.rawLine);
@@ -253,7 +225,7 @@ export function rebuildHistoryDigest(
   if (alreadyVouched(paths, prints, text)) return; // an idempotent rebuild writes nothing
   atomicReplace(digestPath(paths), text);
   const checkpoint: Checkpoint = {
-    schema: SCHEMA,
+    schema: CHECKPOINT_SCHEMA,
     digest: printOf(digestPath(paths)) ?? "",
     rows: lines.length,
     months: prints,
@@ -276,25 +248,6 @@ function alreadyVouched(paths: StorePaths, prints: Record<string, string>, text:
 }
 
 /**
- * The checkpoint when it vouches for every archive month file as it is now
- * (same names, same lstat fingerprints) and for the digest file itself, else null.
- */
-function vouchingCheckpoint(paths: StorePaths): Checkpoint | null {
-  const checkpoint = readCheckpoint(paths);
-  if (checkpoint === null) return null;
-  const names = monthNames(paths);
-  if (names.length !== Object.keys(checkpoint.months).length) return null;
-  for (const name of names) {
-    const info = lstatOrNull(`${paths.folder("archive")}/${name}`);
-    if (info === null || checkpoint.months[name] !== fingerprint(info)) return null;
-  }
-  const info = lstatOrNull(digestPath(paths));
-  return info !== null && info.isFile && fingerprint(info) === checkpoint.digest
-    ? checkpoint
-    : null;
-}
-
-/**
  * Rebuilds the digest unless it already vouches for the archive as it is
  * (then a rebuild would write the same bytes: the engine's appends and the
  * rebuild produce identical lines). `readMonths` is called only to rebuild.
@@ -304,6 +257,21 @@ export function refreshHistoryDigest(
   readMonths: () => { name: string; text: string; info: Deno.FileInfo }[],
 ): void {
   if (vouchingCheckpoint(paths) === null) rebuildHistoryDigest(paths, readMonths());
+}
+
+/**
+ * Rebuilds the digest when it no longer vouches for the archive (see
+ * `historyDigestIsStale`), so one `close` pays the archive read that every
+ * `recall --query` would otherwise pay until the next `index`. Call under the
+ * engine lock, after the command's durable steps. Derived data only: a month that cannot be read, a full disk or
+ * any other failure leaves the digest stale and the caller unaffected.
+ */
+export function renewStaleHistoryDigest(paths: StorePaths): void {
+  try {
+    if (historyDigestIsStale(paths)) rebuildHistoryDigest(paths, readArchiveMonths(paths));
+  } catch {
+    // Searches read the archive itself until a later close or index succeeds.
+  }
 }
 
 /** The digest as read: its text, where each line starts, and the rows in archive order. */

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { bimri, expectOk, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, copyStore, expectOk, startRun, tempStore } from "../helpers/cli.ts";
 import { fingerprint } from "../../engine/integrity/summary.ts";
 
 const DIGEST = ".bimri/audit-integrity-history.tsv";
@@ -123,4 +123,58 @@ Deno.test("a digest edited in place, or an archive changed by someone else, is n
     stale = false;
   }
   assert(!stale, "the stale digest was dropped, not extended");
+});
+
+/** True when the checkpoint vouches for the month file and the digest as they are now. */
+function vouches(root: string): boolean {
+  const checkpoint = JSON.parse(Deno.readTextFileSync(join(root, CHECKPOINT)));
+  const month = monthFile(root);
+  const name = month.slice(month.lastIndexOf("/") + 1);
+  const print = (path: string) => fingerprint(Deno.lstatSync(path), undefined, false);
+  return Object.keys(checkpoint.months).length === 1 &&
+    checkpoint.months[name] === print(month) &&
+    checkpoint.digest === print(join(root, DIGEST));
+}
+
+async function openAndClose(root: string, actor: string): Promise<void> {
+  const run = await startRun(root, actor);
+  expectOk(await bimri(root, ["close", "--run", run, "--outcome", "success"]), "close");
+}
+
+Deno.test("a close renews a digest that no longer vouches: a copied store, another engine's row", async () => {
+  const original = await storeWithHistory();
+  const truth = await answers(original);
+  const digest = Deno.readTextFileSync(join(original, DIGEST));
+  assert(vouches(original), "the engine's own digest vouches");
+  // A copy (or a clone) gives every file a new inode: the digest vouches for nothing there.
+  const root = await copyStore(original);
+  assert(!vouches(root), "a copied digest does not vouch");
+  assertEquals(await answers(root), truth, "searched without the digest");
+  // A start alone (and every read) leaves it as it is; the next close rebuilds it.
+  await startRun(root, "reader");
+  assert(!vouches(root), "start does not rebuild");
+  await openAndClose(root, "closer");
+  assert(vouches(root), "the close renewed the digest");
+  assertEquals(Deno.readTextFileSync(join(root, DIGEST)), digest, "the same rows as before");
+  assertEquals(await answers(root), truth, "searched with the renewed digest");
+  // A row another engine appended: the next close takes it into the digest.
+  const outsider =
+    "[ARCHIVED:2026-12-02] [BY:R000009-Q001] [replaced] [R000009-E001] [K:ops.outsider] [I:3] [active] [T:working] [SRC:agent] [F:R000009] [L:R000009] [] Zebra crossing notes. -> .bimri/log/R000009.md\n";
+  Deno.writeTextFileSync(monthFile(root), outsider, { append: true });
+  await openAndClose(root, "closer");
+  assert(vouches(root), "renewed after the outside append");
+  const rows = Deno.readTextFileSync(join(root, DIGEST)).split("\n").filter(Boolean);
+  assertEquals(rows.length, digest.split("\n").filter(Boolean).length + 1);
+  const zebra = JSON.parse((await bimri(root, ["recall", "--query", "zebra", "--json"])).stdout);
+  assertEquals([zebra.total, zebra.matches[0].key], [1, "ops.outsider"]);
+});
+
+Deno.test("a digest that cannot be renewed leaves the close as it would be without it", async () => {
+  const root = await copyStore(await storeWithHistory());
+  // A month file that is not UTF-8: searches refuse it; the close must not.
+  Deno.writeFileSync(monthFile(root), new Uint8Array([0xff, 0x0a]), { append: true });
+  await openAndClose(root, "closer");
+  assert(!vouches(root), "left stale");
+  const refused = await bimri(root, ["recall", "--query", "retry"]);
+  assertEquals(refused.code, 2, refused.stderr);
 });
