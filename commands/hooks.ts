@@ -11,7 +11,7 @@ import {
 } from "../engine/install/hook_payload.ts";
 import { closeRun } from "../engine/memory/close_run.ts";
 import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
-import { authorityBriefLines } from "../engine/integrity/authority.ts";
+import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";
@@ -46,6 +46,7 @@ created.`,
       );
     }
     return withStore(ctx.root, (store) => {
+      proveBeforeStart(store);
       const result = startRun(store, HOOK_ACTOR, session);
       const recovery = authorityBriefLines(store);
       const brief = renderBrief(result, recovery.lines);

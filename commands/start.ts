@@ -3,7 +3,7 @@ import { startRun } from "../engine/memory/runs.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
-import { authorityBriefLines } from "../engine/integrity/authority.ts";
+import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
 
 /** The start verb. */
 export const startCommand: Command = {
@@ -18,6 +18,7 @@ export const startCommand: Command = {
     const actor = stringFlag(flags, "actor") ?? "agent";
     const session = stringFlag(flags, "session");
     return withStore(ctx.root, (store) => {
+      proveBeforeStart(store);
       const result = startRun(store, actor, session);
       const recovery = authorityBriefLines(store);
       return ok(renderBrief(result, recovery.lines), {

@@ -702,10 +702,25 @@ function activeKey(state: State, without: string | null = null): string {
     .map((r) => `${r}:${state.active_runs[r].base_revision}`).join(",");
 }
 
+/** Stores whose summary vouched for every folder before this start created its run's log. */
+const provenBeforeStart = new WeakSet<Store>();
+
+/**
+ * Call under the engine lock before `startRun`: records whether the summary
+ * vouches for the store before the run's log is created, so the new log can
+ * be the one explained change of the log folder afterwards. Without this
+ * proof the folder's new fingerprint could hide another change made there
+ * since the last healthy write (a log removed or added by someone else).
+ */
+export function proveBeforeStart(store: Store): void {
+  if (summaryMatches(store, null) !== null) provenBeforeStart.add(store);
+}
+
 /**
  * True when the summary proves that no authority folder changed since the
  * engine's last healthy write. `ownStart` names the run this `start` just
- * created, whose new log is the one explained change.
+ * created, whose new log is the one explained change, provided the summary
+ * vouched for the log folder before that log was created (`proveBeforeStart`).
  */
 function summaryMatches(store: Store, ownStart: string | null): Summary | null {
   const summary = loadSummary(store.paths);
@@ -716,7 +731,8 @@ function summaryMatches(store: Store, ownStart: string | null): Summary | null {
   let explainedLog = false;
   if (ownStart !== null && summary.run_count + 1 === state.run_count) {
     const own = state.active_runs[ownStart];
-    explainedLog = own !== undefined && runIdNumber(ownStart) === state.run_count &&
+    explainedLog = provenBeforeStart.has(store) && own !== undefined &&
+      runIdNumber(ownStart) === state.run_count &&
       own.base_revision === store.head.revision &&
       summary.active === activeKey(state, ownStart) &&
       lstatOrNull(store.paths.log(ownStart))?.isFile === true;
@@ -958,6 +974,7 @@ export function authorityBriefLines(store: Store): { lines: string[]; issues: Au
   // Called right after startRun: the newest run's fresh log is this start's own change.
   const newest = `R${String(store.state.run_count).padStart(6, "0")}`;
   const issues = cachedAuthorityIssues(store, true, newest);
+  forgetSummaryOnDamage(store, issues, newest);
   return { lines: recoveryBlock(issues), issues };
 }
 
@@ -978,6 +995,28 @@ export function authorityStatusLines(store: Store): { lines: string[]; issues: A
   return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
 }
 
+/**
+ * Once a writer has seen damage, the summary must stop vouching for the store:
+ * a check that read every file (index, maintain, resolve) or the active runs'
+ * records found what the folder fingerprints cannot show (a record edited in
+ * place), and the next everyday write would otherwise pass on the summary
+ * alone. Writers only, under the engine lock; status does the same.
+ */
+function forgetSummaryOnDamage(
+  store: Store,
+  issues: readonly AuthorityIssue[],
+  ownStart: string | null = null,
+): void {
+  // Only when the fast path would still vouch: otherwise the summary already
+  // leads to the full check, and a refused command leaves every file as it was.
+  if (
+    issues.length > 0 && summaryMatches(store, ownStart) !== null &&
+    activeRunIssues(store).length === 0
+  ) {
+    forgetSummary(store.paths);
+  }
+}
+
 /** Options of `requireHealthyAuthority`. */
 export type HealthOptions = {
   /** A resolve retrying this conflict may proceed past its own failed resolution. */
@@ -994,7 +1033,9 @@ export type HealthOptions = {
  * (protocol 9.5). Call first in every canonical write path, before any write.
  */
 export function requireHealthyAuthority(store: Store, options: HealthOptions = {}): void {
-  const issues = cachedAuthorityIssues(store, false, null, options.everyday === true).filter((i) =>
+  const found = cachedAuthorityIssues(store, false, null, options.everyday === true);
+  forgetSummaryOnDamage(store, found);
+  const issues = found.filter((i) =>
     !(options.retryConflict && i.kind === "resolution" && i.id === options.retryConflict &&
       i.problem.startsWith("resolution status is failed"))
   );

@@ -159,3 +159,51 @@ Deno.test("in-place damage: full checks catch an old record; a record the sync r
   assertEquals(refused.code, 2, refused.stdout);
   assertMatch(refused.stderr, /^BIMRI ERROR: AUTHORITY RECOVERY NEEDED: proposal R\d{6}-Q001/m);
 });
+
+Deno.test("damage that index, maintain or start found pauses the next sync, as status's does", async () => {
+  for (const finder of [["index"], ["maintain"], ["start", "--actor", "finder"]]) {
+    const { root, closed } = await buildStore();
+    const run = await startRun(root, "worker");
+    const staged = await bimri(root, newSubject(run, "ops.ledger", "Ledger rows are append-only."));
+    assertEquals(staged.code, 0, staged.stderr);
+    // A healthy start proves the store: the summary now vouches for every folder.
+    assertEquals((await bimri(root, ["start", "--actor", "prover"])).code, 0);
+    // An old decision edited in place: its folder does not change.
+    const path = join(root, `.bimri/decisions/${closed}-Q001.json`);
+    const file = Deno.openSync(path, { write: true });
+    file.writeSync(new TextEncoder().encode("X"));
+    file.close();
+    if (finder[0] === "start") {
+      // start reads every record only once the summary no longer vouches (here: a new log).
+      Deno.writeTextFileSync(join(root, ".bimri/log/R000099.md"), "# Run R000099 | stray\n");
+    }
+    const found = await bimri(root, finder);
+    const seen = `${found.stdout}${found.stderr}`;
+    assert(seen.includes(`${closed}-Q001`), `${finder[0]} reports the damage: ${seen}`);
+    if (finder[0] === "start") Deno.removeSync(join(root, ".bimri/log/R000099.md"));
+    const refused = await bimri(root, ["sync", "--run", run]);
+    assertEquals(refused.code, 2, `${finder[0]}: ${refused.stdout}`);
+    assertMatch(refused.stderr, /^BIMRI ERROR: AUTHORITY RECOVERY NEEDED: decision /m);
+  }
+});
+
+Deno.test("a log added before a start is not hidden by the start's own new log", async () => {
+  const { root } = await buildStore();
+  const run = await startRun(root, "worker");
+  assertEquals((await bimri(root, ["sync", "--run", run])).code, 0);
+  const bare = await copyStore(root);
+  dropCaches(bare);
+  // A log naming a proposal that does not exist: damage the next write must see.
+  const stray =
+    "# Run R000009 | 2026-12-03T00:00:00Z | actor:x | base:V000001\n[PROPOSE:R000009-Q001]\n";
+  for (const r of [root, bare]) Deno.writeTextFileSync(join(r, ".bimri/log/R000009.md"), stray);
+  // Both starts change the log folder; only their own new log is explained.
+  const a = await bimri(root, ["start", "--actor", "next"]);
+  const b = await bimri(bare, ["start", "--actor", "next"]);
+  assertMatch(a.stdout, /AUTHORITY RECOVERY NEEDED[^]*R000009-Q001/);
+  assertEquals(a.stdout.replace(/R00000\d \|/, ""), b.stdout.replace(/R00000\d \|/, ""));
+  const syncA = await bimri(root, ["sync", "--run", run]);
+  const syncB = await bimri(bare, ["sync", "--run", run]);
+  assertEquals(syncA.code, 2, syncA.stdout);
+  assertEquals(syncA.stderr, syncB.stderr);
+});
