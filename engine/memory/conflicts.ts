@@ -8,6 +8,7 @@ import { conflictId } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
+import { faultPoint } from "../store/fault.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { createRecord, readRecord, replaceRecord } from "../store/records.ts";
 import { saveState, type Store } from "../store/store.ts";
@@ -40,22 +41,45 @@ function allocateConflictId(store: Store): { id: string; n: number } {
   return { id: conflictId(n), n };
 }
 
-/** Finds an open (unresolved) conflict of `type` on `key` with `currentHash`, newest first. */
+/**
+ * The highest conflict number in use: `conflict_count`, or above it the
+ * conflict files a commit created before it was cut short, before it could
+ * save the count (allocation probes upward from the count, so they follow it
+ * without a gap).
+ */
+function highestConflictNumber(store: Store): number {
+  let n = store.state.conflict_count;
+  while (n < 999999 && pathExists(store.paths.conflict(conflictId(n + 1)))) n++;
+  return n;
+}
+
+/**
+ * Finds an open (unresolved) conflict of `type` on `key` with `currentHash`,
+ * newest first, including one a cut-short commit left above `conflict_count`:
+ * its retry must grow that conflict, not ask the owner the same question twice.
+ */
 export function findOpenConflict(
   store: Store,
   type: string,
   key: string,
   currentHash: string,
-): string | null {
-  for (let n = store.state.conflict_count; n >= 1; n--) {
+): { id: string; n: number } | null {
+  for (let n = highestConflictNumber(store); n >= 1; n--) {
     const id = conflictId(n);
     if (pathExists(store.paths.resolution(id))) continue;
     const record = readRecord(store.paths.conflict(id), `conflict ${id}`);
     if (!record) continue;
     const v = record.value;
-    if (v.type === type && v.key === key && v.current_hash === currentHash) return id;
+    if (v.type === type && v.key === key && v.current_hash === currentHash) return { id, n };
   }
   return null;
+}
+
+/** Counts a conflict found above `conflict_count` (left by a cut-short commit) as allocated. */
+function adoptConflictNumber(store: Store, n: number): void {
+  if (n <= store.state.conflict_count) return;
+  store.state.conflict_count = n;
+  saveState(store.paths, store.state);
 }
 
 /**
@@ -71,8 +95,9 @@ export function raiseStaleBaseConflict(
 ): { conflictId: string; created: boolean } {
   const currentHash = lineHash(live.line);
   const candidateHash = sha256Hex(candidateBytes);
-  const existing = findOpenConflict(store, "stale-base", key, currentHash);
-  if (existing) {
+  const found = findOpenConflict(store, "stale-base", key, currentHash);
+  if (found) {
+    const existing = found.id;
     const path = store.paths.conflict(existing);
     const record = readRecord(path, `conflict ${existing}`)!.value;
     const ids = (record.proposal_ids as string[]) ?? [];
@@ -85,6 +110,7 @@ export function raiseStaleBaseConflict(
           proposal_hashes: hashes,
         }));
     }
+    adoptConflictNumber(store, found.n);
     return { conflictId: existing, created: false };
   }
   const { id, n } = allocateConflictId(store);
@@ -108,6 +134,7 @@ export function raiseStaleBaseConflict(
       question: staleBaseQuestion(key),
       type: "stale-base",
     }));
+  faultPoint("after-conflict-created");
   store.state.conflict_count = Math.max(store.state.conflict_count, n);
   saveState(store.paths, store.state);
   return { conflictId: id, created: true };
@@ -121,8 +148,9 @@ export function raiseManualEditConflict(
   store: Store,
   recoveryFile: string,
 ): { conflictId: string; created: boolean } {
-  const existing = findOpenConflict(store, "manual-edit", MANUAL_EDIT_KEY, "absent");
-  if (existing) {
+  const found = findOpenConflict(store, "manual-edit", MANUAL_EDIT_KEY, "absent");
+  if (found) {
+    const existing = found.id;
     const path = store.paths.conflict(existing);
     const record = readRecord(path, `conflict ${existing}`)!.value;
     const extra = (record.extra ?? {}) as JsonObject;
@@ -136,6 +164,7 @@ export function raiseManualEditConflict(
           extra: { ...extra, recovery_file: files[0], recovery_files: files },
         }));
     }
+    adoptConflictNumber(store, found.n);
     return { conflictId: existing, created: false };
   }
   const { id, n } = allocateConflictId(store);

@@ -175,3 +175,35 @@ Deno.test("later same-key intents are held while an owner resolution is applying
   );
   assert(!Deno.readTextFileSync(`${root}/bimri.md`).includes("X from d."));
 });
+
+Deno.test("a sync cut short after it raised a conflict grows that conflict when retried, not a second one", async () => {
+  const root = await seeded(["e.edit"]);
+  const b = await startRun(root, "bob");
+  const c = await startRun(root, "carol");
+  assertEquals(
+    (await bimri(root, ["propose", "--run", b, "--key", "e.edit", "--text", "Bob."])).code,
+    0,
+  );
+  assertEquals(
+    (await bimri(root, ["propose", "--run", c, "--key", "e.edit", "--text", "Carol."])).code,
+    0,
+  );
+  assertEquals((await bimri(root, ["sync", "--run", b])).code, 0);
+  // The conflict file is durable, conflict_count and the decision are not yet.
+  const cut = await bimri(root, ["sync", "--run", c], {
+    env: { BIMRI_FAULT: "after-conflict-created" },
+  });
+  assertEquals(cut.code, 86, cut.stderr);
+  assertEquals(json(`${root}/.bimri/state.json`).conflict_count, 0);
+  const retry = await bimri(root, ["sync", "--run", c]);
+  assertEquals(retry.code, 0, retry.stderr);
+  const conflicts = [...Deno.readDirSync(`${root}/.bimri/conflicts`)].map((e) => e.name);
+  assertEquals(conflicts, ["C000001.json"]);
+  assertEquals(json(`${root}/.bimri/conflicts/C000001.json`).proposal_ids, [`${c}-Q001`]);
+  const decision = json(`${root}/.bimri/decisions/${c}-Q001.json`);
+  assertEquals([decision.outcome, decision.conflict_id], ["contested", "C000001"]);
+  assertEquals(json(`${root}/.bimri/state.json`).conflict_count, 1);
+  assertMatch((await bimri(root, ["review"])).stdout, /^Actionable concurrent conflicts: 1$/m);
+  const doctor = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 0, doctor.stdout);
+});
