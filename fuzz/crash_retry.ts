@@ -20,30 +20,7 @@
  * (SIGKILL). Exits 1 when an iteration fails; the failing store is kept.
  */
 import { parseArgs } from "node:util";
-import { fileURLToPath } from "node:url";
-
-const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
-const DENO = [
-  Deno.execPath(),
-  "run",
-  "--quiet",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-];
-
-type Result = { code: number; stdout: string; stderr: string };
-
-async function bimri(root: string, args: string[]): Promise<Result> {
-  const out = await new Deno.Command(DENO[0], {
-    args: [...DENO.slice(1), MAIN, "--root", root, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder();
-  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
-}
+import { bimri, BIMRI_ARGV, type Result, seededRandom } from "./harness.ts";
 
 async function must(root: string, args: string[]): Promise<string> {
   const r = await bimri(root, args);
@@ -125,14 +102,7 @@ async function main(): Promise<number> {
       only: { type: "string" },
     },
   });
-  let state = Number(values.seed) >>> 0 || 1;
-  const random = () => {
-    // xorshift32: the same seed gives the same commands and delays.
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 0x100000000;
-  };
+  const random = seededRandom(Number(values.seed));
   const base = await baseStore();
   const { worker, other } = base;
   const settle = async (root: string) => {
@@ -189,8 +159,8 @@ async function main(): Promise<number> {
     const { memory: want, ms } = expected.get(c)!;
     const root = await copy(c.from);
     const delay = ms * (0.45 + 0.6 * random());
-    const child = new Deno.Command(DENO[0], {
-      args: [...DENO.slice(1), MAIN, "--root", root, ...c.args],
+    const child = new Deno.Command(BIMRI_ARGV[0], {
+      args: [...BIMRI_ARGV.slice(1), "--root", root, ...c.args],
       stdout: "null",
       stderr: "null",
     }).spawn();
