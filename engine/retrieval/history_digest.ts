@@ -22,8 +22,8 @@
  */
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
-import { fingerprint } from "../integrity/summary.ts";
-import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { fingerprint, isRacyPrint } from "../integrity/summary.ts";
+import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { entryRecord, searchFieldsOf } from "./records.ts";
 import { foldedLength, type SearchFields } from "./ranking.ts";
@@ -38,17 +38,10 @@ import {
 } from "./archive_read.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { BimriError } from "../errors.ts";
-import {
-  type Checkpoint,
-  CHECKPOINT_SCHEMA,
-  checkpointPath,
-  digestPath,
-  historyDigestIsStale,
-  monthNames,
-  printOf,
-  readCheckpoint,
-  vouchingCheckpoint,
-} from "./history_checkpoint.ts";
+
+const DIGEST_NAME = "audit-integrity-history.tsv";
+const CHECKPOINT_NAME = "audit-integrity-history.json";
+const SCHEMA = 2;
 
 /** The searchable fields a digest line carries (reason and location are added at query time). */
 export const DIGEST_FIELDS = ["key", "tags", "id", "text", "falsifier", "trust", "source"] as const;
@@ -90,6 +83,33 @@ export function coldCheck(rawLine: string): string {
   return `${rawLine.length}:${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
 }
 
+type Checkpoint = {
+  schema: number;
+  digest: string;
+  rows: number;
+  months: Record<string, string>;
+};
+
+function digestPath(paths: StorePaths): string {
+  return paths.folder(DIGEST_NAME);
+}
+
+function checkpointPath(paths: StorePaths): string {
+  return paths.folder(CHECKPOINT_NAME);
+}
+
+function readCheckpoint(paths: StorePaths): Checkpoint | null {
+  try {
+    const doc = JSON.parse(Deno.readTextFileSync(checkpointPath(paths))) as Checkpoint;
+    if (doc?.schema !== SCHEMA || typeof doc.months !== "object" || doc.months === null) {
+      return null;
+    }
+    return typeof doc.digest === "string" && Number.isInteger(doc.rows) ? doc : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Forgets the digest (it no longer describes the archive; searches read the archive). */
 export function forgetHistoryDigest(paths: StorePaths): void {
   for (const path of [checkpointPath(paths), digestPath(paths)]) {
@@ -99,6 +119,15 @@ export function forgetHistoryDigest(paths: StorePaths): void {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
+}
+
+function printOf(path: string): string | null {
+  const info = lstatOrNull(path);
+  return info === null ? null : fingerprint(info);
+}
+
+function monthNames(paths: StorePaths): string[] {
+  return listNames(paths.folder("archive")).filter((name) => name.endsWith(".md"));
 }
 
 /** Searchable values of one archive row's entry, as the search's fields hold them. */
@@ -160,7 +189,7 @@ export function recordArchivedRow(
     if (others.length === 0) {
       atomicReplace(digestPath(paths), "");
       digestPrint = printOf(digestPath(paths));
-      checkpoint = { schema: CHECKPOINT_SCHEMA, digest: digestPrint ?? "", rows: 0, months: {} };
+      checkpoint = { schema: SCHEMA, digest: digestPrint ?? "", rows: 0, months: {} };
     }
   }
   const rawLine = pyStrip(row.rawLine);
@@ -225,7 +254,7 @@ export function rebuildHistoryDigest(
   if (alreadyVouched(paths, prints, text)) return; // an idempotent rebuild writes nothing
   atomicReplace(digestPath(paths), text);
   const checkpoint: Checkpoint = {
-    schema: CHECKPOINT_SCHEMA,
+    schema: SCHEMA,
     digest: printOf(digestPath(paths)) ?? "",
     rows: lines.length,
     months: prints,
@@ -248,6 +277,27 @@ function alreadyVouched(paths: StorePaths, prints: Record<string, string>, text:
 }
 
 /**
+ * The checkpoint when it vouches for every archive month file as it is now
+ * (same names, same lstat fingerprints) and for the digest file itself, else null.
+ */
+function vouchingCheckpoint(
+  paths: StorePaths,
+  names: readonly string[] = monthNames(paths),
+): Checkpoint | null {
+  const checkpoint = readCheckpoint(paths);
+  if (checkpoint === null) return null;
+  if (names.length !== Object.keys(checkpoint.months).length) return null;
+  for (const name of names) {
+    const info = lstatOrNull(`${paths.folder("archive")}/${name}`);
+    if (info === null || checkpoint.months[name] !== fingerprint(info)) return null;
+  }
+  const info = lstatOrNull(digestPath(paths));
+  return info !== null && info.isFile && fingerprint(info) === checkpoint.digest
+    ? checkpoint
+    : null;
+}
+
+/**
  * Rebuilds the digest unless it already vouches for the archive as it is
  * (then a rebuild would write the same bytes: the engine's appends and the
  * rebuild produce identical lines). `readMonths` is called only to rebuild.
@@ -260,11 +310,28 @@ export function refreshHistoryDigest(
 }
 
 /**
+ * True when a rebuilt digest would vouch for the archive but the current one
+ * does not: there is an archive, the checkpoint no longer matches it (a copy
+ * or clone gives every file a new inode; another engine or an editor appends
+ * or changes rows), and no month file changed so recently that its print is
+ * racy (then no checkpoint could vouch for it yet). A few lstat calls.
+ */
+function historyDigestIsStale(paths: StorePaths): boolean {
+  const names = monthNames(paths);
+  if (names.length === 0 || vouchingCheckpoint(paths, names) !== null) return false;
+  return names.every((name) => {
+    const print = printOf(`${paths.folder("archive")}/${name}`);
+    return print !== null && !isRacyPrint(print);
+  });
+}
+
+/**
  * Rebuilds the digest when it no longer vouches for the archive (see
  * `historyDigestIsStale`), so one `close` pays the archive read that every
  * `recall --query` would otherwise pay until the next `index`. Call under the
- * engine lock, after the command's durable steps. Derived data only: a month that cannot be read, a full disk or
- * any other failure leaves the digest stale and the caller unaffected.
+ * engine lock, after the command's durable steps. Derived data only: a month
+ * that cannot be read, a full disk or any other failure leaves the digest
+ * stale and the caller unaffected.
  */
 export function renewStaleHistoryDigest(paths: StorePaths): void {
   try {
