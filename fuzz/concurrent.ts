@@ -12,7 +12,8 @@
  * pending, BIMRI busy). Exits 1 otherwise and keeps the store.
  */
 import { parseArgs } from "node:util";
-import { bimri, type Result, seededRandom } from "./harness.ts";
+import { bimri, type CliResult, newSubject, startRun } from "../tests/helpers/cli.ts";
+import { seededRandom } from "./harness.ts";
 
 const KEYS = ["hot.k0", "hot.k1", "hot.k2", "hot.k3", "hot.k4"];
 /** Refusals a race explains: the agent must sync, or retry. */
@@ -30,28 +31,15 @@ async function main(): Promise<number> {
   const seed = Number(values.seed);
   const root = await Deno.makeTempDir({ prefix: "bimri-fuzz-concurrent-" });
   const unexplained: string[] = [];
-  const run = async (args: string[]): Promise<Result> => {
+  const run = async (args: string[]): Promise<CliResult> => {
     const r = await bimri(root, args);
     if (r.code !== 0 && r.code !== 1 && !EXPLAINED.test(r.stderr)) {
       unexplained.push(`${args.join(" ")} -> ${r.code}: ${r.stderr.trim()}`);
     }
     return r;
   };
-  const seedRun = /BIMRI RUN HANDLE: (R\d{6})/.exec((await run(["start"])).stdout)![1];
-  for (const key of KEYS) {
-    await run([
-      "propose",
-      "--run",
-      seedRun,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      key,
-      "--text",
-      `${key} v1.`,
-    ]);
-  }
+  const seedRun = await startRun(root, "agent");
+  for (const key of KEYS) await run(newSubject(seedRun, key, `${key} v1.`));
   await run(["close", "--run", seedRun, "--outcome", "success"]);
 
   const agent = async (n: number) => {
@@ -70,18 +58,7 @@ async function main(): Promise<number> {
           await run(["propose", "--run", handle, "--operation", "touch", "--key", key]);
         } else if (roll < 0.75) {
           const fresh = `agent${n}.s${s}.${Math.floor(random() * 10)}`;
-          await run([
-            "propose",
-            "--run",
-            handle,
-            "--tier",
-            "2",
-            "--new-subject",
-            "--key",
-            fresh,
-            "--text",
-            "Fresh.",
-          ]);
+          await run(newSubject(handle, fresh, "Fresh."));
         } else if (roll < 0.85) {
           await run(["journal", "--run", handle, "--text", "A note."]);
         } else {

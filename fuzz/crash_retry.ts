@@ -20,14 +20,17 @@
  * (SIGKILL). Exits 1 when an iteration fails; the failing store is kept.
  */
 import { parseArgs } from "node:util";
-import { bimri, BIMRI_ARGV, type Result, seededRandom } from "./harness.ts";
+import {
+  bimri,
+  type CliResult,
+  commandPrefix,
+  must,
+  newSubject,
+  startRun,
+} from "../tests/helpers/cli.ts";
+import { seededRandom } from "./harness.ts";
 
-async function must(root: string, args: string[]): Promise<string> {
-  const r = await bimri(root, args);
-  if (r.code !== 0) throw new Error(`${args.join(" ")} failed (${r.code}): ${r.stderr}`);
-  return r.stdout;
-}
-
+/** A `cp -a` copy in a temp folder this fuzzer removes itself, so a failing one is kept. */
 async function copy(from: string): Promise<string> {
   const to = await Deno.makeTempDir({ prefix: "bimri-fuzz-" });
   const out = await new Deno.Command("cp", { args: ["-a", `${from}/.`, to] }).output();
@@ -35,26 +38,21 @@ async function copy(from: string): Promise<string> {
   return to;
 }
 
-function handle(brief: string): string {
-  return /BIMRI RUN HANDLE: (R\d{6})/.exec(brief)![1];
-}
-
 /** A store with a closed seed run, two active runs with staged work, and one contested key. */
 async function baseStore(): Promise<{ root: string; worker: string; other: string }> {
   const root = await Deno.makeTempDir({ prefix: "bimri-fuzz-base-" });
-  const seed = handle(await must(root, ["start", "--actor", "seed"]));
+  const seed = await startRun(root, "seed");
   for (let i = 0; i < 6; i++) {
-    await must(root, [
-      "propose",
-      ...["--run", seed, "--tier", "2", "--new-subject", "--key", `ops.s${i}`],
-      ...["--text", `Subject ${i} keeps the retry path idempotent.`],
-    ]);
+    await must(
+      root,
+      newSubject(seed, `ops.s${i}`, `Subject ${i} keeps the retry path idempotent.`),
+    );
   }
   await must(root, ["close", "--run", seed, "--outcome", "success"]);
-  const worker = handle(await must(root, ["start", "--actor", "worker"]));
-  const other = handle(await must(root, ["start", "--actor", "other"]));
+  const worker = await startRun(root, "worker");
+  const other = await startRun(root, "other");
   const propose = (run: string, args: string[]) => must(root, ["propose", "--run", run, ...args]);
-  await propose(worker, ["--tier", "2", "--new-subject", "--key", "ops.new", "--text", "Staged."]);
+  await must(root, newSubject(worker, "ops.new", "Staged."));
   await propose(worker, ["--key", "ops.s1", "--text", "Subject 1 by the worker."]);
   await propose(worker, ["--operation", "close", "--key", "ops.s2"]);
   await propose(other, ["--key", "ops.s1", "--text", "Subject 1 by the other run."]);
@@ -89,7 +87,7 @@ function memory(root: string): string {
   });
 }
 
-function acceptableRetry(r: Result): boolean {
+function acceptableRetry(r: CliResult): boolean {
   return r.code === 0 || /is not an active run|already pending/.test(r.stderr);
 }
 
@@ -159,8 +157,11 @@ async function main(): Promise<number> {
     const { memory: want, ms } = expected.get(c)!;
     const root = await copy(c.from);
     const delay = ms * (0.45 + 0.6 * random());
-    const child = new Deno.Command(BIMRI_ARGV[0], {
-      args: [...BIMRI_ARGV.slice(1), "--root", root, ...c.args],
+    const [cmd, ...prefix] = commandPrefix();
+    const child = new Deno.Command(cmd, {
+      args: [...prefix, "--root", root, ...c.args],
+      cwd: root,
+      env: { TZ: "UTC" }, // as the helpers' runs before and after it
       stdout: "null",
       stderr: "null",
     }).spawn();
