@@ -18,6 +18,10 @@ import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
+import {
+  activationTransactionOf,
+  STATE_BACKUP_NAME as ACTIVATION_STATE_BACKUP,
+} from "../migrate/v502.ts";
 import { finishLegacyRetirement } from "../migrate/legacy.ts";
 import { ensureV4Quiescent, finishV4View } from "../migrate/v4.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
@@ -804,8 +808,16 @@ async function codeOnlyUpdate(
         `Repair warning: ${n}`
       ),
     );
-  } else {
+  }
+  // A v5.0.2 store is activated first, in its own transaction folder; the
+  // update then finishes in that folder, so the project holds one receipt per
+  // update, as the reference writes it (its installer refuses a transaction
+  // folder without an install-manifest.json). The receipt's "before" is the
+  // store as it was before the activation.
+  let activation: { transaction: string; before: ProtectedManifest } | null = null;
+  if (format !== AUTHORITY_FORMAT) {
     // 5.0, 5.0.1 and 5.0.2 stores reach 5.1.0 through the migrator first.
+    const beforeActivation = format === "5.0.2" ? protectedManifest(target) : null;
     const receipt = migrateForInstall(target, { quiescent });
     if (receipt.validation !== "PASSED") {
       throw new BimriError(
@@ -816,6 +828,10 @@ async function codeOnlyUpdate(
       );
     }
     memory.push(...receiptMemoryLines(receipt));
+    const transaction = activationTransactionOf(receipt);
+    if (transaction !== null && beforeActivation !== null) {
+      activation = { transaction, before: beforeActivation };
+    }
   }
   const paths = new StorePaths(target);
   const backupRoot = join(target, ".bimri-update-backups");
@@ -826,7 +842,7 @@ async function codeOnlyUpdate(
       ".bimri-update-backups is a symbolic link or not a folder; nothing was changed.",
     );
   }
-  const backupDir = join(backupRoot, backupStamp());
+  const backupDir = join(backupRoot, activation?.transaction ?? backupStamp());
   const backupRel = rel(target, backupDir);
   const stateBackup = `state-v${AUTHORITY_FORMAT}-exact.json`;
   const records: Record<string, UpdateRecord> = {};
@@ -855,14 +871,19 @@ async function codeOnlyUpdate(
     }
     const stateBytes = Deno.readFileSync(paths.state);
     atomicReplace(join(backupDir, stateBackup), stateBytes);
-    const snapshot: ProtectedManifest = before;
+    // What the receipt calls "before": the store before this install touched it.
+    const snapshot: ProtectedManifest = activation?.before ?? before;
+    const exactOldState = activation
+      ? readBytesOrNull(join(backupDir, ACTIVATION_STATE_BACKUP)) ?? new Uint8Array()
+      : stateBytes;
     manifest = {
       bimri_release: BIMRI_RELEASE,
       compatible_engine: ENGINE_COMPAT_RELEASE,
       // The reference installer identifies a receipt by engine_release + memory_format.
       engine_release: ENGINE_COMPAT_RELEASE,
       memory_format: AUTHORITY_FORMAT,
-      mode: "code-only-update",
+      mode: activation ? "lossless-authority-activation" : "code-only-update",
+      source_memory_format: activation ? "5.0.2" : AUTHORITY_FORMAT,
       created_at: utcTimestamp(),
       target,
       status: "prepared",
@@ -877,15 +898,15 @@ async function codeOnlyUpdate(
         ...snapshot,
         protected_path_count: Object.keys(snapshot.records).length,
       } as unknown as JsonObject,
-      protected_path_count: Object.keys(before.records).length,
-      before_tree_digest: before.tree_digest,
-      before_bimri_md_sha256: before.bimri_md_sha256,
-      before_state_sha256: before.state_sha256,
-      accepted_head_revision_before: before.accepted_head_revision,
-      accepted_head_hash_before: before.accepted_head_hash,
+      protected_path_count: Object.keys(snapshot.records).length,
+      before_tree_digest: snapshot.tree_digest,
+      before_bimri_md_sha256: snapshot.bimri_md_sha256,
+      before_state_sha256: snapshot.state_sha256,
+      accepted_head_revision_before: snapshot.accepted_head_revision,
+      accepted_head_hash_before: snapshot.accepted_head_hash,
       pre_update_audit_errors: pre.errors,
-      state_backup: stateBackup,
-      state_backup_sha256: sha256Hex(stateBytes),
+      state_backup: activation ? ACTIVATION_STATE_BACKUP : stateBackup,
+      state_backup_sha256: sha256Hex(exactOldState),
     };
     atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
     writePackageAndAdapters(target);
@@ -963,6 +984,9 @@ async function codeOnlyUpdate(
     read_only_audit: audit.passed ? "passed" : "recovery-required",
     read_only_audit_errors: audit.errors,
     preservation: "passed",
+    // The activation changed only state.json; every other record kept its bytes.
+    activation_preservation: "immutable-evidence-unchanged",
+    state_activated: activation !== null,
     protected_write_attempts: 0,
   };
   atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));

@@ -115,6 +115,20 @@ export function governanceIssues(paths: StorePaths): string[] {
   return issues;
 }
 
+/**
+ * The transaction folder name (`YYYYmmdd-HHMMSS-<8 hex>`) of the activation a
+ * receipt reports, or null when the receipt is not an activation's. The
+ * installer finishes its update in that same folder, as the reference's
+ * single update transaction does.
+ */
+export function activationTransactionOf(receipt: MigrationReceipt): string | null {
+  const match = ACTIVATION_RECORD.exec(receipt.migration_record ?? "");
+  return match ? match[1] : null;
+}
+
+const ACTIVATION_RECORD =
+  /^\.bimri-update-backups\/([0-9]{8}-[0-9]{6}-[0-9a-f]{8})\/activation-receipt\.json$/;
+
 /** A v5.0.2 update transaction's activation receipt, from its folder under the update backups. */
 export type ActivationReceiptFile = JsonObject & {
   status: string;

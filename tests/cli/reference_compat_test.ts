@@ -5,7 +5,8 @@
  * and its quarantine accepts any record its full validation rejects.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, pathExists, startRun, tempStore } from "../helpers/cli.ts";
+import { copyFixture } from "../fixtures/fixtures.ts";
 
 /** The program paths a reference update receipt must name, exactly. */
 const REFERENCE_RECEIPT_TARGETS = [
@@ -45,28 +46,58 @@ function pythonCompactJson(value: unknown): string {
   );
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+function sha256(text: string): Promise<string> {
+  return sha256Bytes(new TextEncoder().encode(text));
+}
+
+async function sha256Bytes(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-Deno.test("a code-only update receipt carries the fields the reference installer validates", async () => {
-  const root = await tempStore("bimri-compat-receipt-");
-  await startRun(root);
-  const r = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
-  assertEquals(r.code, 0, r.stderr + r.stdout);
-  const receipt = /^Receipt: (\S+)$/m.exec(r.stdout);
-  assert(receipt, r.stdout);
-  const manifest = JSON.parse(Deno.readTextFileSync(`${root}/${receipt[1]}`));
-  assertEquals([manifest.engine_release, manifest.memory_format], ["5.1.2", "5.1.0"]);
-  assertEquals(Object.keys(manifest.records).sort(), [...REFERENCE_RECEIPT_TARGETS].sort());
-  for (const [name, record] of Object.entries(manifest.records)) {
-    const { existed, backup, sha256: hash } = record as Record<string, unknown>;
-    if (existed) assertEquals(backup, `files/${name}`);
-    else assertEquals([backup, hash], [null, null]);
+/** Keys the reference requires of every completed update receipt. */
+const REFERENCE_PREPARED_FIELDS = [
+  "engine_release",
+  "memory_format",
+  "mode",
+  "created_at",
+  "target",
+  "status",
+  "records",
+  "directories",
+  "protected_path_count",
+  "before_tree_digest",
+  "before_bimri_md_sha256",
+  "before_state_sha256",
+  "accepted_head_revision_before",
+  "accepted_head_hash_before",
+  "protected_manifest_before",
+];
+
+/**
+ * The checks the reference installer (5.1.2) applies to a completed receipt
+ * when it re-validates `.bimri-update-backups/<transaction>/install-manifest.json`
+ * before its next update; any failure there stops that install with exit 2.
+ */
+async function assertReferenceAcceptsInstalledReceipt(root: string, transaction: string) {
+  const dir = `${root}/.bimri-update-backups/${transaction}`;
+  const m = JSON.parse(Deno.readTextFileSync(`${dir}/install-manifest.json`));
+  for (const field of REFERENCE_PREPARED_FIELDS) assert(field in m, `${transaction}: ${field}`);
+  assertMatch(m.target, /^\//);
+  assertEquals([m.engine_release, m.memory_format], ["5.1.2", "5.1.0"]);
+  assert(["code-only-update", "lossless-authority-activation"].includes(m.mode), m.mode);
+  assertMatch(m.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+  assertEquals(Object.keys(m.records).sort(), [...REFERENCE_RECEIPT_TARGETS].sort());
+  for (const [name, record] of Object.entries(m.records)) {
+    const r = record as Record<string, unknown>;
+    assertEquals(Object.keys(r).sort(), ["backup", "existed", "sha256"]);
+    if (r.existed) {
+      assertEquals(r.backup, `files/${name}`);
+      assertEquals(await sha256Bytes(Deno.readFileSync(`${dir}/files/${name}`)), r.sha256);
+    } else assertEquals([r.backup, r.sha256], [null, null]);
   }
-  assertEquals(Object.keys(manifest.directories).sort(), ["legacy", "legacy/v1", "legacy/v3"]);
-  const snapshot = manifest.protected_manifest_before;
+  assertEquals(Object.keys(m.directories).sort(), ["legacy", "legacy/v1", "legacy/v3"]);
+  const snapshot = m.protected_manifest_before;
   assertEquals(Object.keys(snapshot).sort(), [
     "accepted_head_hash",
     "accepted_head_revision",
@@ -78,10 +109,97 @@ Deno.test("a code-only update receipt carries the fields the reference installer
   ]);
   assertEquals(snapshot.protected_path_count, Object.keys(snapshot.records).length);
   assertEquals(snapshot.tree_digest, await sha256(pythonCompactJson(snapshot.records)));
-  assertEquals(manifest.before_tree_digest, snapshot.tree_digest);
-  assertEquals(manifest.after_tree_digest, snapshot.tree_digest);
-  assertEquals(manifest.protected_write_attempts, 0);
-  assertEquals(manifest.status, "installed");
+  assertEquals(
+    [
+      m.protected_path_count,
+      m.before_tree_digest,
+      m.before_bimri_md_sha256,
+      m.before_state_sha256,
+      m.accepted_head_revision_before,
+      m.accepted_head_hash_before,
+    ],
+    [
+      snapshot.protected_path_count,
+      snapshot.tree_digest,
+      snapshot.bimri_md_sha256,
+      snapshot.state_sha256,
+      snapshot.accepted_head_revision,
+      snapshot.accepted_head_hash,
+    ],
+  );
+  assertEquals(m.status, "installed");
+  assertMatch(m.completed_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+  assertEquals([m.preservation, m.protected_write_attempts], ["passed", 0]);
+  assertEquals(m.after_bimri_md_sha256, m.before_bimri_md_sha256);
+  assertEquals(m.accepted_head_revision_after, m.accepted_head_revision_before);
+  assertEquals(m.accepted_head_hash_after, m.accepted_head_hash_before);
+  if (m.mode === "code-only-update") {
+    assertEquals(m.after_tree_digest, m.before_tree_digest);
+    assertEquals(m.after_state_sha256, m.before_state_sha256);
+  }
+  assertEquals([m.read_only_audit, m.read_only_audit_errors], ["passed", []]);
+  // Written by the reference, read by nobody: the exact old state it names.
+  assertEquals(
+    await sha256Bytes(Deno.readFileSync(`${dir}/${m.state_backup}`)),
+    m.state_backup_sha256,
+  );
+  return m;
+}
+
+/** Every transaction folder, each of which the reference requires to hold a receipt. */
+function updateTransactions(root: string): string[] {
+  const names = [...Deno.readDirSync(`${root}/.bimri-update-backups`)].map((e) => {
+    assert(e.isDirectory && !e.isSymlink, `${e.name} is a folder`);
+    assert(pathExists(`${root}/.bimri-update-backups/${e.name}/install-manifest.json`), e.name);
+    return e.name;
+  });
+  return names.sort();
+}
+
+Deno.test("a code-only update receipt carries the fields the reference installer validates", async () => {
+  const root = await tempStore("bimri-compat-receipt-");
+  await startRun(root);
+  const r = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals(r.code, 0, r.stderr + r.stdout);
+  const receipt = /^Receipt: \.bimri-update-backups\/(\S+)\/install-manifest\.json$/m.exec(
+    r.stdout,
+  );
+  assert(receipt, r.stdout);
+  assertEquals(updateTransactions(root), [receipt[1]]);
+  const manifest = await assertReferenceAcceptsInstalledReceipt(root, receipt[1]);
+  assertEquals(manifest.mode, "code-only-update");
+  assertEquals([manifest.source_memory_format, manifest.state_activated], ["5.1.0", false]);
+});
+
+Deno.test("an install into a v5.0.2 store leaves one update transaction, with a receipt the reference accepts", async () => {
+  const root = await copyFixture("reference-v5.0.2-populated");
+  const oldState = Deno.readFileSync(`${root}/.bimri/state.json`);
+  const first = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals(first.code, 0, first.stderr + first.stdout);
+  assertMatch(first.stdout, /^Authority store activated from v5\.0\.2 to v5\.1\.0/m);
+  const [activation] = updateTransactions(root);
+  assertEquals(updateTransactions(root).length, 1);
+  const activated = await assertReferenceAcceptsInstalledReceipt(root, activation);
+  assertEquals(activated.mode, "lossless-authority-activation");
+  assertEquals([activated.source_memory_format, activated.state_activated], ["5.0.2", true]);
+  assertEquals(activated.before_state_sha256, await sha256Bytes(oldState));
+  assertEquals(activated.state_backup, "state-v5.0.2-exact.json");
+  // The activation's own receipt stays beside it (the reference ignores it).
+  assertEquals(
+    JSON.parse(
+      Deno.readTextFileSync(`${root}/.bimri-update-backups/${activation}/activation-receipt.json`),
+    ).status,
+    "activated",
+  );
+  const second = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals(second.code, 0, second.stderr + second.stdout);
+  const both = updateTransactions(root);
+  assertEquals(both.length, 2);
+  const [update] = both.filter((name) => name !== activation);
+  const updated = await assertReferenceAcceptsInstalledReceipt(root, update);
+  assertEquals(updated.mode, "code-only-update");
+  assertEquals([updated.source_memory_format, updated.state_activated], ["5.1.0", false]);
+  assertEquals(updated.before_state_sha256, activated.after_state_sha256);
 });
 
 Deno.test("quarantine accepts a well-formed decision naming a revision beyond the head; restore clears the reference latch", async () => {
