@@ -280,7 +280,7 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
       );
       p.need(
         ACCEPTED_RECEIPT_RELEASES.includes(receipt.engine_release as string),
-        "preflight_receipt has an unknown engine_release",
+        "preflight receipt engine release is invalid",
       );
       p.need(
         receipt.observed_head_revision === value.base_revision,

@@ -136,6 +136,25 @@ Deno.test("version-aware rules: v5.0.2 records keep their contract, a v5.1.0 rec
   assert(!old.stdout.includes("preflight_receipt"), old.stdout);
 });
 
+Deno.test("a preflight receipt may name an earlier 5.1 release, never a later one", async () => {
+  const s = await healthy;
+  const root = await copyStore(s.root);
+  const proposal = recordFile(root, "proposals", `${s.closedRun}-Q001`);
+  const p = JSON.parse(Deno.readTextFileSync(proposal));
+  assertEquals(p.preflight_receipt.engine_release, "5.1.2");
+  for (const [release, accepted] of [["5.1.1", true], ["5.1.0", true], ["5.1.3", false]] as const) {
+    p.preflight_receipt.engine_release = release;
+    Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
+    const r = await bimri(root, ["doctor", "--read-only"]);
+    if (accepted) assertEquals(r.code, 0, `${release}: ${r.stdout}`);
+    else {
+      assertEquals(r.code, 1, `${release}: ${r.stdout}`);
+      // The reference's words, which scripts may look for.
+      assertMatch(r.stdout, /proposal R000001-Q001 .*preflight receipt engine release is invalid/);
+    }
+  }
+});
+
 Deno.test("plain doctor stops with exit 2 on a store it cannot open, changing nothing", async () => {
   const base = (await healthy).root;
   const headOf = (root: string) => {
