@@ -20,7 +20,10 @@ import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
 import {
   activationTransactionOf,
+  PREPARING_PREFIX,
+  publishActivationFolder,
   STATE_BACKUP_NAME as ACTIVATION_STATE_BACKUP,
+  UPDATE_BACKUPS,
 } from "../migrate/v502.ts";
 import { finishLegacyRetirement } from "../migrate/legacy.ts";
 import { ensureV4Quiescent, finishV4View } from "../migrate/v4.ts";
@@ -842,8 +845,10 @@ async function codeOnlyUpdate(
       ".bimri-update-backups is a symbolic link or not a folder; nothing was changed.",
     );
   }
-  const backupDir = join(backupRoot, activation?.transaction ?? backupStamp());
-  const backupRel = rel(target, backupDir);
+  // An activation's folder keeps its preparing name until this update's
+  // receipt is in it (see PREPARING_PREFIX).
+  let backupDir = join(backupRoot, activation?.transaction ?? backupStamp());
+  let backupRel = rel(target, backupDir);
   const stateBackup = `state-v${AUTHORITY_FORMAT}-exact.json`;
   const records: Record<string, UpdateRecord> = {};
   let manifest: JsonObject = {};
@@ -909,6 +914,14 @@ async function codeOnlyUpdate(
       state_backup_sha256: sha256Hex(exactOldState),
     };
     atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
+    if (activation?.transaction.startsWith(PREPARING_PREFIX)) {
+      const finalName = publishActivationFolder(target, activation.transaction);
+      backupDir = join(backupRoot, finalName);
+      backupRel = rel(target, backupDir);
+      // The activation's receipt lines named the folder by its preparing name.
+      const [from, to] = [activation.transaction, finalName].map((n) => `${UPDATE_BACKUPS}/${n}/`);
+      for (let i = 0; i < memory.length; i++) memory[i] = memory[i].replaceAll(from, to);
+    }
     writePackageAndAdapters(target);
     hooks = writeLocalBindings(target, prefix);
     const differences = manifestDifferences(before, protectedManifest(target));

@@ -8,8 +8,9 @@
  *
  *   1. validate core authority (state fields, accepted head, head grammar);
  *   2. inventory every protected path (type, hash, symlink target);
- *   3. create `.bimri-update-backups/<timestamp>/` with the exact old state
- *      (`state-v5.0.2-exact.json`) and a `prepared` receipt;
+ *   3. create `.bimri-update-backups/.preparing-<timestamp>/` with the exact
+ *      old state (`state-v5.0.2-exact.json`) and a `prepared` receipt (the
+ *      installer renames the folder once its update receipt is in it);
  *   4. write the 5.1.0 state (version + lifecycle fields) -- last authority write;
  *   5. re-inventory, require byte identity, audit read-only, mark the receipt
  *      `activated`.
@@ -32,7 +33,9 @@ import {
   listNames,
   lstatOrNull,
   readBytesOrNull,
+  syncDir,
 } from "../store/files.ts";
+import { renameOver } from "../store/rename.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { STORE_FOLDERS, StorePaths } from "../store/paths.ts";
 import { AUTHORITY_FORMAT, BIMRI_RELEASE, ENGINE_COMPAT_RELEASE } from "../versions.ts";
@@ -127,7 +130,38 @@ export function activationTransactionOf(receipt: MigrationReceipt): string | nul
 }
 
 const ACTIVATION_RECORD =
-  /^\.bimri-update-backups\/([0-9]{8}-[0-9]{6}-[0-9a-f]{8})\/activation-receipt\.json$/;
+  /^\.bimri-update-backups\/((?:\.preparing-)?[0-9]{8}-[0-9]{6}-[0-9a-f]{8})\/activation-receipt\.json$/;
+
+/**
+ * An activation works in `.preparing-<transaction>`, the name the reference
+ * installer skips while it re-validates the update receipts: only the
+ * installer, once the folder also holds the update's `install-manifest.json`,
+ * gives it its final name. An activation that a crash, a failure or `migrate`
+ * ended first keeps the preparing name, so it never stops the reference's
+ * next update ("code-update backup is missing a safe manifest").
+ */
+export const PREPARING_PREFIX = ".preparing-";
+
+/**
+ * Gives an activation's folder its final name once the installer's update
+ * receipt is in it, and points the activation receipt at that name; returns
+ * the final name. Call under the engine lock.
+ */
+export function publishActivationFolder(root: string, preparing: string): string {
+  const final = preparing.slice(PREPARING_PREFIX.length);
+  const base = join(root, UPDATE_BACKUPS);
+  renameOver(join(base, preparing), join(base, final));
+  syncDir(base);
+  const record = parseJsonObject(readBytesOrNull(receiptPath(root, final)));
+  if (record !== null && record.transaction === preparing) {
+    writeReceipt(root, {
+      ...record,
+      transaction: final,
+      state_backup: `${UPDATE_BACKUPS}/${final}/${STATE_BACKUP_NAME}`,
+    });
+  }
+  return final;
+}
 
 /** A v5.0.2 update transaction's activation receipt, from its folder under the update backups. */
 export type ActivationReceiptFile = JsonObject & {
@@ -443,10 +477,11 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
       if (!sameBytes(kept, oldStateBytes) || !sameTree) receipt = null;
     }
     if (receipt === null) {
-      let transaction = transactionName();
-      while (lstatOrNull(join(root, UPDATE_BACKUPS, transaction)) !== null) {
-        transaction = transactionName();
-      }
+      const fresh = (name: string) =>
+        lstatOrNull(join(root, UPDATE_BACKUPS, name)) === null &&
+        lstatOrNull(join(root, UPDATE_BACKUPS, name.slice(PREPARING_PREFIX.length))) === null;
+      let transaction = PREPARING_PREFIX + transactionName();
+      while (!fresh(transaction)) transaction = PREPARING_PREFIX + transactionName();
       const dir = join(root, UPDATE_BACKUPS, transaction);
       Deno.mkdirSync(dir, { recursive: true });
       if (!createExclusive(join(dir, STATE_BACKUP_NAME), oldStateBytes)) {

@@ -146,13 +146,22 @@ async function assertReferenceAcceptsInstalledReceipt(root: string, transaction:
   return m;
 }
 
-/** Every transaction folder, each of which the reference requires to hold a receipt. */
+/** A folder the reference installer skips: an update still being prepared. */
+const PREPARING = /^\.preparing-\d{8}-\d{6}-[0-9a-f]{8}$/;
+
+/**
+ * The transaction folders the reference installer re-validates before its
+ * next update, as it walks them: every entry is a real folder, and every
+ * folder but a preparing one must hold an `install-manifest.json`.
+ */
 function updateTransactions(root: string): string[] {
-  const names = [...Deno.readDirSync(`${root}/.bimri-update-backups`)].map((e) => {
+  const names: string[] = [];
+  for (const e of Deno.readDirSync(`${root}/.bimri-update-backups`)) {
     assert(e.isDirectory && !e.isSymlink, `${e.name} is a folder`);
+    if (PREPARING.test(e.name)) continue;
     assert(pathExists(`${root}/.bimri-update-backups/${e.name}/install-manifest.json`), e.name);
-    return e.name;
-  });
+    names.push(e.name);
+  }
   return names.sort();
 }
 
@@ -184,13 +193,14 @@ Deno.test("an install into a v5.0.2 store leaves one update transaction, with a 
   assertEquals([activated.source_memory_format, activated.state_activated], ["5.0.2", true]);
   assertEquals(activated.before_state_sha256, await sha256Bytes(oldState));
   assertEquals(activated.state_backup, "state-v5.0.2-exact.json");
-  // The activation's own receipt stays beside it (the reference ignores it).
-  assertEquals(
-    JSON.parse(
-      Deno.readTextFileSync(`${root}/.bimri-update-backups/${activation}/activation-receipt.json`),
-    ).status,
-    "activated",
+  // The activation's own receipt stays beside it (the reference ignores it),
+  // naming the folder by its final name.
+  const own = JSON.parse(
+    Deno.readTextFileSync(`${root}/.bimri-update-backups/${activation}/activation-receipt.json`),
   );
+  assertEquals([own.status, own.transaction], ["activated", activation]);
+  assertEquals(own.state_backup, `.bimri-update-backups/${activation}/state-v5.0.2-exact.json`);
+  assert(!first.stdout.includes(".preparing-"), first.stdout);
   const second = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
   assertEquals(second.code, 0, second.stderr + second.stdout);
   const both = updateTransactions(root);
@@ -200,6 +210,59 @@ Deno.test("an install into a v5.0.2 store leaves one update transaction, with a 
   assertEquals(updated.mode, "code-only-update");
   assertEquals([updated.source_memory_format, updated.state_activated], ["5.1.0", false]);
   assertEquals(updated.before_state_sha256, activated.after_state_sha256);
+});
+
+Deno.test("an interrupted v5.0.2 activation leaves only a folder the reference skips; the next install finishes it", async () => {
+  for (const fault of ["activate-after-backup", "activate-after-state"]) {
+    const root = await copyFixture("reference-v5.0.2-populated");
+    const crashed = await bimri(root, ["install", "--target", root, "--quiescent"], {
+      noRoot: true,
+      env: { BIMRI_FAULT: fault },
+    });
+    assertEquals(crashed.code, 86, crashed.stderr + crashed.stdout);
+    const left = [...Deno.readDirSync(`${root}/.bimri-update-backups`)].map((e) => e.name);
+    assertEquals(left.length, 1, fault);
+    assertMatch(left[0], PREPARING);
+    assertEquals(updateTransactions(root), [], fault);
+    const next = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+    assertEquals(next.code, 0, next.stderr + next.stdout);
+    assert(!next.stdout.includes(".preparing-"), next.stdout);
+    const finished = updateTransactions(root);
+    assertEquals(finished.length, 1, fault);
+    const m = await assertReferenceAcceptsInstalledReceipt(root, finished[0]);
+    if (fault === "activate-after-backup") {
+      // The state was still v5.0.2: the install resumed the activation and
+      // finished the update in its folder, now under its final name.
+      assertEquals(finished, [left[0].slice(".preparing-".length)]);
+      assertEquals([m.mode, m.source_memory_format, m.state_activated], [
+        "lossless-authority-activation",
+        "5.0.2",
+        true,
+      ]);
+    } else {
+      // The state was already v5.1.0: a code-only update; the activation
+      // folder keeps its preparing name until migrate finishes it.
+      assertEquals([m.mode, m.source_memory_format, m.state_activated], [
+        "code-only-update",
+        "5.1.0",
+        false,
+      ]);
+      assert(pathExists(`${root}/.bimri-update-backups/${left[0]}`), left[0]);
+    }
+  }
+});
+
+Deno.test("a failed v5.0.2 activation, then migrate, leaves no folder the reference refuses", async () => {
+  const root = await copyFixture("reference-v5.0.2-populated");
+  const failed = await bimri(root, ["install", "--target", root, "--quiescent"], {
+    noRoot: true,
+    env: { BIMRI_FAULT: "activate-error-after-state" },
+  });
+  assertEquals(failed.code, 2, failed.stderr + failed.stdout);
+  assertEquals((await bimri(root, ["migrate"])).code, 0);
+  assertEquals(updateTransactions(root), []);
+  const [left] = [...Deno.readDirSync(`${root}/.bimri-update-backups`)].map((e) => e.name);
+  assertMatch(left, PREPARING);
 });
 
 Deno.test("quarantine accepts a well-formed decision naming a revision beyond the head; restore clears the reference latch", async () => {
