@@ -33,6 +33,7 @@ import { rebuildIndex } from "../retrieval/index_tsv.ts";
 import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
 import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
+import { faultPoint } from "../store/fault.ts";
 import { StorePaths } from "../store/paths.ts";
 import { loadState, openExisting, withStore } from "../store/store.ts";
 import {
@@ -43,6 +44,11 @@ import {
 } from "../versions.ts";
 import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
 import { mergeMarkedBlock } from "./merge.ts";
+import {
+  recoverEarlierUpdates,
+  restoreUpdateRecords,
+  type UpdateRecord,
+} from "./update_receipts.ts";
 import {
   currentRuntimePrefix,
   runtimeBinding,
@@ -771,29 +777,6 @@ export function manifestDifferences(before: ProtectedManifest, after: ProtectedM
   return out;
 }
 
-type UpdateRecord = { existed: boolean; backup: string | null; sha256: string | null };
-
-function restoreUpdateRecords(
-  target: string,
-  backupDir: string,
-  records: Record<string, UpdateRecord>,
-): string[] {
-  const errors: string[] = [];
-  for (const [name, record] of Object.entries(records)) {
-    const path = join(target, name);
-    try {
-      if (record.existed && record.backup) {
-        const bytes = Deno.readFileSync(join(backupDir, record.backup));
-        if (sha256Hex(bytes) !== record.sha256) throw new Error("its backup changed");
-        atomicReplace(path, bytes);
-      } else removeIfPresent(path);
-    } catch (error) {
-      errors.push(`could not restore ${name}: ${(error as Error).message}`);
-    }
-  }
-  return errors;
-}
-
 async function codeOnlyUpdate(
   target: string,
   format: string,
@@ -801,7 +784,12 @@ async function codeOnlyUpdate(
   quiescent: boolean,
 ): Promise<InstallReport> {
   validateWriteTargets(target);
-  const memory: string[] = [];
+  // Earlier receipts first, as the reference checks them: a cut-short update
+  // gets its program files back before this one backs them up.
+  const memory: string[] = withEngineLock(
+    new StorePaths(target),
+    () => recoverEarlierUpdates(target),
+  );
   if (format === AUTHORITY_FORMAT) {
     // An install (or migrate) killed after its migration committed the state
     // but before the old root files were retired: finish that first, as
@@ -924,6 +912,7 @@ async function codeOnlyUpdate(
     }
     writePackageAndAdapters(target);
     hooks = writeLocalBindings(target, prefix);
+    faultPoint("update-after-program-files");
     const differences = manifestDifferences(before, protectedManifest(target));
     if (differences.length > 0) {
       throw new Error(`memory preservation check failed: ${differences.join("; ")}`);

@@ -5,7 +5,15 @@
  * and its quarantine accepts any record its full validation rejects.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, newSubject, pathExists, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  hashTree,
+  newSubject,
+  pathExists,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 import { copyFixture } from "../fixtures/fixtures.ts";
 
 /** The program paths a reference update receipt must name, exactly. */
@@ -80,6 +88,13 @@ const REFERENCE_PREPARED_FIELDS = [
  * before its next update; any failure there stops that install with exit 2.
  */
 async function assertReferenceAcceptsInstalledReceipt(root: string, transaction: string) {
+  const m = await assertReferenceAcceptsReceipt(root, transaction);
+  assertEquals(m.status, "installed");
+  return m;
+}
+
+/** As above, for any completed receipt: installed, or restored before a retry. */
+async function assertReferenceAcceptsReceipt(root: string, transaction: string) {
   const dir = `${root}/.bimri-update-backups/${transaction}`;
   const m = JSON.parse(Deno.readTextFileSync(`${dir}/install-manifest.json`));
   for (const field of REFERENCE_PREPARED_FIELDS) assert(field in m, `${transaction}: ${field}`);
@@ -127,6 +142,10 @@ async function assertReferenceAcceptsInstalledReceipt(root: string, transaction:
       snapshot.accepted_head_hash,
     ],
   );
+  if (m.status === "restored-before-retry") {
+    assertMatch(m.restored_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    return m;
+  }
   assertEquals(m.status, "installed");
   assertMatch(m.completed_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
   assertEquals([m.preservation, m.protected_write_attempts], ["passed", 0]);
@@ -263,6 +282,89 @@ Deno.test("a failed v5.0.2 activation, then migrate, leaves no folder the refere
   assertEquals(updateTransactions(root), []);
   const [left] = [...Deno.readDirSync(`${root}/.bimri-update-backups`)].map((e) => e.name);
   assertMatch(left, PREPARING);
+});
+
+Deno.test("an update cut short is restored by the next install; an edit made since is kept", async () => {
+  const root = await tempStore("bimri-compat-cut-");
+  await startRun(root);
+  const install = (env: Record<string, string> = {}) =>
+    bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true, env });
+  const cut = await install({ BIMRI_FAULT: "update-after-program-files" });
+  assertEquals(cut.code, 86, cut.stderr + cut.stdout);
+  const [first] = updateTransactions(root);
+  const receipt = `${root}/.bimri-update-backups/${first}/install-manifest.json`;
+  assertEquals(JSON.parse(Deno.readTextFileSync(receipt)).status, "prepared");
+  Deno.writeTextFileSync(`${root}/AGENTS.md`, "An owner's edit after the cut.\n", { append: true });
+  const edited = Deno.readTextFileSync(`${root}/AGENTS.md`);
+  const next = await install();
+  assertEquals(next.code, 0, next.stderr + next.stdout);
+  assertMatch(next.stdout, /Restored the program files of the interrupted update in /);
+  const both = updateTransactions(root);
+  assertEquals(both.length, 2);
+  const restored = await assertReferenceAcceptsReceipt(root, first);
+  assertEquals(restored.status, "restored-before-retry");
+  await assertReferenceAcceptsInstalledReceipt(root, both.find((n) => n !== first)!);
+  assertEquals(
+    Deno.readTextFileSync(`${root}/.bimri-update-backups/${first}/displaced/AGENTS.md`),
+    edited,
+  );
+  assertEquals((await bimri(root, ["doctor"])).code, 0);
+});
+
+Deno.test("install refuses, changing nothing, an earlier receipt the reference installer would refuse", async () => {
+  const root = await tempStore("bimri-compat-refuse-");
+  await startRun(root);
+  const install = () => bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals((await install()).code, 0);
+  const [tx] = updateTransactions(root);
+  const receiptPath = `${root}/.bimri-update-backups/${tx}/install-manifest.json`;
+  const receipt = JSON.parse(Deno.readTextFileSync(receiptPath));
+  // An earlier patch release of the reference wrote this one: accepted.
+  Deno.writeTextFileSync(receiptPath, JSON.stringify({ ...receipt, engine_release: "5.1.1" }));
+  assertEquals((await install()).code, 0);
+  const stray = `${root}/.bimri-update-backups/notes.txt`;
+  const bare = `${root}/.bimri-update-backups/20260101-000000-0123abcd`;
+  const cases: [string, () => void, RegExp, () => void][] = [
+    [
+      "unknown release",
+      () => {
+        Deno.writeTextFileSync(
+          receiptPath,
+          JSON.stringify({ ...receipt, engine_release: "9.9.9" }),
+        );
+      },
+      /unsupported release identity/,
+      () => {
+        Deno.writeTextFileSync(receiptPath, JSON.stringify(receipt));
+      },
+    ],
+    [
+      "stray file",
+      () => Deno.writeTextFileSync(stray, "mine\n"),
+      /contains an unsafe entry: \.bimri-update-backups\/notes\.txt/,
+      () => Deno.removeSync(stray),
+    ],
+    [
+      "folder without a receipt",
+      () => Deno.mkdirSync(bare),
+      /missing a safe manifest: \.bimri-update-backups\/20260101-000000-0123abcd/,
+      () => Deno.removeSync(bare),
+    ],
+  ];
+  for (const [what, damage, message, undo] of cases) {
+    damage();
+    const before = hashTree(root);
+    const r = await install();
+    assertEquals(r.code, 2, `${what}: ${r.stdout}`);
+    assertMatch(r.stderr, /^BIMRI ERROR: /, what);
+    assertMatch(r.stderr, message, what);
+    assertMatch(r.stderr, /Nothing was changed\./, what);
+    assertEquals(diffTrees(before, hashTree(root)), null, what);
+    undo();
+  }
+  // A folder still being prepared is passed over, as the reference does.
+  Deno.mkdirSync(`${root}/.bimri-update-backups/.preparing-20260101-000000-0123abcd`);
+  assertEquals((await install()).code, 0);
 });
 
 Deno.test("quarantine accepts a well-formed decision naming a revision beyond the head; restore clears the reference latch", async () => {
