@@ -46,6 +46,7 @@ import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
 import { mergeMarkedBlock } from "./merge.ts";
 import {
   recoverEarlierUpdates,
+  removeIfPresent,
   restoreUpdateRecords,
   type UpdateRecord,
 } from "./update_receipts.ts";
@@ -494,14 +495,6 @@ function snapshotTarget(target: string, stamp: string): InstallSnapshot {
   };
   atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
   return { backupDir, preexistingFiles: files, preexistingDirs: dirs, records, manifest };
-}
-
-function removeIfPresent(path: string): void {
-  try {
-    Deno.removeSync(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
 }
 
 /** Restores every touched path of a fresh install; returns what could not be restored. */

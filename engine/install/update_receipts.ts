@@ -31,7 +31,8 @@ const PREPARING = new RegExp(`^\\${PREPARING_PREFIX}[0-9]{8}-[0-9]{6}-[0-9a-f]{8
 
 const NEXT_STEP = "Nothing was changed.";
 
-function removeIfPresent(path: string): void {
+/** Removes `path`; a path that is already gone is fine. */
+export function removeIfPresent(path: string): void {
   try {
     Deno.removeSync(path);
   } catch (error) {
