@@ -386,8 +386,13 @@ export function resolveConflict(
   }
 
   // Recovery: an interrupted attempt whose effect is proven finishes without
-  // being applied twice.
-  if (resumable && candidate === null && liveHash === conflict.current_hash) {
+  // being applied twice. Keeping the live value (current) or dropping the
+  // question (dismiss) has no effect of its own: the answer is proven where it
+  // was recorded, at its two revisions, so values written since stand.
+  if (
+    resumable && candidate === null &&
+    (existing!.intended_revision_after as number) <= head
+  ) {
     requireRecordedResidency(store, conflict, existing!.revision_before as number);
     requireRecordedResidency(store, conflict, existing!.intended_revision_after as number);
     return outcome(

@@ -291,6 +291,46 @@ Deno.test("crash while applying current: the retry resolves against the recorded
   }
 });
 
+Deno.test("crash while applying current or dismiss, then a later value: the retry answers at the recorded revision and the later value stands", async () => {
+  for (const choice of ["current", "dismiss"]) {
+    const t = await fresh();
+    try {
+      const crash = await bimri(t.root, resolveArgs(t, choice), {
+        env: { BIMRI_FAULT: "resolve-applying-written" },
+      });
+      assertEquals(crash.code, 86, choice);
+      ok(
+        await bimri(t.root, [
+          "propose",
+          "--run",
+          t.spare,
+          "--key",
+          "task.alpha",
+          "--text",
+          "Later truth.",
+        ]),
+        "later propose",
+      );
+      assertMatch(ok(await bimri(t.root, ["sync", "--run", t.spare]), "later").stdout, /applied 1/);
+      assertEquals(json(t.root, "state.json").head_revision, t.head + 1, choice);
+      const retry = ok(await bimri(t.root, resolveArgs(t, choice)), `retry ${choice}`);
+      assertEquals(retry.stdout, `BIMRI: ${t.conflict} resolved with ${choice}.\n`);
+      const resolution = json(t.root, `resolutions/${t.conflict}.json`);
+      assertEquals([resolution.status, resolution.revision_after], ["resolved", t.head], choice);
+      for (const id of t.losers) {
+        const d = json(t.root, `decisions/${id}.json`);
+        assertEquals([d.outcome, d.revision], ["noop", t.head], `${choice} ${id}`);
+      }
+      assertEquals(json(t.root, "state.json").head_revision, t.head + 1, "no new revision");
+      assertMatch(Deno.readTextFileSync(join(t.root, "bimri.md")), /Later truth\./);
+      assertMatch(ok(await bimri(t.root, ["status"]), "status").stdout, /Open conflicts: 0\b/);
+      assertEquals((await bimri(t.root, ["doctor", "--read-only"])).code, 0, choice);
+    } finally {
+      await Deno.remove(t.root, { recursive: true });
+    }
+  }
+});
+
 Deno.test("a choice whose effect cannot be committed is recorded failed, pauses writes, and completes when retried", async () => {
   const t = await fresh();
   try {
