@@ -70,16 +70,23 @@ type LoadedRevision = { bytes: Uint8Array; view: RevisionView | null };
 /** A folder listing kept compactly: sorted names and type bits (1 file, 2 link, 4 folder). */
 type Listing = { names: string[]; kinds: Uint8Array };
 
-type KeyLine = { hash: string; tier: number; id: string } | null;
+/** What the audit keeps of a key's line at a revision; `lastRun` is a Tier 2 line's `L:` run. */
+type KeyLine = { hash: string; tier: number; id: string; lastRun: string | null } | null;
 
 function keyLineOf(raw: string, entry: MemoryEntry): KeyLine {
   // Only the line's hash is kept (thousands of answers; the text is not needed).
-  return { hash: nativeSha256(pyStrip(raw)), tier: entry.tier, id: entry.id };
+  return {
+    hash: nativeSha256(pyStrip(raw)),
+    tier: entry.tier,
+    id: entry.id,
+    lastRun: entry.tier === 2 ? entry.last_run : null,
+  };
 }
 
 /** The fields of a proposal the audit's effect checks use (records are not kept whole). */
 type ProposalFacts = {
   key: string;
+  run: unknown;
   baseRevision: number;
   baseHash: unknown;
   baseStorage: string | undefined;
@@ -125,6 +132,7 @@ function proposalFacts(p: JsonObject): ProposalFacts {
   const receipt = p.preflight_receipt;
   return {
     key: p.key as string,
+    run: p.run_id,
     baseRevision: p.base_revision as number,
     baseHash: p.base_hash,
     baseStorage: p.base_storage as string | undefined,
@@ -893,14 +901,17 @@ class Audit {
           `decision ${id} closed ${p.key}, but no archive row records the closed generation.`,
         );
       }
-    } else if (op === "touch") ok = found !== null || cooledNow;
-    else if (p.tier === 3) ok = found !== null && found.tier === 3;
+    } else if (op === "touch") {
+      // A touch's effect is its run in the line's L: marker (a revision before
+      // the touch holds the key too, so its presence proves nothing).
+      ok = (found !== null && found.lastRun === p.run) || cooledNow;
+    } else if (p.tier === 3) ok = found !== null && found.tier === 3;
     else ok = (found !== null && found.id === p.entryId) || cooledNow;
     if (!ok) {
       this.errors.push(
         `decision ${id} names revision ${
           revisionName(revision)
-        }, which does not contain its effect.`,
+        }, which does not contain the proposal's recorded effect.`,
       );
     }
   }

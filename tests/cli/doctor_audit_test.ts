@@ -5,7 +5,16 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  hashTree,
+  must,
+  newSubject,
+  readStoreJson,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 import { buildHealthyStore, copyStore, recordFile } from "../helpers/healthy_store.ts";
 
 const healthy = buildHealthyStore();
@@ -152,6 +161,40 @@ Deno.test("a preflight receipt may name an earlier 5.1 release, never a later on
       // The reference's words, which scripts may look for.
       assertMatch(r.stdout, /proposal R000001-Q001 .*preflight receipt engine release is invalid/);
     }
+  }
+});
+
+Deno.test("an accepted touch or close whose decision is moved back to its base revision fails the audit", async () => {
+  for (const operation of ["touch", "close"]) {
+    const root = await tempStore();
+    const seed = await startRun(root, "seed");
+    await must(root, newSubject(seed, "audit.effect", "Base value.", ["--importance", "2"]));
+    await must(root, ["sync", "--run", seed]);
+    const base = readStoreJson(root, "state.json").head_revision;
+    const writer = await startRun(root, "writer");
+    const id = (await must(root, [
+      "propose",
+      "--run",
+      writer,
+      "--operation",
+      operation,
+      "--key",
+      "audit.effect",
+    ])).trim();
+    await must(root, ["sync", "--run", writer]);
+    const path = join(root, ".bimri/decisions", `${id}.json`);
+    const decision = JSON.parse(Deno.readTextFileSync(path));
+    assertEquals(decision.outcome, "accepted", operation);
+    assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0, operation);
+    Deno.writeTextFileSync(path, JSON.stringify({ ...decision, revision: base }, null, 2) + "\n");
+    const r = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(r.code, 1, `${operation}: ${r.stdout}`);
+    assertMatch(
+      r.stdout,
+      new RegExp(
+        `decision ${id} names revision V0+${base}, which does not contain the proposal's recorded effect`,
+      ),
+    );
   }
 });
 
