@@ -495,6 +495,7 @@ class AcceptedHistory {
   private revisions: number[] | null = null;
   private accepted = new Map<string, number>();
   private closedRows: { by: string; raw: string }[] | null = null;
+  private cooledRows: Map<string, { by: string; entry: MemoryEntry }[]> | null = null;
   private views = new Map<number, Map<string, MemoryEntry>>();
 
   constructor(private readonly store: Store) {}
@@ -539,6 +540,42 @@ class AcceptedHistory {
       this.views.set(n, map);
     }
     return map.get(key) ?? null;
+  }
+
+  /**
+   * The generations of `key` that set proposals accepted at revision `n` wrote
+   * straight to cold storage (their cooled archive rows): a revision's view
+   * shows only hot memory, so a value that went cold when it was written is
+   * found here.
+   */
+  coldWrittenAt(n: number, key: string): MemoryEntry[] {
+    this.referencedRevisions();
+    if (!this.cooledRows) {
+      // Cooled rows by the key of the generation they hold, read once per review.
+      this.cooledRows = new Map();
+      for (const name of listNames(this.store.paths.folder("archive"))) {
+        if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
+        const text = readRecordText(this.store.paths.archiveMonth(name.slice(0, 7))) ?? "";
+        for (const line of text.split("\n")) {
+          const m = /^\[ARCHIVED:[0-9-]+\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[cooled\] (.+)$/.exec(
+            line,
+          );
+          const entry = m ? parseAnyEntry(m[2]) : null;
+          if (!m || !entry) continue;
+          const rows = this.cooledRows.get(entry.key) ?? [];
+          rows.push({ by: m[1], entry });
+          this.cooledRows.set(entry.key, rows);
+        }
+      }
+    }
+    const out: MemoryEntry[] = [];
+    for (const { by, entry } of this.cooledRows.get(key) ?? []) {
+      if (this.accepted.get(by) !== n) continue;
+      // Only the proposal's own generation: a set elsewhere may cool this key's older value.
+      const proposal = readRecord(this.store.paths.proposal(by), `proposal ${by}`)?.value;
+      if (proposal && proposal.key === key && proposal.operation === "set") out.push(entry);
+    }
+    return out;
   }
 
   /**
@@ -610,7 +647,10 @@ function satisfactionOf(
       ) {
         return { revision: n, lineHash: "absent" };
       }
-    } else if (candidateSetMatches(p, entry)) {
+    } else if (
+      candidateSetMatches(p, entry) ||
+      history.coldWrittenAt(n, conflict.key).some((cold) => candidateSetMatches(p, cold))
+    ) {
       return { revision: n, lineHash: "" };
     }
   }

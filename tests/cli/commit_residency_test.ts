@@ -149,3 +149,61 @@ Deno.test("cooling, rehydration by set and touch, close of a cold subject, capac
   const doctor = await bimri(root, ["doctor"]);
   assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
 });
+
+Deno.test("a candidate's value written straight to cold storage stays a satisfied historical candidate after a later value", async () => {
+  const root = await tempStore();
+  const key = "cold.satisfied";
+  const set = async (run: string, text: string, extra: string[] = []) => {
+    const r = await bimri(root, [
+      "propose",
+      "--run",
+      run,
+      "--tier",
+      "2",
+      "--key",
+      key,
+      "--text",
+      text,
+      "--source",
+      "user",
+      "--trust",
+      "confirmed",
+      ...extra,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    return r.stdout.trim();
+  };
+  const sync = async (run: string) => {
+    const r = await bimri(root, ["sync", "--run", run]);
+    assertEquals(r.code, 0, r.stderr);
+  };
+  const seed = await startRun(root, "seed");
+  await set(seed, "Original value.", ["--new-subject", "--importance", "3"]);
+  await sync(seed);
+  setCeiling(root, Deno.readFileSync(`${root}/bimri.md`).length + 32);
+  // Every longer value of the key now goes straight to cold storage.
+  const [live, candidate] = [await startRun(root, "live"), await startRun(root, "cand")];
+  const candidateText = "Exact candidate value. " + "c".repeat(300);
+  await set(live, "Different accepted value. " + "l".repeat(300));
+  const chosen = await set(candidate, candidateText);
+  await sync(live);
+  await sync(candidate);
+  const contested = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/decisions/${chosen}.json`));
+  assertEquals(contested.outcome, "contested");
+  const satisfier = await startRun(root, "satisfier");
+  const satisfying = await set(satisfier, candidateText);
+  await sync(satisfier);
+  const at = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/decisions/${satisfying}.json`))
+    .revision;
+  assert(key in state(root).cold_current, "the satisfying value is cold");
+  const later = await startRun(root, "later");
+  await set(later, "Later distinct value. " + "z".repeat(300));
+  await sync(later);
+  const status = (await bimri(root, ["status"])).stdout;
+  assertMatch(status, /Actionable concurrent conflicts: 0\b/);
+  assertMatch(status, /Satisfied historical candidates: 1\b/);
+  const all = (await bimri(root, ["review", "--all"])).stdout;
+  assertMatch(all, /SATISFIED HISTORICAL CANDIDATE/);
+  assertMatch(all, new RegExp(`already satisfied by V0*${at}\\b`));
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
