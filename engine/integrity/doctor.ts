@@ -485,7 +485,7 @@ class Audit {
       for (const { entry } of head.view.entries) {
         ids.add(entry.id);
         if (coldRecordOf(this.state, entry.key)) {
-          this.errors.push(`key ${entry.key} is current both hot and cold.`);
+          this.errors.push(`key ${entry.key} is current both hot and cold-current.`);
         }
         if (!pointerContained(entryPointer(entry))) {
           this.errors.push(`entry ${entry.id} has a pointer outside the project root.`);
@@ -493,7 +493,7 @@ class Audit {
       }
       for (const cold of Object.values(this.state.cold_current)) {
         if (ids.has(cold.entry_id)) {
-          this.errors.push(`entry ID ${cold.entry_id} is current both hot and cold.`);
+          this.errors.push(`entry ID ${cold.entry_id} is current both hot and cold-current.`);
         }
         ids.add(cold.entry_id);
       }
@@ -560,7 +560,7 @@ class Audit {
       );
       if (bound.length !== 1) {
         this.errors.push(
-          `cold_current.${key} must bind exactly one cooled archive row (found ${bound.length}).`,
+          `cold_current.${key} is not bound to exactly one immutable cooled archive row (found ${bound.length}).`,
         );
       }
     }

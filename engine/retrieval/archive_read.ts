@@ -110,7 +110,7 @@ export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdReco
   const broken = () =>
     new BimriError(
       "store-corrupt",
-      `cold-current subject ${key} is not bound to exactly one cooled archive record in .bimri/archive/${name}; run doctor.`,
+      `cold-current subject ${key} is not bound to exactly one immutable cooled archive record in .bimri/archive/${name}; run doctor.`,
     );
   if (!MONTH_FILE.test(name)) throw broken();
   const path = `${paths.folder("archive")}/${name}`;
@@ -122,6 +122,35 @@ export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdReco
     r.proposalId === cold.archived_by && r.reason === "cooled" && r.rawLine === cold.raw_line
   );
   if (exact.length !== 1) throw broken();
+}
+
+/**
+ * Proves every cold-current record as `verifyColdBinding` proves one, reading
+ * each archive month the records name once.
+ */
+export function verifyColdBindings(paths: StorePaths, cold: Record<string, ColdRecord>): void {
+  const byMonth = new Map<string, [string, ColdRecord][]>();
+  for (const [key, record] of Object.entries(cold)) {
+    const name = `${record.archived_on.slice(0, 7)}.md`;
+    byMonth.set(name, [...(byMonth.get(name) ?? []), [key, record]]);
+  }
+  for (const [name, records] of byMonth) {
+    const broken = (key: string) =>
+      new BimriError(
+        "store-corrupt",
+        `cold-current subject ${key} is not bound to exactly one immutable cooled archive record in .bimri/archive/${name}; run doctor.`,
+      );
+    if (!MONTH_FILE.test(name)) throw broken(records[0][0]);
+    const rows = new Map<string, number>();
+    for (const row of parseArchiveText(readMonthText(paths, name), `.bimri/archive/${name}`)) {
+      if (row.reason !== "cooled") continue;
+      const id = `${row.proposalId} ${row.rawLine}`;
+      rows.set(id, (rows.get(id) ?? 0) + 1);
+    }
+    for (const [key, record] of records) {
+      if (rows.get(`${record.archived_by} ${record.raw_line}`) !== 1) throw broken(key);
+    }
+  }
 }
 
 const REASON_RANK: Record<string, number> = { cooled: 0, replaced: 1, closed: 2 };

@@ -30,6 +30,7 @@ import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } fro
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 import { isUnclaimedLegacyRootName } from "./legacy_root.ts";
+import { verifyColdBindings } from "../retrieval/archive_read.ts";
 
 /** The accepted head: revision number, exact text, hash, parsed view and its facts. */
 export type Head = {
@@ -224,7 +225,33 @@ export function loadState(paths: StorePaths, options: { audit?: boolean } = {}):
     isOwnStateWrite(paths, info);
   const state = parseState(raw, ownWrite);
   if (ownWrite) rememberColdText(paths, text, bytes, state.cold_current);
+  else foreignStates.add(state);
   return state;
+}
+
+/** States read from a state.json bimri did not write last (see withStore). */
+const foreignStates = new WeakSet<State>();
+
+/**
+ * Before a writer works on a state.json someone else wrote (an editor, the
+ * reference engine, a restore or a copy), its cold-current records must agree
+ * with the rest of the store, as the reference checks when it loads: no
+ * subject is current both hot and cold, and each cold record is bound to
+ * exactly one cooled archive row. bimri's own writes keep both true, so the
+ * everyday path skips this.
+ */
+function requireColdAgreement(store: Store): void {
+  const cold = store.state.cold_current;
+  if (Object.keys(cold).length === 0) return;
+  for (const { entry } of store.head.view.entries) {
+    if (Object.hasOwn(cold, entry.key)) {
+      throw new BimriError(
+        "store-corrupt",
+        `subject ${entry.key} is current both hot and cold-current; nothing was changed. Run doctor.`,
+      );
+    }
+  }
+  verifyColdBindings(store.paths, cold);
 }
 
 /** Stands in for `cold_current` while the rest of state is serialized; a NUL keeps it unique. */
@@ -345,8 +372,11 @@ export function withStore<T>(
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);
     const state = loadState(paths);
-    if (options.withoutHead) return action(storeWithoutHead(paths, state));
+    const foreign = foreignStates.has(state);
+    if (options.withoutHead && !foreign) return action(storeWithoutHead(paths, state));
     const head = loadHead(paths, state, { recordVerified: true });
+    if (foreign) requireColdAgreement({ paths, state, head });
+    if (options.withoutHead) return action(storeWithoutHead(paths, state));
     return action({ paths, state, head });
   });
 }

@@ -4,7 +4,8 @@
  * capacity-residency-required hold when nothing can cool.
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, startRun, tempStore } from "../helpers/cli.ts";
+import { createHash } from "node:crypto";
+import { bimri, copyStore, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
 
 const LONG = "lorem ipsum dolor sit amet ".repeat(12).trim();
 
@@ -206,4 +207,55 @@ Deno.test("a candidate's value written straight to cold storage stays a satisfie
   assertMatch(all, /SATISFIED HISTORICAL CANDIDATE/);
   assertMatch(all, new RegExp(`already satisfied by V0*${at}\\b`));
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
+
+Deno.test("a writer refuses, changing nothing, a state.json whose cold records disagree with the store", async () => {
+  const base = await tempStore();
+  const run = await startRun(base, "seed");
+  const set = (r: string, key: string, text: string, extra: string[] = []) =>
+    bimri(base, ["propose", "--run", r, "--tier", "2", "--key", key, "--text", text, ...extra]);
+  assertEquals((await set(run, "cold.one", "Short.", ["--new-subject"])).code, 0);
+  assertEquals((await bimri(base, ["sync", "--run", run])).code, 0);
+  setCeiling(base, Deno.readFileSync(`${base}/bimri.md`).length + 32);
+  assertEquals((await set(run, "cold.one", `Long ${LONG}`)).code, 0);
+  assertEquals((await bimri(base, ["sync", "--run", run])).code, 0);
+  assert("cold.one" in state(base).cold_current, "cold.one went cold");
+  assertEquals((await bimri(base, ["start", "--actor", "check"])).code, 0);
+
+  const damages: [string, (root: string) => void, RegExp][] = [
+    [
+      "unbound cold record",
+      (root) => {
+        const s = state(root);
+        s.cold_current["cold.one"].archived_by = "R999999-Q999";
+        Deno.writeTextFileSync(`${root}/.bimri/state.json`, JSON.stringify(s, null, 2) + "\n");
+      },
+      /cold-current subject cold\.one is not bound to exactly one immutable cooled archive record/,
+    ],
+    ["hot and cold", (root) => {
+      const s = state(root);
+      const head = `${root}/.bimri/revisions/V${String(s.head_revision).padStart(6, "0")}.md`;
+      const text = Deno.readTextFileSync(head).replace(
+        "## Tier 2: Active Context\n",
+        `## Tier 2: Active Context\n${s.cold_current["cold.one"].raw_line}\n`,
+      );
+      Deno.writeTextFileSync(head, text);
+      Deno.writeTextFileSync(`${root}/bimri.md`, text);
+      s.head_hash = createHash("sha256").update(text).digest("hex");
+      Deno.writeTextFileSync(`${root}/.bimri/state.json`, JSON.stringify(s, null, 2) + "\n");
+    }, /subject cold\.one is current both hot and cold-current/],
+  ];
+  for (const [what, damage, message] of damages) {
+    const root = await copyStore(base);
+    damage(root);
+    const before = hashTree(root);
+    for (const args of [["start", "--actor", "late"], ["sync", "--run", run]]) {
+      const r = await bimri(root, args);
+      assertEquals(r.code, 2, `${what} ${args[0]}: ${r.stdout}`);
+      assertMatch(r.stderr, message, what);
+      assertEquals(diffTrees(before, hashTree(root)), null, `${what} ${args[0]}`);
+    }
+    const audit = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(audit.code, 1, what);
+  }
 });
