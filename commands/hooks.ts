@@ -12,6 +12,7 @@ import {
 import { closeRun } from "../engine/memory/close_run.ts";
 import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
+import { finishCommittedAnswersAtStart } from "../engine/memory/resolve.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";
@@ -49,6 +50,7 @@ created.`,
       proveBeforeStart(store);
       const result = startRun(store, HOOK_ACTOR, session);
       const recovery = authorityBriefLines(store);
+      if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
       const brief = renderBrief(result, recovery.lines);
       return ok(brief, {
         run: result.run,

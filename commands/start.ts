@@ -4,6 +4,7 @@ import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
+import { finishCommittedAnswersAtStart } from "../engine/memory/resolve.ts";
 
 /** The start verb. */
 export const startCommand: Command = {
@@ -21,6 +22,7 @@ export const startCommand: Command = {
       proveBeforeStart(store);
       const result = startRun(store, actor, session);
       const recovery = authorityBriefLines(store);
+      if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
       return ok(renderBrief(result, recovery.lines), {
         run: result.run,
         resumed: result.resumed,

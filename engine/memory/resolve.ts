@@ -24,6 +24,7 @@ import {
   knownApplyingResolutions,
   noteResolutionApplying,
   noteResolutionSettled,
+  refreshAuthoritySummary,
 } from "../integrity/authority.ts";
 import { trackMentions } from "./proposal_mentions.ts";
 import {
@@ -483,6 +484,18 @@ export function resolveConflict(
     }
   }
   return outcome(complete(store, conflict, applying, revisionAfter), false);
+}
+
+/**
+ * For `start`, once its check found the store healthy: finishes the answers a
+ * crash left applying whose effect is already committed (as sync and close
+ * do), then records the summary again, since those records are this
+ * command's own change. Returns the conflict IDs it finished.
+ */
+export function finishCommittedAnswersAtStart(store: Store): string[] {
+  const finished = finalizeCommittedResolutions(store);
+  if (finished.length > 0) refreshAuthoritySummary(store);
+  return finished;
 }
 
 /**

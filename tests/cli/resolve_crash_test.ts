@@ -228,17 +228,39 @@ Deno.test("crash after the head moved: the retry finalizes the proven effect wit
   }
 });
 
-Deno.test("crash after the head moved: the next sync with pending work finalizes the answer, known from the derived summary", async () => {
+Deno.test("crash after the head moved: the next start finalizes the proven answer and records it in the summary", async () => {
   const t = await fresh();
   try {
     const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
       env: { BIMRI_FAULT: "resolve-effect-committed" },
     });
     assertEquals(crash.code, 86);
-    // start re-proves the store and records the applying resolution in the summary.
+    assertEquals(json(t.root, `resolutions/${t.conflict}.json`).status, "applying");
+    // start proves the store healthy, then finishes the committed answer.
     await startRun(t.root, "later");
+    const resolution = json(t.root, `resolutions/${t.conflict}.json`);
+    assertEquals([resolution.status, resolution.revision_after], ["resolved", t.head + 1]);
+    assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
+    assertEquals(json(t.root, `decisions/${t.losers[1]}.json`).outcome, "noop");
     const summaryPath = join(t.root, ".bimri", "audit-integrity-summary.json");
-    assertEquals(JSON.parse(Deno.readTextFileSync(summaryPath)).applying, [t.conflict]);
+    assertEquals(JSON.parse(Deno.readTextFileSync(summaryPath)).applying, []);
+    // The summary vouches for the start's own records: the next sync takes the fast path.
+    ok(await bimri(t.root, newSubject(t.spare, "task.other", "Other.")), "spare propose");
+    assertMatch(ok(await bimri(t.root, ["sync", "--run", t.spare]), "sync").stdout, /applied 1/);
+    assertEquals(revisionCount(t.root), t.head + 3, "no second commit of the answer");
+    assertEquals((await bimri(t.root, ["doctor", "--read-only"])).code, 0);
+  } finally {
+    await Deno.remove(t.root, { recursive: true });
+  }
+});
+
+Deno.test("crash after the head moved: the next sync with pending work finalizes the answer", async () => {
+  const t = await fresh();
+  try {
+    const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
+      env: { BIMRI_FAULT: "resolve-effect-committed" },
+    });
+    assertEquals(crash.code, 86);
     ok(await bimri(t.root, newSubject(t.spare, "task.other", "Other.")), "spare propose");
     const sync = ok(await bimri(t.root, ["sync", "--run", t.spare]), "spare sync");
     assertMatch(sync.stdout, /^BIMRI: synced /m);
@@ -247,8 +269,30 @@ Deno.test("crash after the head moved: the next sync with pending work finalizes
     assertEquals(resolution.revision_after, t.head + 1);
     assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
     assertEquals(json(t.root, `decisions/${t.losers[1]}.json`).outcome, "noop");
-    assertEquals(JSON.parse(Deno.readTextFileSync(summaryPath)).applying, []);
     assertEquals((await bimri(t.root, ["doctor", "--read-only"])).code, 0);
+  } finally {
+    await Deno.remove(t.root, { recursive: true });
+  }
+});
+
+Deno.test("an answer cut short is not finished by a start while authority is damaged", async () => {
+  const t = await fresh();
+  try {
+    const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
+      env: { BIMRI_FAULT: "resolve-effect-committed" },
+    });
+    assertEquals(crash.code, 86);
+    const path = join(t.root, ".bimri", "proposals", `${t.losers[1]}.json`);
+    const good = Deno.readTextFileSync(path);
+    Deno.writeTextFileSync(path, "{}\n");
+    const damaged = ok(await bimri(t.root, ["start", "--actor", "blocked"]), "blocked start");
+    assertMatch(damaged.stdout, /AUTHORITY RECOVERY NEEDED/);
+    assertEquals(json(t.root, `resolutions/${t.conflict}.json`).status, "applying");
+    assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "contested");
+    Deno.writeTextFileSync(path, good);
+    await startRun(t.root, "repaired");
+    assertEquals(json(t.root, `resolutions/${t.conflict}.json`).status, "resolved");
+    assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
   } finally {
     await Deno.remove(t.root, { recursive: true });
   }
