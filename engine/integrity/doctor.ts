@@ -469,7 +469,7 @@ class Audit {
     const head = this.head;
     const headName = revisionName(this.state.head_revision);
     if (!head) {
-      this.errors.push(`accepted head revision ${headName} is missing.`);
+      this.errors.push(`accepted head revision is missing (${headName}).`);
       return;
     }
     if (this.revisionHashes.get(this.state.head_revision) !== this.state.head_hash) {

@@ -197,7 +197,7 @@ export function checkCoreHead(
     );
   };
   if (info === null || !info.isFile || info.isSymlink) {
-    stop(`the accepted head revision ${label} is missing or unsafe.`);
+    stop(`the accepted head revision is missing or unsafe (${label}).`);
   }
   const bytes = readBytesOrNull(path) as Uint8Array;
   if (sha256Hex(bytes) !== state.head_hash) {

@@ -316,9 +316,9 @@ export function loadHead(
   if (info === null || bytes === null) {
     throw new BimriError(
       "store-corrupt",
-      `the accepted head revision V${
+      `the accepted head revision is missing (V${
         String(state.head_revision).padStart(6, "0")
-      } is missing; run doctor.`,
+      }.md); run doctor.`,
     );
   }
   // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
