@@ -219,3 +219,28 @@ Deno.test("the MCP server reports busy as a tool error and holds no lock afterwa
     await mcp.close();
   }
 });
+
+Deno.test("a symbolic link in place of engine.lock or state.json stops writers and readers, changing nothing", async () => {
+  const cases: [string, RegExp][] = [
+    [
+      ".bimri/engine.lock",
+      /\.bimri\/engine\.lock is (?:a symbolic link|missing or not a regular file)/,
+    ],
+    [".bimri/state.json", /\.bimri\/state\.json is a symbolic link/],
+  ];
+  for (const [file, message] of cases) {
+    const root = await tempStore();
+    const run = await startRun(root);
+    const real = `${root}/../${crypto.randomUUID()}`;
+    Deno.renameSync(`${root}/${file}`, real);
+    Deno.symlinkSync(real, `${root}/${file}`);
+    const before = hashTree(root);
+    for (const args of [["journal", "--run", run, "--text", "Linked."], ["get", "--key", "a.b"]]) {
+      const r = await bimri(root, args);
+      assertEquals(r.code, 2, `${file} ${args[0]}: ${r.stdout}`);
+      assertMatch(r.stderr, message, `${file} ${args[0]}`);
+      assertEquals(diffTrees(before, hashTree(root)), null, `${file} ${args[0]}`);
+    }
+    Deno.removeSync(real);
+  }
+});
