@@ -113,3 +113,51 @@ Deno.test("a touch after another run's touch of the same generation is a causal 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a stale intent after the owner answered a conflict raises a new question, and a moved live value does too", async () => {
+  const root = await tempStore();
+  const must2 = async (args: string[]) => {
+    const r = await bimri(root, args);
+    assertEquals(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const seed = await startRun(root, "seed");
+  await must2(newSubject(seed, "merge.answered", "Original."));
+  await must2(["close", "--run", seed]);
+  const runs: string[] = [];
+  for (const actor of ["a", "b", "d", "f"]) runs.push(await startRun(root, actor));
+  const [ra, rb, rd, rf] = runs;
+  const set = (run: string, text: string) =>
+    must2(["propose", "--run", run, "--key", "merge.answered", "--text", text]);
+  await set(ra, "From a.");
+  await set(rb, "From b.");
+  const late = (await set(rd, "From d.")).trim();
+  const moved = (await set(rf, "From f.")).trim();
+  await must2(["sync", "--run", ra]);
+  await must2(["sync", "--run", rb]);
+  const first = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/conflicts/C000001.json`));
+  await must2(["resolve", "C000001", "--choose", "current", "--human-approved"]);
+  // D staged against the same old value: the answered question is not reopened.
+  assertMatch(await must2(["sync", "--run", rd]), /new concurrent conflicts 1/);
+  const lateDecision = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/decisions/${late}.json`));
+  assertEquals(lateDecision.conflict_id, "C000002");
+  assertEquals(
+    JSON.parse(Deno.readTextFileSync(`${root}/.bimri/conflicts/C000001.json`)).proposal_ids,
+    first.proposal_ids,
+  );
+  // E moves the live value on; F's stale intent is a question about the new value.
+  const re = await startRun(root, "e");
+  await set(re, "From e.");
+  await must2(["sync", "--run", re]);
+  await must2(["sync", "--run", rf]);
+  const movedDecision = JSON.parse(
+    Deno.readTextFileSync(`${root}/.bimri/decisions/${moved}.json`),
+  );
+  assertEquals(movedDecision.outcome, "contested");
+  const conflict = JSON.parse(
+    Deno.readTextFileSync(`${root}/.bimri/conflicts/${movedDecision.conflict_id}.json`),
+  );
+  assertMatch(conflict.current_line, /From e\./);
+  assertEquals(movedDecision.conflict_id, "C000003");
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
