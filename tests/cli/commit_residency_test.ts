@@ -259,3 +259,54 @@ Deno.test("a writer refuses, changing nothing, a state.json whose cold records d
     assertEquals(audit.code, 1, what);
   }
 });
+
+Deno.test("new Tier 2 subjects that only fit cold go straight to cold storage, even when no hot byte changes", async () => {
+  const root = await tempStore();
+  const run = await startRun(root, "owner");
+  for (const i of [1, 2, 3]) {
+    const r = await bimri(root, [
+      "propose",
+      "--run",
+      run,
+      "--tier",
+      "1",
+      "--kind",
+      "fact",
+      "--new-subject",
+      "--key",
+      `protected.k${i}`,
+      "--text",
+      `Owner fact ${i} with some length to it.`,
+      "--source",
+      "user",
+      "--trust",
+      "confirmed",
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+  }
+  assertMatch((await bimri(root, ["sync", "--run", run])).stdout, /applied 3,/);
+  // Only Tier 1 lines are hot and one more line overflows: the incoming line itself must cool.
+  // The first such commit also compacts the view's header; the second changes no hot byte.
+  setCeiling(root, Deno.readFileSync(`${root}/bimri.md`).length + 20);
+  for (const key of ["incoming.first", "incoming.second"]) {
+    const id = (await bimri(root, [
+      "propose",
+      "--run",
+      run,
+      "--tier",
+      "2",
+      "--new-subject",
+      "--key",
+      key,
+      "--text",
+      `Incoming Tier 2 subject ${key} that cannot fit in hot memory at all.`,
+    ])).stdout.trim();
+    assertMatch((await bimri(root, ["sync", "--run", run])).stdout, /applied 1,/, key);
+    const cold = state(root).cold_current[key];
+    assertEquals(cold?.archived_by, id, key);
+    assertMatch(cold.raw_line, /Incoming Tier 2 subject/);
+    assert(!Deno.readTextFileSync(`${root}/bimri.md`).includes(key), `${key} not hot`);
+  }
+  assertBindings(root);
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
