@@ -8,7 +8,16 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, copyStore, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  copyStore,
+  diffTrees,
+  hashTree,
+  must,
+  newSubject,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 import { fingerprint } from "../../engine/integrity/summary.ts";
 
 const SUMMARY = ".bimri/audit-integrity-summary.json";
@@ -206,4 +215,23 @@ Deno.test("a log added before a start is not hidden by the start's own new log",
   const syncB = await bimri(bare, ["sync", "--run", run]);
   assertEquals(syncA.code, 2, syncA.stdout);
   assertEquals(syncA.stderr, syncB.stderr);
+});
+
+Deno.test("a conflict_count raised by hand past the conflicts on disk pauses the next sync although the summary vouched for every folder", async () => {
+  const root = await tempStore();
+  const run = await startRun(root, "a");
+  await must(root, newSubject(run, "count.one", "One."));
+  await must(root, ["sync", "--run", run]);
+  await must(root, newSubject(run, "count.two", "Two."));
+  const path = `${root}/.bimri/state.json`;
+  const state = JSON.parse(Deno.readTextFileSync(path));
+  Deno.writeTextFileSync(path, JSON.stringify({ ...state, conflict_count: 1 }, null, 2) + "\n");
+  const before = hashTree(root);
+  const r = await bimri(root, ["sync", "--run", run]);
+  assertEquals(r.code, 2, r.stdout);
+  assertMatch(
+    r.stderr,
+    /AUTHORITY RECOVERY NEEDED: conflict C000001 .*is missing although conflict_count is 1/,
+  );
+  assertEquals(diffTrees(before, hashTree(root)), null);
 });
