@@ -2,7 +2,8 @@
  * Guards of propose and sync that protect authority: Tier 1 promotion needs
  * the owner, an intent staged before an owner's answer waits for it, a stale
  * update after another run's close is the owner's question, a close cut short
- * after its state write is finished by the retry, and subject admission rules.
+ * after its state write is finished by the retry, a contested touch cannot be
+ * chosen once another run touched the line, and subject admission rules.
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
@@ -157,6 +158,28 @@ Deno.test("a close cut short after its state write is finished by the retry", as
       .map((e) => Deno.readTextFileSync(join(root, ".bimri", "archive", e.name))).join("");
     assertEquals(archive.split("\n").filter((l) => l.includes(`[BY:${id}] [closed]`)).length, 1);
     assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a contested touch cannot be chosen after another run touched the live line", async () => {
+  const root = await seeded("guard.touch", "Original.");
+  try {
+    const [a, b] = [await startRun(root, "a"), await startRun(root, "b")];
+    ok(await propose(root, a, ["--key", "guard.touch", "--text", "From a."]), "a");
+    const touch = ok(await propose(root, b, ["--operation", "touch", "--key", "guard.touch"]), "b")
+      .stdout.trim();
+    ok(await bimri(root, ["sync", "--run", a]), "sync a");
+    ok(await bimri(root, ["sync", "--run", b]), "sync b");
+    const conflict = json(root, `decisions/${touch}.json`).conflict_id as string;
+    const c = await startRun(root, "c");
+    ok(await propose(root, c, ["--operation", "touch", "--key", "guard.touch"]), "c");
+    ok(await bimri(root, ["sync", "--run", c]), "sync c");
+    const r = await bimri(root, ["resolve", conflict, "--choose", touch, "--human-approved"]);
+    assertEquals(r.code, 2, r.stdout);
+    assertMatch(r.stderr, /memory changed after this question was raised/);
+    assertEquals(json(root, `decisions/${touch}.json`).outcome, "contested");
   } finally {
     await Deno.remove(root, { recursive: true });
   }
