@@ -779,10 +779,8 @@ async function codeOnlyUpdate(
   validateWriteTargets(target);
   // Earlier receipts first, as the reference checks them: a cut-short update
   // gets its program files back before this one backs them up.
-  const memory: string[] = withEngineLock(
-    new StorePaths(target),
-    () => recoverEarlierUpdates(target),
-  );
+  const paths = new StorePaths(target);
+  const memory: string[] = withEngineLock(paths, () => recoverEarlierUpdates(target));
   if (format === AUTHORITY_FORMAT) {
     // An install (or migrate) killed after its migration committed the state
     // but before the old root files were retired: finish that first, as
@@ -817,15 +815,8 @@ async function codeOnlyUpdate(
       activation = { transaction, before: beforeActivation };
     }
   }
-  const paths = new StorePaths(target);
-  const backupRoot = join(target, ".bimri-update-backups");
-  const backupInfo = lstatOrNull(backupRoot);
-  if (backupInfo && (backupInfo.isSymlink || !backupInfo.isDirectory)) {
-    throw new BimriError(
-      "store-unsafe",
-      ".bimri-update-backups is a symbolic link or not a folder; nothing was changed.",
-    );
-  }
+  // recoverEarlierUpdates has refused a backup root that is a link or no folder.
+  const backupRoot = join(target, UPDATE_BACKUPS);
   // An activation's folder keeps its preparing name until this update's
   // receipt is in it (see PREPARING_PREFIX).
   let backupDir = join(backupRoot, activation?.transaction ?? backupStamp());

@@ -494,8 +494,9 @@ export function readResolution(store: Store, conflictId: string): JsonObject | n
 class AcceptedHistory {
   private revisions: number[] | null = null;
   private accepted = new Map<string, number>();
-  private closedRows: { by: string; raw: string }[] | null = null;
-  private cooledRows: Map<string, { by: string; entry: MemoryEntry }[]> | null = null;
+  private closedRows: { by: string; raw: string }[] = [];
+  private cooledRows = new Map<string, { by: string; entry: MemoryEntry }[]>();
+  private archiveRead = false;
   private views = new Map<number, Map<string, MemoryEntry>>();
 
   constructor(private readonly store: Store) {}
@@ -543,31 +544,41 @@ class AcceptedHistory {
   }
 
   /**
+   * The `closed` rows, and the `cooled` rows by the key of the generation they
+   * hold, of every archive month: read once per review, for both questions.
+   */
+  private readArchiveRows(): void {
+    this.referencedRevisions();
+    if (this.archiveRead) return;
+    this.archiveRead = true;
+    for (const name of listNames(this.store.paths.folder("archive"))) {
+      if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
+      const text = readRecordText(this.store.paths.archiveMonth(name.slice(0, 7))) ?? "";
+      for (const line of text.split("\n")) {
+        const m = /^\[ARCHIVED:[0-9-]+\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[(closed|cooled)\] (.+)$/
+          .exec(line);
+        if (!m) continue;
+        if (m[2] === "closed") {
+          this.closedRows.push({ by: m[1], raw: m[3] });
+          continue;
+        }
+        const entry = parseAnyEntry(m[3]);
+        if (!entry) continue;
+        const rows = this.cooledRows.get(entry.key) ?? [];
+        rows.push({ by: m[1], entry });
+        this.cooledRows.set(entry.key, rows);
+      }
+    }
+  }
+
+  /**
    * The generations of `key` that set proposals accepted at revision `n` wrote
    * straight to cold storage (their cooled archive rows): a revision's view
    * shows only hot memory, so a value that went cold when it was written is
    * found here.
    */
   coldWrittenAt(n: number, key: string): MemoryEntry[] {
-    this.referencedRevisions();
-    if (!this.cooledRows) {
-      // Cooled rows by the key of the generation they hold, read once per review.
-      this.cooledRows = new Map();
-      for (const name of listNames(this.store.paths.folder("archive"))) {
-        if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
-        const text = readRecordText(this.store.paths.archiveMonth(name.slice(0, 7))) ?? "";
-        for (const line of text.split("\n")) {
-          const m = /^\[ARCHIVED:[0-9-]+\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[cooled\] (.+)$/.exec(
-            line,
-          );
-          const entry = m ? parseAnyEntry(m[2]) : null;
-          if (!m || !entry) continue;
-          const rows = this.cooledRows.get(entry.key) ?? [];
-          rows.push({ by: m[1], entry });
-          this.cooledRows.set(entry.key, rows);
-        }
-      }
-    }
+    this.readArchiveRows();
     const out: MemoryEntry[] = [];
     for (const { by, entry } of this.cooledRows.get(key) ?? []) {
       if (this.accepted.get(by) !== n) continue;
@@ -584,20 +595,7 @@ class AcceptedHistory {
    * run that closed the same line later made a different change.
    */
   closedBy(raw: string, n: number, by: string): boolean {
-    this.referencedRevisions();
-    if (!this.closedRows) {
-      this.closedRows = [];
-      for (const name of listNames(this.store.paths.folder("archive"))) {
-        if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
-        const text = readRecordText(this.store.paths.archiveMonth(name.slice(0, 7))) ?? "";
-        for (const line of text.split("\n")) {
-          const m = /^\[ARCHIVED:[0-9-]+\] \[BY:(R[0-9]{6}-Q[0-9]{3})\] \[closed\] (.+)$/.exec(
-            line,
-          );
-          if (m) this.closedRows.push({ by: m[1], raw: m[2] });
-        }
-      }
-    }
+    this.readArchiveRows();
     return this.closedRows.some((row) => {
       const revision = this.accepted.get(row.by);
       return row.by === by && row.raw === raw && revision !== undefined && revision <= n;

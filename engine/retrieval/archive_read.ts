@@ -100,18 +100,20 @@ export function readAllArchiveRecords(paths: StorePaths): ArchiveRecord[] {
   );
 }
 
+function unboundCold(key: string, month: string): BimriError {
+  return new BimriError(
+    "store-corrupt",
+    `cold-current subject ${key} is not bound to exactly one immutable cooled archive record in .bimri/archive/${month}; run doctor.`,
+  );
+}
+
 /**
  * Proves one cold-current record against only its own archive month: exactly
  * one `cooled` row by `archived_by` with the identical raw line must exist.
  */
 export function verifyColdBinding(paths: StorePaths, key: string, cold: ColdRecord): void {
-  const month = cold.archived_on.slice(0, 7);
-  const name = `${month}.md`;
-  const broken = () =>
-    new BimriError(
-      "store-corrupt",
-      `cold-current subject ${key} is not bound to exactly one immutable cooled archive record in .bimri/archive/${name}; run doctor.`,
-    );
+  const name = `${cold.archived_on.slice(0, 7)}.md`;
+  const broken = () => unboundCold(key, name);
   if (!MONTH_FILE.test(name)) throw broken();
   const path = `${paths.folder("archive")}/${name}`;
   refuseLinkedMonth(path, name);
@@ -135,11 +137,7 @@ export function verifyColdBindings(paths: StorePaths, cold: Record<string, ColdR
     byMonth.set(name, [...(byMonth.get(name) ?? []), [key, record]]);
   }
   for (const [name, records] of byMonth) {
-    const broken = (key: string) =>
-      new BimriError(
-        "store-corrupt",
-        `cold-current subject ${key} is not bound to exactly one immutable cooled archive record in .bimri/archive/${name}; run doctor.`,
-      );
+    const broken = (key: string) => unboundCold(key, name);
     if (!MONTH_FILE.test(name)) throw broken(records[0][0]);
     const rows = new Map<string, number>();
     for (const row of parseArchiveText(readMonthText(paths, name), `.bimri/archive/${name}`)) {
