@@ -5,7 +5,15 @@
  */
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { createHash } from "node:crypto";
-import { bimri, copyStore, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  copyStore,
+  diffTrees,
+  hashTree,
+  newSubject,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 
 const LONG = "lorem ipsum dolor sit amet ".repeat(12).trim();
 
@@ -289,18 +297,8 @@ Deno.test("new Tier 2 subjects that only fit cold go straight to cold storage, e
   // The first such commit also compacts the view's header; the second changes no hot byte.
   setCeiling(root, Deno.readFileSync(`${root}/bimri.md`).length + 20);
   for (const key of ["incoming.first", "incoming.second"]) {
-    const id = (await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      key,
-      "--text",
-      `Incoming Tier 2 subject ${key} that cannot fit in hot memory at all.`,
-    ])).stdout.trim();
+    const text = `Incoming Tier 2 subject ${key} that cannot fit in hot memory at all.`;
+    const id = (await bimri(root, newSubject(run, key, text))).stdout.trim();
     assertMatch((await bimri(root, ["sync", "--run", run])).stdout, /applied 1,/, key);
     const cold = state(root).cold_current[key];
     assertEquals(cold?.archived_by, id, key);

@@ -228,20 +228,30 @@ Deno.test("crash after the head moved: the retry finalizes the proven effect wit
   }
 });
 
+/** Resolves with the first candidate and dies right after its effect is committed. */
+async function crashAfterTheEffect(t: Template): Promise<void> {
+  const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
+    env: { BIMRI_FAULT: "resolve-effect-committed" },
+  });
+  assertEquals(crash.code, 86);
+}
+
+/** The first candidate's answer is resolved at the revision its commit made; decisions final. */
+function assertAnswerFinished(t: Template): void {
+  const resolution = json(t.root, `resolutions/${t.conflict}.json`);
+  assertEquals([resolution.status, resolution.revision_after], ["resolved", t.head + 1]);
+  assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
+  assertEquals(json(t.root, `decisions/${t.losers[1]}.json`).outcome, "noop");
+}
+
 Deno.test("crash after the head moved: the next start finalizes the proven answer and records it in the summary", async () => {
   const t = await fresh();
   try {
-    const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
-      env: { BIMRI_FAULT: "resolve-effect-committed" },
-    });
-    assertEquals(crash.code, 86);
+    await crashAfterTheEffect(t);
     assertEquals(json(t.root, `resolutions/${t.conflict}.json`).status, "applying");
     // start proves the store healthy, then finishes the committed answer.
     await startRun(t.root, "later");
-    const resolution = json(t.root, `resolutions/${t.conflict}.json`);
-    assertEquals([resolution.status, resolution.revision_after], ["resolved", t.head + 1]);
-    assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
-    assertEquals(json(t.root, `decisions/${t.losers[1]}.json`).outcome, "noop");
+    assertAnswerFinished(t);
     const summaryPath = join(t.root, ".bimri", "audit-integrity-summary.json");
     assertEquals(JSON.parse(Deno.readTextFileSync(summaryPath)).applying, []);
     // The summary vouches for the start's own records: the next sync takes the fast path.
@@ -257,18 +267,11 @@ Deno.test("crash after the head moved: the next start finalizes the proven answe
 Deno.test("crash after the head moved: the next sync with pending work finalizes the answer", async () => {
   const t = await fresh();
   try {
-    const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
-      env: { BIMRI_FAULT: "resolve-effect-committed" },
-    });
-    assertEquals(crash.code, 86);
+    await crashAfterTheEffect(t);
     ok(await bimri(t.root, newSubject(t.spare, "task.other", "Other.")), "spare propose");
     const sync = ok(await bimri(t.root, ["sync", "--run", t.spare]), "spare sync");
     assertMatch(sync.stdout, /^BIMRI: synced /m);
-    const resolution = json(t.root, `resolutions/${t.conflict}.json`);
-    assertEquals(resolution.status, "resolved");
-    assertEquals(resolution.revision_after, t.head + 1);
-    assertEquals(json(t.root, `decisions/${t.losers[0]}.json`).outcome, "accepted");
-    assertEquals(json(t.root, `decisions/${t.losers[1]}.json`).outcome, "noop");
+    assertAnswerFinished(t);
     assertEquals((await bimri(t.root, ["doctor", "--read-only"])).code, 0);
   } finally {
     await Deno.remove(t.root, { recursive: true });
@@ -278,10 +281,7 @@ Deno.test("crash after the head moved: the next sync with pending work finalizes
 Deno.test("an answer cut short is not finished by a start while authority is damaged", async () => {
   const t = await fresh();
   try {
-    const crash = await bimri(t.root, resolveArgs(t, t.losers[0]), {
-      env: { BIMRI_FAULT: "resolve-effect-committed" },
-    });
-    assertEquals(crash.code, 86);
+    await crashAfterTheEffect(t);
     const path = join(t.root, ".bimri", "proposals", `${t.losers[1]}.json`);
     const good = Deno.readTextFileSync(path);
     Deno.writeTextFileSync(path, "{}\n");
