@@ -35,6 +35,9 @@ import { BulkReader, decodeUtf8Fast, isUtf8Bytes, nativeSha256 } from "./bulk_re
 import { RevisionParser, type RevisionView } from "./revision_pass.ts";
 import { type AuthorityKind, HOLD_REASONS, isStub, isV51, receiptProblems } from "./schemas.ts";
 
+/** How the audit labels a damaged authority record (the reference's doctor prefix). */
+export const AUTHORITY_RECOVERY_NEEDED = "authority recovery needed: ";
+
 /**
  * A record audited as if `bytes` stood at its path: restore's isolated shadow,
  * so a replacement is fully validated before anything is written.
@@ -455,13 +458,6 @@ class Audit {
         const kept = view && { entries: [...view.entries], errors: view.errors };
         this.head = { bytes: bytes.slice(), view: kept };
       }
-      if (n > this.state.head_revision) {
-        this.warnings.push(
-          `revision ${
-            revisionName(n)
-          } is above the accepted head and unreferenced (orphan of an interrupted commit).`,
-        );
-      }
     }
   }
 
@@ -647,7 +643,9 @@ class Audit {
       hashCandidates(this.paths, facts.records, options);
     }
     // The facts are dropped after this pass (memory stays flat on long histories).
-    this.graphIssues = authorityIssues(this.state, facts).map(issueLine);
+    this.graphIssues = authorityIssues(this.state, facts).map((issue) =>
+      `${AUTHORITY_RECOVERY_NEEDED}${issueLine(issue)}`
+    );
     const usable = (kind: AuthorityKind, id: string): boolean => {
       const f = facts.records[kind].get(id);
       return f !== undefined && !f.problem && !f.stub;
@@ -776,7 +774,7 @@ class Audit {
         this.errors.push(`decision ${id} names revision ${revision}, before its proposal's base.`);
       }
       if (d.outcome === "accepted" && p && revision <= head) {
-        this.checkAcceptedEffect(id, p, revision);
+        this.checkAcceptedEffect(id, p, revision, d.resolutionId);
       }
       if (d.outcome === "held" && p && p.v51) {
         const hold = p.holdReason;
@@ -838,6 +836,18 @@ class Audit {
         this.errors.push(`referenced revision ${revisionName(n)}.md is missing.`);
       }
     }
+    // A snapshot nothing accepted points at (above or below the head) is what
+    // an interrupted commit or a superseded normalization leaves: kept, reported.
+    referenced.add(head);
+    for (const n of this.revisionHashes.keys()) {
+      if (!referenced.has(n)) {
+        this.warnings.push(
+          `unreferenced immutable revision ${
+            revisionName(n)
+          }.md; it may be an interrupted snapshot or an unresolved applying commit.`,
+        );
+      }
+    }
   }
 
   private checkProposalBase(id: string, p: ProposalFacts): void {
@@ -881,7 +891,12 @@ class Audit {
     }
   }
 
-  private checkAcceptedEffect(id: string, p: ProposalFacts, revision: number): void {
+  private checkAcceptedEffect(
+    id: string,
+    p: ProposalFacts,
+    revision: number,
+    resolutionId: unknown,
+  ): void {
     const found = this.keyLine(revision, p.key);
     if (found === undefined) return;
     const cooledNow = (this.archiveBy.get(id) ?? []).some((r) =>
@@ -908,10 +923,15 @@ class Audit {
     } else if (p.tier === 3) ok = found !== null && found.tier === 3;
     else ok = (found !== null && found.id === p.entryId) || cooledNow;
     if (!ok) {
+      // An owner's choice is judged as the resolution's effect (the reference's wording).
       this.errors.push(
-        `decision ${id} names revision ${
-          revisionName(revision)
-        }, which does not contain the proposal's recorded effect.`,
+        typeof resolutionId === "string"
+          ? `decision ${id} (.bimri/decisions/${id}.json): resolved conflict ${resolutionId} names revision ${
+            revisionName(revision)
+          }, but that revision does not contain the chosen proposal's effect.`
+          : `decision ${id} names revision ${
+            revisionName(revision)
+          }, which does not contain the proposal's recorded effect.`,
       );
     }
   }

@@ -50,7 +50,7 @@ import {
   stubProblems,
 } from "./schemas.ts";
 import { preserveEvidenceBytes } from "./manual_edit.ts";
-import { auditStore } from "./doctor.ts";
+import { auditStore, AUTHORITY_RECOVERY_NEEDED } from "./doctor.ts";
 
 /** Validates `--kind` and `--id`. */
 export function requireKindAndId(kind: string, id: string): AuthorityKind {
@@ -307,7 +307,9 @@ function findReceipt(
 }
 
 /** An audit error about one authority record opens with its kind and ID. */
-const RECORD_ERROR = /^(proposal|decision|conflict|resolution) ([A-Z0-9-]+)[ :(]/;
+const RECORD_ERROR = new RegExp(
+  `^(?:${AUTHORITY_RECOVERY_NEEDED})?(proposal|decision|conflict|resolution) ([A-Z0-9-]+)[ :(]`,
+);
 
 /**
  * Records the audit still finds damaged rather than quarantined. Protocol 9.5
@@ -326,7 +328,10 @@ function damagedRecords(errors: string[], facts: AuthorityFacts): string[] {
     const f = facts.records[kind as AuthorityKind].get(id);
     if (f?.stub && f.problem === QUARANTINED_PROBLEM) continue;
     const key = `${kind} ${id}`;
-    if (!damaged.has(key)) damaged.set(key, error);
+    const line = error.startsWith(AUTHORITY_RECOVERY_NEEDED)
+      ? error.slice(AUTHORITY_RECOVERY_NEEDED.length)
+      : error;
+    if (!damaged.has(key)) damaged.set(key, line);
   }
   return [...damaged.values()];
 }

@@ -81,10 +81,12 @@ Deno.test("doctor fails on damaged state, head and index, and warns on orphans a
   assertMatch(h.stdout, /^ {2}- accepted head revision does not match state\.head_hash\.$/m);
   assertMatch(h.stdout, /^ {2}- index\.tsv has rows without 8 columns/m);
   // Warnings (an orphan revision, litter) are not listed under FAILED; --json carries them.
-  assertNotMatch(h.stdout, /is above the accepted head|abandoned temporary file/);
+  assertNotMatch(h.stdout, /unreferenced immutable revision|abandoned temporary file/);
   const hj = JSON.parse((await bimri(head, ["doctor", "--read-only", "--json"])).stdout);
   assertEquals(
-    hj.warnings.some((w: string) => /^revision V000099 is above the accepted head/.test(w)),
+    hj.warnings.includes(
+      "unreferenced immutable revision V000099.md; it may be an interrupted snapshot or an unresolved applying commit.",
+    ),
     true,
   );
   assertEquals(
@@ -138,7 +140,11 @@ Deno.test("version-aware rules: v5.0.2 records keep their contract, a v5.1.0 rec
   Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
   const bad = await bimri(root, ["doctor", "--read-only"]);
   assertEquals(bad.code, 1);
-  assertMatch(bad.stdout, /proposal R000001-Q001 .*missing field preflight_receipt/);
+  // A damaged authority record is reported as the reference's doctor does.
+  assertMatch(
+    bad.stdout,
+    /^ {2}- authority recovery needed: proposal R000001-Q001 .*missing field preflight_receipt/m,
+  );
   p.bimri_version = "5.0.2";
   Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
   const old = await bimri(root, ["doctor", "--read-only"]);
@@ -195,6 +201,59 @@ Deno.test("an accepted touch or close whose decision is moved back to its base r
         `decision ${id} names revision V0+${base}, which does not contain the proposal's recorded effect`,
       ),
     );
+  }
+});
+
+Deno.test("an owner's chosen set or touch whose answer is moved back to its base revision fails the audit", async () => {
+  for (const operation of ["set", "touch"]) {
+    const root = await tempStore();
+    const key = "audit.chosen";
+    const seed = await startRun(root, "seed");
+    await must(root, newSubject(seed, key, "Seed value.", ["--importance", "2"]));
+    await must(root, ["sync", "--run", seed]);
+    const live = await startRun(root, "live");
+    const candidate = await startRun(root, "candidate");
+    await must(root, ["propose", "--run", live, "--key", key, "--text", "Live value."]);
+    const chosen = (await must(root, [
+      "propose",
+      "--run",
+      candidate,
+      "--operation",
+      operation,
+      "--key",
+      key,
+      ...(operation === "set" ? ["--text", "Candidate value."] : []),
+    ])).trim();
+    await must(root, ["sync", "--run", live]);
+    await must(root, ["sync", "--run", candidate]);
+    const conflict = readStoreJson(root, `decisions/${chosen}.json`).conflict_id as string;
+    assertMatch(conflict, /^C\d{6}$/, operation);
+    await must(root, ["resolve", conflict, "--choose", chosen, "--human-approved"]);
+    assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0, operation);
+    const resolution = readStoreJson(root, `resolutions/${conflict}.json`);
+    const before = resolution.revision_before as number;
+    const forge = (path: string, value: Record<string, unknown>) =>
+      Deno.writeTextFileSync(join(root, ".bimri", path), JSON.stringify(value, null, 2) + "\n");
+    forge(`resolutions/${conflict}.json`, {
+      ...resolution,
+      revision_after: before,
+      intended_revision_after: before,
+    });
+    forge(`decisions/${chosen}.json`, {
+      ...readStoreJson(root, `decisions/${chosen}.json`),
+      revision: before,
+    });
+    const r = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(r.code, 1, `${operation}: ${r.stdout}`);
+    // The reference's words for an answer's effect, not a plain decision's.
+    assertMatch(
+      r.stdout,
+      new RegExp(
+        `resolved conflict ${conflict} names revision V0+${before}, but that revision does not contain the chosen proposal's effect`,
+      ),
+      operation,
+    );
+    assertNotMatch(r.stdout, /recorded effect/, operation);
   }
 });
 
@@ -330,7 +389,7 @@ Deno.test("read-only doctor fails history that lost a revision, a resolution or 
         Deno.removeSync(join(root, ".bimri/resolutions/C000001.json"));
       },
       new RegExp(
-        `^ {2}- decision ${store.loserRun}-Q001 \\(\\.bimri/decisions/${store.loserRun}-Q001\\.json\\): was decided by resolution C000001, whose record is missing\\.$`,
+        `^ {2}- authority recovery needed: decision ${store.loserRun}-Q001 \\(\\.bimri/decisions/${store.loserRun}-Q001\\.json\\): was decided by resolution C000001, whose record is missing\\.$`,
         "m",
       ),
     ],

@@ -200,6 +200,13 @@ Deno.test("crash after the archive row or an orphan revision: the retry applies 
       // An orphan revision number is never reused: the effect lands on the next one.
       assertResolvedWith(t, t.losers[0], t.head + (orphan ? 2 : 1));
       assertEquals(revisionCount(t.root), t.head + 1 + (orphan ? 2 : 1));
+      // The skipped snapshot stays, byte for byte, and the audit names it (a warning).
+      const audit = await bimri(t.root, ["doctor", "--read-only"]);
+      assertEquals(audit.code, 0, audit.stdout);
+      const orphanWarning = `unreferenced immutable revision V${
+        String(t.head + 1).padStart(6, "0")
+      }.md; it may be an interrupted snapshot or an unresolved applying commit.`;
+      assertEquals(audit.stdout.includes(`  - ${orphanWarning}`), orphan, audit.stdout);
     } finally {
       await Deno.remove(t.root, { recursive: true });
     }
