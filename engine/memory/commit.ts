@@ -32,9 +32,11 @@
  *   6. decision `accepted` (replaces applying)
  *
  * Recovery: an `applying` decision whose effect the head already carries is
- * finalized as accepted with `recovered_from_intent`; otherwise the steps are
- * simply repeated (archive appends are idempotent, an orphan revision number
- * is skipped), so every effect lands exactly once.
+ * finalized as accepted with `recovered_from_intent`, by its own run's retry
+ * or, for the head's own commit, by whichever command next moves the head or
+ * starts a run (`finalizeInterruptedCommit`); otherwise the steps are simply
+ * repeated (archive appends are idempotent, an orphan revision number is
+ * skipped), so every effect lands exactly once.
  */
 import { BimriError } from "../errors.ts";
 import {
@@ -127,8 +129,9 @@ export function applyPendingProposals(store: Store, run: string): ApplySummary {
   if (pending.length === 0) return summary;
   // The reference's audit checkpoint must re-prove the store after authority writes.
   invalidateAuditWitness(store.paths);
-  // An owner answer whose effect already committed (crash before its `resolved`
-  // record) is finalized before later same-key intents can move the key on.
+  // A commit or an owner answer whose effect already made the head (a crash
+  // before its final record) is finished before later intents move the key on.
+  const finishedHere = finalizeInterruptedCommit(store);
   finalizeCommittedResolutions(store);
   const markers = new Set(logFacts.proposalMarkers);
   const newConflicts: { conflictId: string; proposalId: string }[] = [];
@@ -164,6 +167,8 @@ export function applyPendingProposals(store: Store, run: string): ApplySummary {
         }
         break;
       case "replayed":
+        // This run's own commit, finished just above, still counts as applied here.
+        if (id === finishedHere) summary.applied++;
         break;
     }
   }
@@ -194,14 +199,7 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
   const reflected = effectReflectedAtHead(store, proposal, live);
   if (existing !== null && reflected) {
     // Interrupted after the state step: the head already carries this effect.
-    if (proposal.operation === "close") {
-      const base = proposalBaseEntry(store, proposal);
-      if (base) appendArchive(store.paths, id, base.raw, "closed");
-    }
-    writeDecision(store.paths, id, "accepted", {
-      revision: head.revision,
-      recovered_from_intent: true,
-    }, true);
+    acceptAtHead(store, proposal);
     return { kind: "applied", revision: head.revision, warning: null };
   }
   if (reflected) {
@@ -239,6 +237,40 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
   }
   const { revision, warning } = commitSteps(store, proposal, live, plan, true, existing !== null);
   return { kind: "applied", revision, warning };
+}
+
+/** Finishes an interrupted commit whose effect the head carries: accepted at the head. */
+function acceptAtHead(store: Store, proposal: Proposal): void {
+  const id = proposal.proposal_id;
+  if (proposal.operation === "close") {
+    const base = proposalBaseEntry(store, proposal);
+    if (base) appendArchive(store.paths, id, base.raw, "closed");
+  }
+  writeDecision(store.paths, id, "accepted", {
+    revision: store.head.revision,
+    recovered_from_intent: true,
+  }, true);
+}
+
+/**
+ * Finishes the one commit a crash can leave behind the head: the head's
+ * reason is `accepted <id>` while that proposal's decision is still
+ * `applying`. Called (under the engine lock) before anything moves the head
+ * on, as the reference's load does: once a later writer changes the key, that
+ * run could no longer prove its effect and could never sync or close.
+ * Reads one decision on the everyday path. Returns the finished proposal ID.
+ */
+export function finalizeInterruptedCommit(store: Store): string | null {
+  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
+  if (reason === null) return null;
+  const id = reason[1];
+  if (readDecision(store.paths, id)?.outcome !== "applying") return null;
+  const proposal = readProposal(store.paths, id)?.proposal;
+  if (!proposal) return null;
+  const live = findLive(store.head.view, store.state, proposal.key);
+  if (!effectReflectedAtHead(store, proposal, live)) return null;
+  acceptAtHead(store, proposal);
+  return id;
 }
 
 /** The view edit plus cooling for one proposal against the current head. */
@@ -405,6 +437,7 @@ export function commitProposalEffect(
     );
   }
   invalidateAuditWitness(store.paths);
+  finalizeInterruptedCommit(store);
   return commitSteps(store, effective, live, plan, false, true);
 }
 

@@ -37,6 +37,7 @@ import {
   readDecision,
   readResolution,
 } from "./review.ts";
+import { finalizeInterruptedCommit } from "./commit.ts";
 
 /**
  * Commits one chosen candidate's effect as a human-confirmed change (Tier 1/2
@@ -487,15 +488,16 @@ export function resolveConflict(
 }
 
 /**
- * For `start`, once its check found the store healthy: finishes the answers a
- * crash left applying whose effect is already committed (as sync and close
- * do), then records the summary again, since those records are this
- * command's own change. Returns the conflict IDs it finished.
+ * For `start`, once its check found the store healthy: finishes the commit
+ * and the answers a crash left applying whose effect is already committed (as
+ * sync and close do), then records the summary again, since those records are
+ * this command's own change. Returns the proposal and conflict IDs it finished.
  */
 export function finishCommittedAnswersAtStart(store: Store): string[] {
+  const commit = finalizeInterruptedCommit(store);
   const finished = finalizeCommittedResolutions(store);
-  if (finished.length > 0) refreshAuthoritySummary(store);
-  return finished;
+  if (commit !== null || finished.length > 0) refreshAuthoritySummary(store);
+  return commit === null ? finished : [commit, ...finished];
 }
 
 /**

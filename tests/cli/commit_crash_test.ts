@@ -3,8 +3,8 @@
  * (BIMRI_FAULT) must be finished exactly once by the next sync or close, with
  * no lost or duplicated effect, and doctor must pass.
  */
-import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
+import { bimri, must, newSubject, readStoreJson, startRun, tempStore } from "../helpers/cli.ts";
 
 const POINTS = [
   "after-applying-decision",
@@ -119,4 +119,37 @@ Deno.test("a propose killed before its log marker is completed by the next sync"
   const next = await bimri(root, newSubject(run, "b.two", "B two."));
   assertEquals(next.stdout, "R000001-Q002\n");
   assertEquals((await bimri(root, ["doctor"])).code, 0);
+});
+
+Deno.test("a commit cut short after its head is finished by the next writer of any run, so a later value on the key cannot strand it", async () => {
+  for (const point of ["after-state", "after-view"]) {
+    for (const next of ["start", "sync"]) {
+      const root = await tempStore();
+      const crashed = await startRun(root, "crashed");
+      await must(root, newSubject(crashed, "k.same", "Value A."));
+      const cut = await bimri(root, ["sync", "--run", crashed], { env: { BIMRI_FAULT: point } });
+      assertEquals(cut.code, 86, point);
+      const decision = () => readStoreJson(root, `decisions/${crashed}-Q001.json`);
+      assertEquals(decision().outcome, "applying", point);
+      const later = await startRun(root, "later");
+      if (next === "start") {
+        // As the reference's load does: the head proves the commit, so start finishes it.
+        assertEquals(decision().outcome, "accepted", `${point}/${next}`);
+      }
+      await must(root, ["propose", "--run", later, "--key", "k.same", "--text", "Value B."]);
+      await must(root, ["sync", "--run", later]);
+      assertEquals(decision().outcome, "accepted", `${point}/${next}`);
+      assertEquals(decision().revision, 1, `${point}/${next}`);
+      assertEquals(decision().recovered_from_intent, true, `${point}/${next}`);
+      // The crashed run syncs and closes normally; Value B stands.
+      const retry = await bimri(root, ["sync", "--run", crashed]);
+      assertEquals(retry.code, 0, `${point}/${next}: ${retry.stderr}`);
+      await must(root, ["close", "--run", crashed, "--outcome", "success"]);
+      assertEquals(memoryLines(root).length, 1);
+      assertMatch(memoryLines(root)[0], /\[K:k\.same\].* Value B\./);
+      const doctor = await bimri(root, ["doctor", "--read-only"]);
+      assertEquals(doctor.code, 0, doctor.stdout);
+      assertNotMatch(doctor.stdout, /unreferenced|applying/, `${point}/${next}`);
+    }
+  }
 });
