@@ -449,10 +449,15 @@ export function collectFacts(
       cache.logs = Object.fromEntries(nextLogs);
     }
   }
+  // Only a regular file is a revision: a link could show any bytes, so it counts as missing.
   const revisions = new Set<number>();
-  for (const name of listNames(paths.folder("revisions"))) {
-    const m = /^V([0-9]{6})\.md$/.exec(name);
-    if (m) revisions.add(Number(m[1]));
+  try {
+    for (const entry of Deno.readDirSync(paths.folder("revisions"))) {
+      const m = /^V([0-9]{6})\.md$/.exec(entry.name);
+      if (m && entry.isFile && !entry.isSymlink) revisions.add(Number(m[1]));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return outcomes
     ? { records, logs, dirty, outcomes, revisions }
@@ -590,7 +595,50 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
       out.push(issue("resolution", id, "resolution status is failed; explicit retry is required."));
     }
   }
+  out.push(...beyondHeadIssues(state, facts));
   if (facts.revisions) out.push(...missingRevisionIssues(state, facts, facts.revisions));
+  return out;
+}
+
+/**
+ * History that names a revision the head has not reached (a forged or
+ * misplaced record; the reference pauses writes on it). An applying decision
+ * names no revision yet; a resolution may intend the next one.
+ */
+function beyondHeadIssues(state: State, facts: AuthorityFacts): AuthorityIssue[] {
+  const out: AuthorityIssue[] = [];
+  const head = state.head_revision;
+  const beyond = (n: number | null | undefined): n is number => typeof n === "number" && n > head;
+  const usable = (f: RecordFacts) => !f.problem && !f.stub;
+  for (const [id, p] of facts.records.proposal) {
+    if (usable(p) && beyond(p.baseRevision)) {
+      out.push(
+        issue(
+          "proposal",
+          id,
+          `base revision ${p.baseRevision} is beyond the current canonical head`,
+        ),
+      );
+    }
+  }
+  for (const [id, d] of facts.records.decision) {
+    if (usable(d) && d.outcome !== "applying" && beyond(d.revision)) {
+      out.push(
+        issue("decision", id, `revision ${d.revision} is beyond the current canonical head`),
+      );
+    }
+  }
+  for (const [id, r] of facts.records.resolution) {
+    if (usable(r) && r.status === "resolved" && beyond(r.revisionAfter)) {
+      out.push(
+        issue(
+          "resolution",
+          id,
+          `revision_after ${r.revisionAfter} is beyond the current canonical head`,
+        ),
+      );
+    }
+  }
   return out;
 }
 
@@ -1044,6 +1092,6 @@ export function requireHealthyAuthority(store: Store, options: HealthOptions = {
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
   throw new BimriError(
     "authority-recovery-needed",
-    `AUTHORITY RECOVERY NEEDED: ${first}${more} Shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
+    `AUTHORITY RECOVERY NEEDED: ${first}${more} shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
   );
 }

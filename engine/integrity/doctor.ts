@@ -766,10 +766,7 @@ class Audit {
         );
         continue;
       }
-      const revision = d.revision;
-      if (revision > head) {
-        this.errors.push(`decision ${id} names revision ${revision}, beyond the head.`);
-      }
+      const revision = d.revision; // Beyond the head: reported with the graph issues.
       if (p && typeof p.baseRevision === "number" && revision < p.baseRevision) {
         this.errors.push(`decision ${id} names revision ${revision}, before its proposal's base.`);
       }
@@ -807,6 +804,8 @@ class Audit {
       for (const field of ["revision_before", "revision_after", "intended_revision_after"]) {
         const value = r[field];
         if (r.status === "resolved" && field === "intended_revision_after") continue;
+        // A resolved answer's revision_after beyond the head is a graph issue.
+        if (r.status === "resolved" && field === "revision_after") continue;
         if (
           typeof value === "number" && value > head + (field === "intended_revision_after" ? 1 : 0)
         ) {
@@ -852,10 +851,7 @@ class Audit {
 
   private checkProposalBase(id: string, p: ProposalFacts): void {
     const base = p.baseRevision;
-    if (base > this.state.head_revision) {
-      this.errors.push(`proposal ${id} has base_revision ${base}, beyond the head.`);
-      return;
-    }
+    if (base > this.state.head_revision) return; // Reported with the graph issues.
     const revHash = this.revisionHashes.get(base);
     if (revHash === undefined) {
       // Its base snapshot is what proves the observed value (the reference requires it).

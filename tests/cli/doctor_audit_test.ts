@@ -472,3 +472,45 @@ Deno.test("a revision the history names, deleted, pauses shared writes on the ev
   assertEquals(status.code, 1, status.stdout);
   assertMatch(status.stdout, /names revision V000001, which is missing/);
 });
+
+Deno.test("a decision naming a revision beyond the head pauses shared writes and fails status", async () => {
+  const store = await healthy;
+  const root = await copyStore(store.root);
+  const warm = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(warm.code, 0, warm.stderr);
+  // Replaced by a rename, as an editor or a script would.
+  const path = recordFile(root, "decisions", "R000001-Q001");
+  const forged = { ...JSON.parse(Deno.readTextFileSync(path)), revision: 999999 };
+  Deno.writeTextFileSync(`${path}.tmp`, JSON.stringify(forged, null, 2) + "\n");
+  Deno.renameSync(`${path}.tmp`, path);
+  const before = hashTree(root);
+  const sync = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(sync.code, 2, sync.stdout);
+  assertMatch(
+    sync.stderr,
+    /AUTHORITY RECOVERY NEEDED: decision R000001-Q001 .*revision 999999 is beyond the current canonical head/,
+  );
+  // The reference's words, which scripts may look for.
+  assertMatch(sync.stderr, /shared-memory writes are paused/);
+  assertEquals(diffTrees(before, hashTree(root)), null);
+  const status = await bimri(root, ["status"]);
+  assertEquals(status.code, 1, status.stdout);
+  assertMatch(status.stdout, /revision 999999 is beyond the current canonical head/);
+});
+
+Deno.test("a historical revision replaced by a symbolic link counts as missing", async () => {
+  const store = await healthy;
+  const root = await copyStore(store.root);
+  const warm = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(warm.code, 0, warm.stderr);
+  const outside = await tempStore("bimri-outside-");
+  const revision = join(root, ".bimri/revisions/V000001.md");
+  Deno.copyFileSync(revision, join(outside, "V000001.md"));
+  Deno.removeSync(revision);
+  Deno.symlinkSync(join(outside, "V000001.md"), revision);
+  const sync = await bimri(root, ["sync", "--run", store.winnerRun]);
+  assertEquals(sync.code, 2, sync.stdout);
+  assertMatch(sync.stderr, /decision R000001-Q001 .*names revision V000001, which is missing/);
+  const status = await bimri(root, ["status"]);
+  assertEquals(status.code, 1, status.stdout);
+});
