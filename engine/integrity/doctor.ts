@@ -110,7 +110,16 @@ type DecisionFacts = {
   reason: unknown;
   resolutionId: unknown;
   conflictId: unknown;
+  /** A noop's evidence: where the matching generation was, and its line hash. */
+  effectStorage: unknown;
+  effectHash: unknown;
 };
+
+/** A noop the commit itself decided (an owner's dismissal is checked with its answer). */
+function isOwnNoop(d: DecisionFacts): boolean {
+  return d.outcome === "noop" && typeof d.resolutionId !== "string" &&
+    typeof d.revision === "number";
+}
 
 /**
  * The conflicts whose live snapshot the reference proves in the residency
@@ -128,6 +137,8 @@ function decisionFacts(d: JsonObject): DecisionFacts {
     reason: d.reason,
     resolutionId: d.resolution_id,
     conflictId: d.conflict_id,
+    effectStorage: d.effect_storage,
+    effectHash: d.effect_hash,
   };
 }
 
@@ -661,7 +672,7 @@ class Audit {
       if (!d || !usable("decision", id)) continue;
       this.decisions.set(id, d);
       const p = this.proposals.get(id);
-      if (d.outcome === "accepted" && p) this.ask(d.revision, p.key);
+      if ((d.outcome === "accepted" || isOwnNoop(d)) && p) this.ask(d.revision, p.key);
     }
     for (
       const [kind, target] of [["conflict", this.conflicts], [
@@ -773,6 +784,7 @@ class Audit {
       if (d.outcome === "accepted" && p && revision <= head) {
         this.checkAcceptedEffect(id, p, revision, d.resolutionId);
       }
+      if (isOwnNoop(d) && p && revision <= head) this.checkNoopEffect(id, p, d);
       if (d.outcome === "held" && p && p.v51) {
         const hold = p.holdReason;
         const lateOnly = HOLD_REASONS.slice(3);
@@ -928,6 +940,28 @@ class Audit {
           : `decision ${id} names revision ${
             revisionName(revision)
           }, which does not contain the proposal's recorded effect.`,
+      );
+    }
+  }
+
+  /**
+   * A noop says memory already held the proposal's effect at its revision:
+   * that revision must show the generation it recorded (a v5.0-era noop,
+   * from before cold storage, a hot line for a set and none for a close).
+   */
+  private checkNoopEffect(id: string, p: ProposalFacts, d: DecisionFacts): void {
+    const found = this.keyLine(d.revision, p.key);
+    if (found === undefined) return;
+    let ok = true;
+    if (d.effectStorage === "hot") ok = found !== null && found.hash === d.effectHash;
+    else if (d.effectStorage === "absent") ok = found === null;
+    else if (d.effectStorage === undefined && p.operation === "set") ok = found !== null;
+    else if (d.effectStorage === undefined && p.operation === "close") ok = found === null;
+    if (!ok) {
+      this.errors.push(
+        `decision ${id} names revision ${
+          revisionName(d.revision)
+        }, which does not contain the proposal's recorded effect.`,
       );
     }
   }

@@ -514,3 +514,49 @@ Deno.test("a historical revision replaced by a symbolic link counts as missing",
   const status = await bimri(root, ["status"]);
   assertEquals(status.code, 1, status.stdout);
 });
+
+Deno.test("a noop decision must find the generation it recorded at its revision", async () => {
+  const root = await tempStore();
+  const seed = await startRun(root, "seed");
+  await must(root, newSubject(seed, "audit.noop", "Same value.", ["--importance", "2"]));
+  await must(root, ["sync", "--run", seed]);
+  const again = await startRun(root, "again");
+  const id = (await must(root, [
+    "propose",
+    "--run",
+    again,
+    "--key",
+    "audit.noop",
+    "--text",
+    "Same value.",
+    "--importance",
+    "2",
+  ])).trim();
+  await must(root, ["sync", "--run", again]);
+  const path = join(root, ".bimri/decisions", `${id}.json`);
+  const noop = JSON.parse(Deno.readTextFileSync(path));
+  assertEquals(noop.outcome, "noop");
+  assertEquals(noop.effect_storage, "hot");
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+  const forge = (value: Record<string, unknown>) =>
+    Deno.writeTextFileSync(path, JSON.stringify(value, null, 2) + "\n");
+  const recorded = new RegExp(
+    `decision ${id} names revision V000000, which does not contain the proposal's recorded effect`,
+  );
+  forge({ ...noop, revision: 0 });
+  const moved = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(moved.code, 1, moved.stdout);
+  assertMatch(moved.stdout, recorded);
+  // A v5.0-era noop (no evidence) for a value memory never held: the staged intent would be lost.
+  forge({
+    bimri_version: "5.0",
+    proposal_id: id,
+    outcome: "noop",
+    reason: "current memory already matches",
+    recorded_at: "2026-07-27T00:00:00Z",
+    revision: 0,
+  });
+  const legacy = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(legacy.code, 1, legacy.stdout);
+  assertMatch(legacy.stdout, recorded);
+});
