@@ -50,6 +50,8 @@ import {
   stubProblems,
 } from "./schemas.ts";
 import { preserveEvidenceBytes } from "./manual_edit.ts";
+import { readCandidate, readConflict } from "../memory/review.ts";
+import { chosenEffectAtHead } from "../memory/resolve.ts";
 import { auditStore, AUTHORITY_RECOVERY_NEEDED } from "./doctor.ts";
 
 /** Validates `--kind` and `--id`. */
@@ -134,7 +136,7 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
       const d = readObject(`${dir}/${name}`);
       if (d && d.resolution_id === id) return true;
     }
-    return false;
+    return answerProvenAtHead(store, id);
   }
   // Proposals and decisions: the run log's [PROPOSE:] marker, or a dependent record.
   const run = id.slice(0, 7);
@@ -147,6 +149,25 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
     if ((c.proposalIds ?? []).includes(id)) return true;
   }
   return false;
+}
+
+/**
+ * The reference's other evidence that an answer existed, for when its record
+ * and the finalized decision are both gone: the conflict is there and the
+ * head carries one candidate's effect (only an owner's choice commits it).
+ */
+function answerProvenAtHead(store: Store, id: string): boolean {
+  try {
+    const conflict = readConflict(store, id);
+    if (conflict === null) return false;
+    return conflict.proposal_ids.some((candidate) =>
+      chosenEffectAtHead(store, conflict, readCandidate(store, candidate))
+    );
+  } catch (error) {
+    // A conflict or candidate that cannot be read proves nothing.
+    if (error instanceof BimriError) return false;
+    throw error;
+  }
 }
 
 /** What quarantine did. */

@@ -216,3 +216,42 @@ Deno.test("restore is not staged while another record is damaged rather than qua
   assertMatch(last.stdout, /Authority validates again/);
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
 });
+
+Deno.test("an answered conflict that lost both its answer and the chosen decision can be quarantined and restored in either order", async () => {
+  const s = await healthy;
+  for (const order of [["resolution", "decision"], ["decision", "resolution"]]) {
+    const root = await copyStore(s.root);
+    const chosen = `${s.loserRun}-Q001`;
+    const r = await bimri(root, ["resolve", "C000001", "--choose", chosen, "--human-approved"]);
+    assertEquals(r.code, 0, r.stderr);
+    const outside = await tempStore("bimri-reviewed-");
+    const files: Record<string, [string, string]> = {
+      decision: [chosen, recordFile(root, "decisions", chosen)],
+      resolution: ["C000001", recordFile(root, "resolutions", "C000001")],
+    };
+    for (const [kind, [, path]] of Object.entries(files)) {
+      Deno.copyFileSync(path, join(outside, `${kind}.json`));
+      Deno.removeSync(path);
+    }
+    // The head still carries the chosen value: evidence that an answer existed.
+    for (const kind of order) {
+      const [id] = files[kind];
+      const q = await bimri(root, [
+        "quarantine-authority",
+        "--kind",
+        kind,
+        "--id",
+        id,
+        "--human-approved",
+      ]);
+      assertEquals(q.code, 0, `${order}: quarantine ${kind}: ${q.stderr}`);
+    }
+    for (const kind of order) {
+      const [id] = files[kind];
+      const restored = await bimri(root, restoreArgs(kind, id, join(outside, `${kind}.json`)));
+      assertEquals(restored.code, 0, `${order}: restore ${kind}: ${restored.stderr}`);
+    }
+    const doctor = await bimri(root, ["doctor", "--read-only"]);
+    assertEquals(doctor.code, 0, `${order}: ${doctor.stdout}`);
+  }
+});
