@@ -9,7 +9,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { parseViewShared } from "../model/hot.ts";
-import { PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
+import { PROPOSAL_ID, requireConflictId, revisionName } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import { utcTimestamp } from "../model/time.ts";
@@ -72,18 +72,7 @@ const CHANGED_MESSAGE =
  */
 function requireRecordedResidency(store: Store, conflict: ConflictRecord, revision: number): void {
   if (conflict.raw.bimri_version !== AUTHORITY_FORMAT || conflict.type === "manual-edit") return;
-  let view = store.head.view;
-  if (revision !== store.head.revision) {
-    const text = readRevision(store.paths, revision);
-    if (text === null) {
-      throw new BimriError(
-        "store-corrupt",
-        `${conflict.conflict_id} names revision ${revision}, which is missing; run doctor.`,
-      );
-    }
-    view = parseViewShared(text, store.state.entry_max_chars);
-  }
-  const hot = view.entries.find((e) => e.entry.key === conflict.key);
+  const hot = hotEntryAt(store, revision, conflict.key, conflict.conflict_id);
   const holds = conflict.extra.current_storage === "hot"
     ? hot !== undefined && hot.raw === conflict.current_line
     : hot === undefined;
@@ -92,6 +81,82 @@ function requireRecordedResidency(store: Store, conflict: ConflictRecord, revisi
     "refused",
     `${conflict.key} moved between hot memory and cold-current after ${conflict.conflict_id} was raised (its value is unchanged), so no answer to it can be verified by either engine. Nothing was written; the live value stands. Ask the agent to review the latest state.`,
   );
+}
+
+/** The hot entry of `key` at `revision` (undefined when absent); fails closed on a missing revision. */
+function hotEntryAt(store: Store, revision: number, key: string, owner: string) {
+  let view = store.head.view;
+  if (revision !== store.head.revision) {
+    const text = readRevision(store.paths, revision);
+    if (text === null) {
+      throw new BimriError(
+        "store-corrupt",
+        `${owner} names revision ${revisionName(revision)}, which is missing; run doctor.`,
+      );
+    }
+    view = parseViewShared(text, store.state.entry_max_chars);
+  }
+  return view.entries.find((e) => e.entry.key === key);
+}
+
+/**
+ * A resolved record is proven before a repeated resolve finalizes decisions
+ * from it (as the reference validates an answer's effect): its revisions are
+ * not before any candidate's base, and the revision it names holds the choice
+ * (the live value kept, or the chosen candidate's effect). A record that fails
+ * is damaged authority: nothing is written.
+ */
+function requireProvenResolvedAnswer(
+  store: Store,
+  conflict: ConflictRecord,
+  record: JsonObject,
+): void {
+  const id = conflict.conflict_id;
+  const before = record.revision_before;
+  const after = record.revision_after;
+  const head = store.state.head_revision;
+  const damaged = (why: string) =>
+    new BimriError(
+      "store-corrupt",
+      `resolution ${id} is not proven: ${why}. Nothing was written; run doctor.`,
+    );
+  if (typeof before !== "number" || typeof after !== "number" || after > head || before > after) {
+    throw damaged("its revisions are missing, out of order or beyond the head");
+  }
+  const bases = conflict.proposal_ids.map((pid) => readCandidate(store, pid).base_revision);
+  if (bases.some((base) => before < base)) {
+    throw damaged("resolution revision_before precedes a candidate proposal's base revision");
+  }
+  const choice = record.choice;
+  if (choice === "current" || choice === "dismiss") {
+    requireRecordedResidency(store, conflict, before);
+    requireRecordedResidency(store, conflict, after);
+    return;
+  }
+  if (typeof choice !== "string" || !conflict.proposal_ids.includes(choice)) {
+    throw damaged("it chose no candidate of the conflict");
+  }
+  const candidate = readCandidate(store, choice);
+  const found = hotEntryAt(store, after, conflict.key, `resolution ${id}`);
+  let holds: boolean;
+  if (candidate.operation === "close") holds = found === undefined;
+  else if (candidate.operation === "touch") {
+    holds = found !== undefined && found.entry.tier === 2 &&
+      found.entry.last_run === candidate.run_id;
+  } else {
+    // A chosen set may have landed cold (cooled by its own commit): absent proves nothing either way.
+    const expectedId = candidate.tier === 3 ? candidate.raw.pattern_id : candidate.raw.entry_id;
+    // Another run may have made the same value current first (the answer then names its line).
+    holds = found === undefined || found.entry.id === expectedId ||
+      candidateSetMatches(candidate, found.entry);
+  }
+  if (!holds) {
+    throw damaged(
+      `resolved conflict ${id} names revision ${
+        revisionName(after)
+      }, but that revision does not contain the chosen proposal's effect`,
+    );
+  }
 }
 
 /**
@@ -352,6 +417,7 @@ export function resolveConflict(
   // A finished answer stands: repeating it (with any choice) only completes
   // decision finalization an interruption may have left behind.
   if (existing && existing.status === "resolved") {
+    requireProvenResolvedAnswer(store, conflict, existing);
     if (finalizeCandidateDecisions(store, conflict, existing) > 0) {
       invalidateAuditWitness(store.paths);
     }

@@ -275,12 +275,17 @@ Deno.test("doctor fails an answer recorded after its subject cooled, as the refe
         2,
       ) + "\n",
     );
-    // Repeating a finished answer only finalizes its decisions.
-    ok(
-      await bimri(root, ["resolve", conflict, "--choose", "dismiss", "--human-approved"]),
-      "finalize",
-    );
-    assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "noop");
+    // A finished answer is proven before its decisions are finalized: this one cannot be.
+    const repeat = await bimri(root, [
+      "resolve",
+      conflict,
+      "--choose",
+      "dismiss",
+      "--human-approved",
+    ]);
+    assertEquals(repeat.code, 2, repeat.stdout);
+    assertMatch(repeat.stderr, /cache\.ttl moved between hot memory and cold-current/);
+    assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "contested");
     const doctor = await bimri(root, ["doctor", "--read-only"]);
     assertEquals(doctor.code, 1);
     assertMatch(
@@ -411,5 +416,60 @@ Deno.test("a Recovery review (manual edit of bimri.md) is dismissed", async () =
     assertMatch(after.stdout, /^Recovery reviews: 0$/m);
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a forged resolved record is proven before a repeated resolve finalizes anything", async () => {
+  const forgeries: [string, (head: number) => Record<string, unknown>, RegExp][] = [
+    [
+      "a choice the revision does not hold",
+      (head) => ({ revision_before: head, revision_after: head }),
+      /does not contain the chosen proposal's effect/,
+    ],
+    [
+      "an answer before a candidate's base",
+      () => ({ revision_before: 0, revision_after: 0 }),
+      /precedes a candidate proposal's base revision/,
+    ],
+  ];
+  for (const [what, revisions, message] of forgeries) {
+    const c = await conflicted("forged.answer", [["--text", "Loser value."]]);
+    try {
+      const { root, losers, conflict } = c;
+      const head = json(root, "state.json").head_revision as number;
+      Deno.writeTextFileSync(
+        join(root, ".bimri", "resolutions", `${conflict}.json`),
+        JSON.stringify(
+          {
+            bimri_version: "5.0",
+            by: "user",
+            choice: losers[0],
+            conflict_id: conflict,
+            proposal_ids: losers,
+            resolved_at: "2026-07-27T00:00:01Z",
+            started_at: "2026-07-27T00:00:00Z",
+            status: "resolved",
+            ...revisions(head),
+          },
+          null,
+          2,
+        ) + "\n",
+      );
+      await unchangedExceptLock(root, async () => {
+        const r = await bimri(root, [
+          "resolve",
+          conflict,
+          "--choose",
+          losers[0],
+          "--human-approved",
+        ]);
+        assertEquals(r.code, 2, `${what}: ${r.stdout}`);
+        assertMatch(r.stderr, /^BIMRI ERROR: resolution C\d{6} is not proven: /, what);
+        assertMatch(r.stderr, message, what);
+      });
+      assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "contested", what);
+    } finally {
+      await Deno.remove(c.root, { recursive: true });
+    }
   }
 });
