@@ -338,6 +338,8 @@ export type AuthorityFacts = {
    * cached everyday and status checks; doctor checks revisions itself).
    */
   revisions?: Set<number>;
+  /** Runs whose log is a symbolic link or not a regular file (the cached checks list them). */
+  unsafeLogs?: string[];
   /** True when the cache given to `collectFacts` was updated. */
   dirty: boolean;
 };
@@ -412,6 +414,7 @@ export function collectFacts(
     return { records, logs, dirty: false };
   }
   const outcomes = options.strictLogs ? new Map<string, string | null>() : undefined;
+  const unsafeLogs: string[] = [];
   for (const name of listNames(logFolder)) {
     const run = name.endsWith(".md") ? name.slice(0, -3) : "";
     if (!RUN_ID.test(run)) continue;
@@ -425,7 +428,12 @@ export function collectFacts(
     }
     const path = `${logFolder}/${name}`;
     const info = lstatOrNull(path);
-    if (!info || !info.isFile) continue;
+    if (!info) continue;
+    if (info.isSymlink || !info.isFile) {
+      // A link could show another run's history (or none): the log is unusable.
+      unsafeLogs.push(run);
+      continue;
+    }
     const fp = fingerprint(info);
     if (!facts || facts.fp !== fp || (options.strictLogs && !("outcome" in facts))) {
       dirty = true;
@@ -460,8 +468,8 @@ export function collectFacts(
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return outcomes
-    ? { records, logs, dirty, outcomes, revisions }
-    : { records, logs, dirty, revisions };
+    ? { records, logs, dirty, outcomes, revisions, unsafeLogs }
+    : { records, logs, dirty, revisions, unsafeLogs };
 }
 
 /**
@@ -594,6 +602,14 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     if (r.status === "failed") {
       out.push(issue("resolution", id, "resolution status is failed; explicit retry is required."));
     }
+  }
+  for (const run of facts.unsafeLogs ?? []) {
+    out.push({
+      kind: "run log",
+      id: run,
+      path: `.bimri/log/${run}.md`,
+      problem: "run log cannot be a symbolic link or anything but a regular file",
+    });
   }
   out.push(...beyondHeadIssues(state, facts));
   if (facts.revisions) out.push(...missingRevisionIssues(state, facts, facts.revisions));

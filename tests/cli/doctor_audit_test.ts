@@ -560,3 +560,20 @@ Deno.test("a noop decision must find the generation it recorded at its revision"
   assertEquals(legacy.code, 1, legacy.stdout);
   assertMatch(legacy.stdout, recorded);
 });
+
+Deno.test("a run log replaced by a symbolic link fails status and pauses writes", async () => {
+  const store = await healthy;
+  const root = await copyStore(store.root);
+  const outside = await tempStore("bimri-outside-");
+  const log = join(root, ".bimri/log", `${store.winnerRun}.md`);
+  Deno.copyFileSync(log, join(outside, "log.md"));
+  Deno.removeSync(log);
+  Deno.symlinkSync(join(outside, "log.md"), log);
+  const status = await bimri(root, ["status"]);
+  assertEquals(status.code, 1, status.stdout);
+  assertMatch(status.stdout, /run log cannot be a symbolic link/);
+  const sync = await bimri(root, ["sync", "--run", store.loserRun]);
+  assertEquals(sync.code, 2, sync.stdout);
+  assertMatch(sync.stderr, /run log R\d{6} .*run log cannot be a symbolic link/);
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 1);
+});
