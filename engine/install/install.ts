@@ -22,6 +22,7 @@ import {
   activationTransactionOf,
   PREPARING_PREFIX,
   publishActivationFolder,
+  refuseUnsafeWriteFolder,
   STATE_BACKUP_NAME as ACTIVATION_STATE_BACKUP,
   UPDATE_BACKUPS,
 } from "../migrate/v502.ts";
@@ -34,7 +35,7 @@ import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonic
 import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { faultPoint } from "../store/fault.ts";
-import { StorePaths } from "../store/paths.ts";
+import { STORE_FOLDERS, StorePaths } from "../store/paths.ts";
 import { loadState, openExisting, withStore } from "../store/store.ts";
 import {
   AUTHORITY_FORMAT,
@@ -177,19 +178,30 @@ function readTextStrict(path: string, label: string): string | null {
   return text;
 }
 
+/** Where the fresh route keeps its backups of touched paths (root-relative). */
+const INSTALL_BACKUPS = ".bimri/install-backups";
+
+/**
+ * Every folder either route creates or writes into, parents before children
+ * (root-relative). Creating a folder or a file inside one follows a symbolic
+ * link, so a linked one would carry backups, receipts or records out of the
+ * project: each must be a real folder or absent.
+ */
+const WRITE_FOLDERS: readonly string[] = [
+  ".bimri",
+  INSTALL_BACKUPS,
+  ...STORE_FOLDERS.map((name) => `.bimri/${name}`),
+  UPDATE_BACKUPS,
+];
+
 /** Refuses symlinks and folders where the installer writes files (validate before any write). */
 function validateWriteTargets(target: string): void {
   const info = lstatOrNull(target);
   if (info && !info.isDirectory) {
     throw new BimriError("store-unsafe", `the target ${target} exists and is not a folder.`);
   }
-  const bimriDir = lstatOrNull(join(target, ".bimri"));
-  if (bimriDir && (bimriDir.isSymlink || !bimriDir.isDirectory)) {
-    throw new BimriError(
-      "store-unsafe",
-      "the target's .bimri is a symbolic link or not a folder; nothing was changed.",
-    );
-  }
+  // Parents first: a linked .bimri is refused before anything is looked up through it.
+  for (const name of WRITE_FOLDERS) refuseUnsafeWriteFolder(target, name);
   for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
     const entry = lstatOrNull(join(target, name));
     if (entry && (entry.isSymlink || !entry.isFile)) {
@@ -291,7 +303,7 @@ function copyStore(target: string, into: string): void {
     if (info.isDirectory && !info.isSymlink) {
       Deno.mkdirSync(to);
       for (const entry of Deno.readDirSync(from)) {
-        if (rel(target, join(from, entry.name)) === ".bimri/install-backups") continue;
+        if (rel(target, join(from, entry.name)) === INSTALL_BACKUPS) continue;
         copy(join(from, entry.name), join(to, entry.name));
       }
     } else if (info.isFile) Deno.copyFileSync(from, to);
@@ -439,7 +451,7 @@ function storeEntries(target: string): { files: Set<string>; dirs: Set<string> }
     for (const entry of entries) {
       const path = join(dir, entry.name);
       const name = rel(target, path);
-      if (name === ".bimri/install-backups") continue;
+      if (name === INSTALL_BACKUPS) continue;
       if (entry.isDirectory && !entry.isSymlink) {
         dirs.add(name);
         walk(path);
@@ -450,29 +462,42 @@ function storeEntries(target: string): { files: Set<string>; dirs: Set<string> }
   return { files, dirs };
 }
 
+/**
+ * Backs up every path the fresh route may replace into a new
+ * `.bimri/install-backups/<stamp>/`. Every managed path is checked before the
+ * first write, so a refusal leaves the project as it was.
+ */
 function snapshotTarget(target: string, stamp: string): InstallSnapshot {
-  const backupDir = join(target, ".bimri", "install-backups", stamp);
-  Deno.mkdirSync(backupDir, { recursive: true });
   const { files, dirs } = storeEntries(target);
   const managed = [
-    ...PACKAGE_FILES,
-    ...ADAPTER_FILES,
-    ...LEGACY_ROOT_FILES,
-    ...LOCAL_FILES,
-    ".bimri/state.json",
-    ".bimri/index.tsv",
-    ...[...files].filter((f) => /^\.bimri\/conflicts\/[^/]+\.json$/.test(f)).sort(),
+    ...new Set([
+      ...PACKAGE_FILES,
+      ...ADAPTER_FILES,
+      ...LEGACY_ROOT_FILES,
+      ...LOCAL_FILES,
+      ".bimri/state.json",
+      ".bimri/index.tsv",
+      ...[...files].filter((f) => /^\.bimri\/conflicts\/[^/]+\.json$/.test(f)).sort(),
+    ]),
   ];
-  const records: Record<string, SnapshotRecord> = {};
-  for (const name of new Set(managed)) {
-    const source = join(target, name);
-    const info = lstatOrNull(source);
+  for (const name of managed) {
+    const info = lstatOrNull(join(target, name));
     if (info?.isSymlink || (info && !info.isFile)) {
       throw new BimriError(
         "store-unsafe",
-        `refusing to install over ${name}: it is a symbolic link or not a regular file; nothing was changed.`,
+        `refusing to install over ${name}: it is a symbolic link or not a regular file. Replace it with a regular file or move it aside, then install again. Nothing was changed.`,
       );
     }
+  }
+  // validateWriteTargets refused linked folders; the stamp folder itself is
+  // created exclusively, so even an entry that appeared since is never reused.
+  Deno.mkdirSync(join(target, INSTALL_BACKUPS), { recursive: true });
+  const backupDir = join(target, INSTALL_BACKUPS, stamp);
+  Deno.mkdirSync(backupDir);
+  const records: Record<string, SnapshotRecord> = {};
+  for (const name of managed) {
+    const source = join(target, name);
+    const info = lstatOrNull(source);
     if (!info) {
       records[name] = { existed: false, backup: null, sha256: null };
       continue;
@@ -564,7 +589,6 @@ async function freshInstall(
   quiescent: boolean,
 ): Promise<InstallReport> {
   validateWriteTargets(target);
-  Deno.mkdirSync(join(target, ".bimri"), { recursive: true });
   const stamp = backupStamp();
   const snapshot = snapshotTarget(target, stamp);
   const backupRel = rel(target, snapshot.backupDir);
@@ -770,6 +794,21 @@ export function manifestDifferences(before: ProtectedManifest, after: ProtectedM
   return out;
 }
 
+/**
+ * The refusal for an install that stopped after its upgrade committed: says
+ * so first, since the cause alone may read as if nothing had changed.
+ */
+function stoppedAfterUpgrade(upgrade: string, error: unknown): BimriError {
+  const message = (error instanceof Error ? error.message : String(error))
+    // True of the step that refused, not of the install: the upgrade did change memory.
+    .replace(/[;,.]?\s*nothing was changed\.?\s*$/i, "");
+  const cause = /[.!?]$/.test(message) ? message : `${message}.`;
+  return new BimriError(
+    error instanceof BimriError ? error.code : "io",
+    `${upgrade}, but the install stopped before writing its program files: ${cause} Memory stays at ${AUTHORITY_FORMAT}; fix the cause, then install again with --quiescent.`,
+  );
+}
+
 async function codeOnlyUpdate(
   target: string,
   format: string,
@@ -797,18 +836,35 @@ async function codeOnlyUpdate(
   // folder without an install-manifest.json). The receipt's "before" is the
   // store as it was before the activation.
   let activation: { transaction: string; before: ProtectedManifest } | null = null;
+  // Set once this install has committed the store's upgrade: from then on a
+  // failure must say that memory did change, never "nothing was changed".
+  let upgraded: string | null = null;
   if (format !== AUTHORITY_FORMAT) {
     // 5.0, 5.0.1 and 5.0.2 stores reach 5.1.0 through the migrator first.
     const beforeActivation = format === "5.0.2" ? protectedManifest(target) : null;
-    const receipt = migrateForInstall(target, { quiescent });
-    if (receipt.validation !== "PASSED") {
-      throw new BimriError(
-        "refused",
-        `the v${format} store could not be brought to ${AUTHORITY_FORMAT}: ${
-          receipt.validation_errors.join("; ")
-        }`,
-      );
+    let receipt: MigrationReceipt;
+    try {
+      receipt = migrateForInstall(target, { quiescent });
+    } catch (error) {
+      // The migrator refuses before its commit; a failure after it (in the
+      // view sync, say) leaves a 5.1.0 state that must be named as such.
+      let committed = false;
+      try {
+        committed = detectStoreFormat(target).format === AUTHORITY_FORMAT;
+      } catch { /* not provably upgraded: the migrator's own error stands */ }
+      if (!committed) throw error;
+      throw stoppedAfterUpgrade(`the v${format} store was brought to ${AUTHORITY_FORMAT}`, error);
     }
+    upgraded =
+      `the v${format} store was brought to ${AUTHORITY_FORMAT}, its exact prior state kept at ${
+        receipt.backup ?? "its backup"
+      }`;
+    // A receipt means the upgrade committed. A FAILED validation is the audit
+    // finding damage the upgrade carried over untouched (a damaged conflict
+    // record, say): the update goes on exactly as on a 5.1.0 store with that
+    // damage, and its own read-only audit reports recovery required. Stopping
+    // here would leave an upgraded store without program files or runtime
+    // binding, under a message saying it could not be upgraded.
     memory.push(...receiptMemoryLines(receipt));
     const transaction = activationTransactionOf(receipt);
     if (transaction !== null && beforeActivation !== null) {
@@ -834,7 +890,11 @@ async function codeOnlyUpdate(
     openExisting(paths);
     before = protectedManifest(target);
     const pre = auditStore(paths);
-    Deno.mkdirSync(backupDir, { recursive: true });
+    if (activation === null) {
+      // A new stamp folder, created exclusively (its root was refused if a link).
+      Deno.mkdirSync(backupRoot, { recursive: true });
+      Deno.mkdirSync(backupDir);
+    }
     for (const name of UPDATE_RECEIPT_TARGETS) {
       const bytes = readBytesOrNull(join(target, name));
       if (bytes === null) {
@@ -907,6 +967,9 @@ async function codeOnlyUpdate(
 
   const fail = (error: unknown): never => {
     const cause = error instanceof Error ? error.message : String(error);
+    const memoryNote = upgraded === null
+      ? "memory was not changed"
+      : `memory was not changed by the update itself (before it, ${upgraded})`;
     const errors = withEngineLock(paths, () => {
       const restoreErrors = restoreUpdateRecords(target, backupDir, records);
       if (before) restoreErrors.push(...manifestDifferences(before, protectedManifest(target)));
@@ -935,14 +998,17 @@ async function codeOnlyUpdate(
     }
     throw new BimriError(
       "refused",
-      `code-only update failed; the program files were rolled back and memory was not changed. Backups: ${backupRel}. Cause: ${cause}`,
+      `code-only update failed; the program files were rolled back and ${memoryNote}. Backups: ${backupRel}. Cause: ${cause}`,
     );
   };
 
   try {
     withEngineLock(paths, prepareAndWrite);
   } catch (error) {
-    if (Object.keys(manifest).length === 0) throw error; // nothing written yet
+    if (Object.keys(manifest).length === 0) {
+      // The update wrote nothing yet; an upgrade before it still did.
+      throw upgraded === null ? error : stoppedAfterUpgrade(upgraded, error);
+    }
     fail(error);
   }
   let smoke: HookSmoke;
@@ -1023,6 +1089,12 @@ export function renderInstallLines(report: InstallReport): string[] {
     else {
       lines.push("READ-ONLY AUDIT: RECOVERY REQUIRED");
       for (const error of report.audit.errors) lines.push(`  - ${error}`);
+      // The install is complete and exits 0; the damage it found is the
+      // owner's to repair, with tools this install has just put in place.
+      lines.push(
+        "AUTHORITY RECOVERY NEEDED — shared-memory writes stay paused until the records above are repaired; the install itself is complete.",
+        "Repair tools remain installed: run `doctor` for the full audit; with the owner's explicit approval, use `quarantine-authority` to preserve a damaged record and `restore-authority` to put back a validated replacement.",
+      );
     }
     lines.push(`Receipt: ${report.receipt}`);
   } else {

@@ -18,7 +18,7 @@ import { sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { canonicalJson, type JsonObject } from "../store/canonical_json.ts";
 import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
-import { PREPARING_PREFIX, UPDATE_BACKUPS } from "../migrate/v502.ts";
+import { PREPARING_PREFIX, refuseUnsafeWriteFolder, UPDATE_BACKUPS } from "../migrate/v502.ts";
 
 /** What an update receipt records about one program path before the update replaced it. */
 export type UpdateRecord = { existed: boolean; backup: string | null; sha256: string | null };
@@ -163,14 +163,8 @@ function recoverCutShort(target: string, folder: string, name: string, m: JsonOb
  */
 export function recoverEarlierUpdates(target: string): string[] {
   const base = join(target, UPDATE_BACKUPS);
-  const info = lstatOrNull(base);
-  if (info === null) return [];
-  if (info.isSymlink || !info.isDirectory) {
-    throw new BimriError(
-      "store-unsafe",
-      `${UPDATE_BACKUPS} is a symbolic link or not a folder; move it aside and rerun install. ${NEXT_STEP}`,
-    );
-  }
+  refuseUnsafeWriteFolder(target, UPDATE_BACKUPS);
+  if (lstatOrNull(base) === null) return [];
   const notices: string[] = [];
   for (const name of listNames(base).sort()) {
     const folder = join(base, name);

@@ -207,12 +207,25 @@ function writeReceipt(root: string, receipt: JsonObject): void {
   atomicReplace(receiptPath(root, String(receipt.transaction)), canonicalJson(receipt));
 }
 
-function refuseUnsafeTransactionRoot(root: string): void {
-  const info = lstatOrNull(join(root, UPDATE_BACKUPS));
-  if (info && (info.isSymlink || !info.isDirectory)) {
+/**
+ * Refuses the install write folder `name` (root-relative) when it is a
+ * symbolic link or not a folder; an absent one is fine. Creating a folder or
+ * file inside a linked folder follows the link, so install would write
+ * outside the project. Call before the first write.
+ */
+export function refuseUnsafeWriteFolder(root: string, name: string): void {
+  const info = lstatOrNull(join(root, name));
+  if (info === null) return;
+  if (info.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      `${UPDATE_BACKUPS} is not a regular folder; move it aside and retry. Nothing was changed.`,
+      `target ${name} cannot be a symbolic link: install would write through it, outside the project. Replace it with a real folder or remove it, then install again. Nothing was changed.`,
+    );
+  }
+  if (!info.isDirectory) {
+    throw new BimriError(
+      "store-unsafe",
+      `target ${name} is not a folder. Move it aside, then install again. Nothing was changed.`,
     );
   }
 }
@@ -436,7 +449,7 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
   if (!dirInfo || dirInfo.isSymlink || !dirInfo.isDirectory) {
     throw new BimriError("store-unsafe", ".bimri is not a regular folder; nothing was changed.");
   }
-  refuseUnsafeTransactionRoot(root);
+  refuseUnsafeWriteFolder(root, UPDATE_BACKUPS);
   return withEngineLock(paths, () => {
     const stateInfo = lstatOrNull(paths.state);
     if (!stateInfo || stateInfo.isSymlink || !stateInfo.isFile) {
@@ -482,8 +495,11 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
         lstatOrNull(join(root, UPDATE_BACKUPS, name.slice(PREPARING_PREFIX.length))) === null;
       let transaction = PREPARING_PREFIX + transactionName();
       while (!fresh(transaction)) transaction = PREPARING_PREFIX + transactionName();
+      // The root was refused above if it is a link; the transaction folder is
+      // created exclusively, so an entry that appeared since is never reused.
+      Deno.mkdirSync(join(root, UPDATE_BACKUPS), { recursive: true });
       const dir = join(root, UPDATE_BACKUPS, transaction);
-      Deno.mkdirSync(dir, { recursive: true });
+      Deno.mkdirSync(dir);
       if (!createExclusive(join(dir, STATE_BACKUP_NAME), oldStateBytes)) {
         throw new BimriError(
           "io",
