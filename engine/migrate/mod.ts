@@ -8,7 +8,9 @@ import { BimriError } from "../errors.ts";
 import { detectStoreFormat, rejectUnclaimedLegacyRoots, type StoreDetection } from "./detect.ts";
 import { type MigrationReceipt, profileText } from "./receipt.ts";
 import { stateLimits } from "./common.ts";
-import { StorePaths } from "../store/paths.ts";
+import { join } from "node:path";
+import { lstatOrNull } from "../store/files.ts";
+import { STORE_FOLDERS, StorePaths } from "../store/paths.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
 import { activateV502, resumeAdvancedActivation } from "./v502.ts";
@@ -65,10 +67,29 @@ function verifyCurrent(
 }
 
 /**
+ * Every migrator writes into store folders (backups, revisions, migrations,
+ * ...); one that is a symbolic link would carry those writes out of the
+ * project, so each must be a real folder or absent before the first write.
+ */
+function refuseLinkedStoreFolders(root: string): void {
+  for (const name of [".bimri", ...STORE_FOLDERS.map((folder) => `.bimri/${folder}`)]) {
+    const info = lstatOrNull(join(root, name));
+    if (info === null || (info.isDirectory && !info.isSymlink)) continue;
+    throw new BimriError(
+      "store-unsafe",
+      `${name} ${
+        info.isSymlink ? "cannot be a symbolic link" : "is not a folder"
+      }: migrate would write through it, outside the store. Replace it with a real folder, then run migrate again. Nothing was changed.`,
+    );
+  }
+}
+
+/**
  * Brings the store at `root` to the 5.1.0 authority format (or verifies it)
  * and returns the receipt. Refusals throw BimriError with nothing written.
  */
 export function migrateStore(root: string, options: MigrateOptions): MigrationReceipt {
+  refuseLinkedStoreFolders(root);
   const detection = detectStoreFormat(root);
   switch (detection.format) {
     case "empty":
@@ -101,6 +122,7 @@ export function migrateStore(root: string, options: MigrateOptions): MigrationRe
  * installer does. `quiescent` must be the user's explicit attestation.
  */
 export function migrateForInstall(root: string, options: MigrateOptions): MigrationReceipt {
+  refuseLinkedStoreFolders(root);
   if (detectStoreFormat(root).format === "5.0.2") {
     rejectUnclaimedLegacyRoots(root);
     return activateV502(root, options);

@@ -344,3 +344,32 @@ Deno.test("v5.0 upgrade preserves an edited bimri.md through manual-edit recover
   const recovery = [...Deno.readDirSync(join(root, ".bimri/recovery"))].map((e) => e.name);
   assert(recovery.some((n) => n.startsWith("manual-hot-")), result.stdout + result.stderr);
 });
+
+Deno.test("migrate refuses a store folder linked out of the project before writing anything", async () => {
+  for (const folder of [".bimri/backups", ".bimri/revisions"]) {
+    const root = await copyFixture("v5.0.1-custom");
+    const outside = await tempStore("bimri-outside-");
+    const path = join(root, folder);
+    if (pathExists(path)) {
+      for (const entry of Deno.readDirSync(path)) {
+        Deno.copyFileSync(join(path, entry.name), join(outside, entry.name));
+      }
+      Deno.removeSync(path, { recursive: true });
+    }
+    Deno.symlinkSync(outside, path);
+    const before = hashTree(root);
+    const outsideBefore = hashTree(outside);
+    const r = await bimri(root, ["migrate"]);
+    assertEquals(r.code, 2, `${folder}: ${r.stdout}`);
+    assertMatch(
+      r.stderr,
+      new RegExp(`^BIMRI ERROR: ${folder.replace(".", "\\.")} cannot be a symbolic link`),
+    );
+    assertEquals(diffTrees(before, hashTree(root)), null, folder);
+    assertEquals(
+      diffTrees(outsideBefore, hashTree(outside)),
+      null,
+      `${folder}: wrote through the link`,
+    );
+  }
+});
