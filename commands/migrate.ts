@@ -1,5 +1,6 @@
 /** `migrate`: bring an older store to the 5.1.0 authority format, or verify/initialize a current one. */
 import { migrateStore } from "../engine/migrate/mod.ts";
+import { isOwnerNotice } from "../engine/migrate/receipt.ts";
 import { BimriError } from "../engine/errors.ts";
 import { type Command, type CommandResult, ok } from "./command.ts";
 
@@ -28,6 +29,6 @@ command is the explicit request to migrate.`,
       );
     }
     const { lines, ...data } = receipt;
-    return ok(lines.join("\n") + "\n", data);
+    return ok(lines.join("\n") + "\n", data, receipt.warnings.filter(isOwnerNotice));
   },
 };

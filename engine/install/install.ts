@@ -18,6 +18,7 @@ import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
+import { isOwnerNotice } from "../migrate/receipt.ts";
 import {
   activationTransactionOf,
   PREPARING_PREFIX,
@@ -579,7 +580,11 @@ function rollbackInstall(target: string, snapshot: InstallSnapshot): string[] {
 
 function receiptMemoryLines(receipt: MigrationReceipt): string[] {
   // The migrate headline names the command `migrate`; the installer prints its own.
-  return receipt.lines.filter((line) => !line.startsWith("BIMRI: migration/initialization"));
+  // Owner notices (migrate prints them on stderr) stay in the install's report.
+  return [
+    ...receipt.lines.filter((line) => !line.startsWith("BIMRI: migration/initialization")),
+    ...receipt.warnings.filter(isOwnerNotice).map((notice) => `Repair warning: ${notice}`),
+  ];
 }
 
 async function freshInstall(

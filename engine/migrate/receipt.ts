@@ -72,8 +72,16 @@ export function renderReceiptLines(
   const lines = [receiptHeadline(), ...memoryLines];
   lines.push(`Validation: ${receipt.validation}.`);
   for (const error of receipt.validation_errors) lines.push(`  - ${error}`);
-  for (const warning of receipt.warnings) lines.push(`Repair warning: ${warning}`);
+  for (const warning of receipt.warnings) {
+    // An owner-facing notice (a preserved direct edit) goes to stderr, as every command prints it.
+    if (!isOwnerNotice(warning)) lines.push(`Repair warning: ${warning}`);
+  }
   return lines;
+}
+
+/** True for a `BIMRI NOTICE:` among a receipt's warnings (printed on stderr, not as a repair warning). */
+export function isOwnerNotice(warning: string): boolean {
+  return warning.startsWith("BIMRI NOTICE:");
 }
 
 /** Memory lines of a v1-v4 migration (reference wording). */

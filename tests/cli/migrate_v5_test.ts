@@ -133,7 +133,9 @@ Deno.test("v5.0.2 migrate heals a hand-edited bimri.md: the edit is kept as a ma
   assertEquals(result.code, 0, result.stdout + result.stderr);
   assertMatch(result.stdout, /^Memory: upgraded v5\.0\.2 to v5\.1\.0; /m);
   assertMatch(result.stdout, /^Validation: PASSED\.$/m);
-  assertMatch(result.stdout, /^Repair warning: .*direct edit to bimri\.md was preserved.*C000003/m);
+  // The owner's notice goes to stderr, as every command (and the reference's migrate) prints it.
+  assertMatch(result.stderr, /^BIMRI NOTICE: a direct edit to bimri\.md was preserved.*C000003/m);
+  assert(!result.stdout.includes("direct edit"), result.stdout);
   assertEquals(JSON.parse(read(root, ".bimri/state.json")).bimri_version, "5.1.0");
   // The view is the accepted head again; the edit's exact bytes are kept.
   assertEquals(read(root, "bimri.md"), head);
