@@ -45,9 +45,10 @@ export function preserveManualEdit(store: Store, bytes: Uint8Array): string[] {
   try {
     conflictId = raiseManualEditConflict(store, relative).conflictId;
   } catch (error) {
-    // Damaged conflict records must not stop the view from healing (protocol
-    // 9.5); the exact bytes are already preserved, and the review can be
-    // raised once authority is repaired.
+    // Nothing may stop the view from healing (protocol 9.5): a damaged
+    // conflict record is skipped when the review is raised, and if it still
+    // cannot be recorded (no conflict number left, say) the exact bytes are
+    // already preserved and the notice names them.
     if (!(error instanceof BimriError)) throw error;
     return [
       `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: not recorded while authority recovery is needed (${error.message})`,

@@ -63,11 +63,18 @@ export function findOpenConflict(
   type: string,
   key: string,
   currentHash: string,
+  skipDamaged = false,
 ): { id: string; n: number } | null {
   for (let n = highestConflictNumber(store); n >= 1; n--) {
     const id = conflictId(n);
     if (pathExists(store.paths.resolution(id))) continue;
-    const record = readRecord(store.paths.conflict(id), `conflict ${id}`);
+    let record;
+    try {
+      record = readRecord(store.paths.conflict(id), `conflict ${id}`);
+    } catch (error) {
+      if (!skipDamaged || !(error instanceof BimriError)) throw error;
+      continue;
+    }
     if (!record) continue;
     const v = record.value;
     if (v.type === type && v.key === key && v.current_hash === currentHash) return { id, n };
@@ -148,7 +155,9 @@ export function raiseManualEditConflict(
   store: Store,
   recoveryFile: string,
 ): { conflictId: string; created: boolean } {
-  const found = findOpenConflict(store, "manual-edit", MANUAL_EDIT_KEY, "absent");
+  // A damaged conflict record cannot be the open review (the reference skips
+  // it too): the owner is still asked, under a new ID, while it awaits repair.
+  const found = findOpenConflict(store, "manual-edit", MANUAL_EDIT_KEY, "absent", true);
   if (found) {
     const existing = found.id;
     const path = store.paths.conflict(existing);

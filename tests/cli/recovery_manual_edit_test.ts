@@ -122,3 +122,34 @@ Deno.test("altered manual-edit evidence fails doctor", async () => {
     /recovery evidence \.bimri\/recovery\/manual-hot-[0-9a-f]{64}\.md was altered/,
   );
 });
+
+Deno.test("a direct edit made while a conflict record is damaged is still put to the owner", async () => {
+  const root = await tempStore();
+  const seed = await startRun(root, "seed");
+  assertEquals((await bimri(root, newSubject(seed, "m.key", "Seed."))).code, 0);
+  assertEquals((await bimri(root, ["sync", "--run", seed])).code, 0);
+  const [a, b] = [await startRun(root, "a"), await startRun(root, "b")];
+  for (const [run, text] of [[a, "A."], [b, "B."]]) {
+    assertEquals(
+      (await bimri(root, ["propose", "--run", run, "--key", "m.key", "--text", text])).code,
+      0,
+    );
+  }
+  for (const run of [a, b]) assertEquals((await bimri(root, ["sync", "--run", run])).code, 0);
+  const damaged = join(root, ".bimri/conflicts/C000001.json");
+  const good = Deno.readFileSync(damaged);
+  Deno.writeTextFileSync(damaged, "{broken");
+  const edited = new TextEncoder().encode("owner wrote this\n");
+  Deno.writeFileSync(join(root, "bimri.md"), edited);
+  const status = await bimri(root, ["status"]);
+  const file = `.bimri/recovery/manual-hot-${sha256(edited)}.md`;
+  // The exact bytes are kept and the review is raised under the next free ID.
+  assert(status.stderr.includes(notice(file, "C000002")), status.stderr);
+  assertEquals(Deno.readFileSync(join(root, file)), edited);
+  Deno.writeFileSync(damaged, good);
+  const review = await bimri(root, ["review", "--all"]);
+  assertEquals(review.code, 0, review.stdout + review.stderr);
+  assertMatch(review.stdout, /C000002/);
+  assertMatch(review.stdout, /Recovery reviews: 1/);
+  assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
+});
