@@ -18,6 +18,7 @@ import { BimriError } from "../errors.ts";
 import { auditStore } from "../integrity/doctor.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
+import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
 import { isOwnerNotice } from "../migrate/receipt.ts";
 import {
   activationTransactionOf,
@@ -1129,6 +1130,13 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   }
   // A live v4 writer takes no v5 lock: refuse before any backup is taken.
   if (detection.format === "v4") ensureV4Quiescent(target);
+  // Structured state beside a distinct legacy memory file: the owner chooses
+  // first, and a refusal before the snapshot leaves no backup folder behind.
+  // (A 5.1.0 store may still hold the root files its own cut-short legacy
+  // migration claims; the update finishes retiring those first.)
+  if (["v4", "5.0", "5.0.1", "5.0.2"].includes(detection.format)) {
+    rejectUnclaimedLegacyRoots(target);
+  }
   const prefix = options.prefix ?? currentRuntimePrefix();
   let cwd = target;
   while (lstatOrNull(cwd) === null && dirname(cwd) !== cwd) cwd = dirname(cwd);

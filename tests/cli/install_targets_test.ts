@@ -168,3 +168,23 @@ Deno.test("a rolled-back update after a v5.0.1 upgrade says that the upgrade did
   assertEquals(state.bimri_version, "5.1.0");
   assert(!pathExists(join(root, "AGENTS.md")), "program files rolled back");
 });
+
+Deno.test("install refuses a v4 store beside a distinct legacy BIMRI.md before taking any backup", async () => {
+  const root = await tempStore("bimri-install-v4-unclaimed-");
+  Deno.mkdirSync(join(root, ".bimri"));
+  Deno.writeTextFileSync(
+    join(root, ".bimri/state.json"),
+    JSON.stringify({ bimri_version: "4.0", project_id: "v4-unclaimed", run_count: 0 }, null, 2) +
+      "\n",
+  );
+  Deno.writeTextFileSync(join(root, "bimri.md"), "# BIMRI\n");
+  Deno.writeTextFileSync(
+    join(root, "BIMRI.md"),
+    "<!-- BIMRI v3.0 | Last Maintained: 2026-07-20 | Sessions: 1 -->\n# BIMRI: Memory File\n## Tier 1: Core Intelligence\n- Competing memory.\n",
+  );
+  const before = hashTree(root);
+  const r = await install(root, false);
+  assertEquals(r.code, 2, r.stdout + r.stderr);
+  assertMatch(r.stderr, /unclaimed legacy root file\(s\): BIMRI\.md/);
+  assertEquals(diffTrees(before, hashTree(root)), null, "install wrote in the project");
+});
