@@ -8,6 +8,7 @@ import { lstatOrNull } from "../engine/store/files.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
 import { BimriError } from "../engine/errors.ts";
+import { claimOfState, requireLegacyLineage } from "../engine/migrate/legacy_lineage.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
 function render(readOnly: boolean, passed: boolean, errors: string[], warnings: string[]): string {
@@ -59,6 +60,8 @@ finds no error, rebuilds the index.
     if (!readOnly) {
       try {
         withStore(ctx.root, (store) => {
+          // A broken v1-v3 lineage stops the load, as the reference's does.
+          requireLegacyLineage(store.paths, claimOfState(store.state));
           try {
             const sync = syncView(store);
             stderr.push(...sync.notices, ...sync.warnings);

@@ -3,6 +3,7 @@ import { HELD_LINES_SHOWN, heldLine, statusReport } from "../engine/memory/statu
 import { syncView } from "../engine/memory/view_sync.ts";
 import { authorityStatusLines } from "../engine/integrity/authority.ts";
 import { withStore } from "../engine/store/store.ts";
+import { claimOfState, requireLegacyLineage } from "../engine/migrate/legacy_lineage.ts";
 import { revisionName } from "../engine/model/ids.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../engine/versions.ts";
 import type { Command, CommandResult } from "./command.ts";
@@ -22,6 +23,7 @@ recovery.`,
   flags: {},
   run(ctx): CommandResult {
     return withStore(ctx.root, (store) => {
+      requireLegacyLineage(store.paths, claimOfState(store.state));
       const sync = syncView(store);
       const authority = authorityStatusLines(store);
       const r = statusReport(store, authority.issues.length > 0);

@@ -13,6 +13,7 @@ import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
 import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
+import { legacyLineageErrors } from "../migrate/legacy_lineage.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
@@ -280,6 +281,7 @@ class Audit {
       }
       throw error;
     }
+    this.errors.push(...legacyLineageErrors(this.paths, this.state));
     this.parser = new RevisionParser(this.state.entry_max_chars);
     this.prepareAuthority();
     this.readRevisions();

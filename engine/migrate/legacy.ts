@@ -9,14 +9,8 @@
  */
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
-import {
-  GENESIS_VIEW,
-  insertIntoTier,
-  linesToText,
-  normalizeTags,
-  parseView,
-} from "../model/hot.ts";
-import { KEY, TAG } from "../model/ids.ts";
+import { GENESIS_VIEW, linesToText, normalizeTags, parseView } from "../model/hot.ts";
+import { KEY, revisionName, TAG } from "../model/ids.ts";
 import {
   codePointLength,
   decodeUtf8Strict,
@@ -49,7 +43,9 @@ import {
 } from "./common.ts";
 import { LEGACY_HEADER } from "./detect.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
+import { claimOfRaw, proveLegacyMarker, requireLegacyLineage } from "./legacy_lineage.ts";
 import { migratedLines, type MigrationReceipt } from "./receipt.ts";
+import { selectMetadataNormalization } from "./v50.ts";
 
 /** Longest inherited text accepted (the serialized-entry ceiling). */
 export const MAX_SERIALIZED_ENTRY_CHARS = 4096;
@@ -272,9 +268,86 @@ function legacyKey(version: number, sourceId: string, ordinal: number): string {
   return key;
 }
 
+/**
+ * Inserts `block` at the end of tier `tier`'s section (before its trailing
+ * blank lines), as one block: the 5.0 converter put a blank line before it.
+ */
+function insertBlock(
+  lines: string[],
+  tier: 1 | 2,
+  block: string[],
+  leadingBlank: boolean,
+): string[] {
+  if (block.length === 0) return lines;
+  const start = lines.findIndex((l) => pyStrip(l).toLowerCase().startsWith(`## tier ${tier}`));
+  if (start < 0) throw new Error(`the template has no Tier ${tier} heading`);
+  let end = lines.length;
+  for (let i = start + 1; i < lines.length; i++) {
+    const lower = pyStrip(lines[i]).toLowerCase();
+    if (lower.startsWith("## tier ") || lower.startsWith("<!-- end bimri")) {
+      end = i;
+      break;
+    }
+  }
+  let at = end;
+  while (at > start + 1 && pyStrip(lines[at - 1]) === "") at--;
+  return [...lines.slice(0, at), ...(leadingBlank ? [""] : []), ...block, ...lines.slice(at)];
+}
+
+/**
+ * The view template a converter release started V000000 from. Each release
+ * wrote the same entries into its own genesis text; a migration record (and
+ * the V000000 it names) from any of them stays valid.
+ */
+export type LegacyConverter = { template: string; leadingBlank: boolean };
+
+/** The converter of this release (the 5.1.0 genesis view, entries packed under each comment). */
+export const CURRENT_CONVERTER: LegacyConverter = { template: GENESIS_VIEW, leadingBlank: false };
+
+/** The genesis view of the 5.0 release, whose converter also left a blank line before the entries. */
+const V5_0_TEMPLATE = [
+  "# BIMRI Memory",
+  "",
+  "<!-- BIMRI v5 | Generated view. Do not edit directly. -->",
+  "<!-- Full history: .bimri/log/ | Revisions: .bimri/revisions/ -->",
+  "",
+  "## Tier 1: Core Intelligence",
+  "",
+  "<!-- Confirmed facts, decisions, preferences and rules. Cap: 12. -->",
+  "",
+  "## Tier 2: Active Context",
+  "",
+  "<!-- Current work, risks and next actions. Cap: 20. -->",
+  "",
+  "## Tier 3: Pattern Recognition",
+  "",
+  "<!-- Evidence-backed patterns. Cap: 8. -->",
+  "",
+  "<!-- END BIMRI -->",
+  "",
+].join("\n");
+
+/** 5.0.2 said "Capacity" where 5.1.0 says "Soft target"; 5.0.1 also stamped its own version. */
+const V5_0_2_TEMPLATE = GENESIS_VIEW.replaceAll("Soft target", "Capacity");
+
+/**
+ * Every converter release a migration record may name (`converter_version`),
+ * oldest first; a record without the field was written by one of them.
+ */
+export const LEGACY_CONVERTERS: ReadonlyMap<string, LegacyConverter> = new Map([
+  ["5.0", { template: V5_0_TEMPLATE, leadingBlank: true }],
+  ["5.0.1", { template: V5_0_2_TEMPLATE.replace("v5.0.2", "v5.0.1"), leadingBlank: false }],
+  ["5.0.2", { template: V5_0_2_TEMPLATE, leadingBlank: false }],
+  [AUTHORITY_FORMAT, CURRENT_CONVERTER],
+]);
+
 /** Converts parsed claims into the genesis revision text and the deterministic ID map. */
-export function convertLegacy(parsed: LegacyParsed): { text: string; idMap: LegacyMapping[] } {
-  let lines = GENESIS_VIEW.replace(/\n$/, "").split("\n");
+export function convertLegacy(
+  parsed: LegacyParsed,
+  converter: LegacyConverter = CURRENT_CONVERTER,
+): { text: string; idMap: LegacyMapping[] } {
+  const tier1: string[] = [];
+  const tier2: string[] = [];
   const idMap: LegacyMapping[] = [];
   const keys = new Set<string>();
   parsed.claims.forEach((claim, index) => {
@@ -289,15 +362,15 @@ export function convertLegacy(parsed: LegacyParsed): { text: string; idMap: Lega
     if (!KEY.test(key) || key.length > 80) refuse(`legacy key ${key} is not a valid v5 key.`);
     keys.add(key);
     const tags = claim.tags.join(",");
-    let line: string;
     if (claim.source_tier === 1) {
-      line = `[${targetId}] [K:${key}] [fact] [T:working] [SRC:legacy] [${tags}] ${claim.text}`;
-      lines = insertIntoTier(lines, 1, line);
+      tier1.push(
+        `[${targetId}] [K:${key}] [fact] [T:working] [SRC:legacy] [${tags}] ${claim.text}`,
+      );
     } else {
       const status = claim.source_tier === 3 ? "watch" : "active";
-      line =
-        `[${targetId}] [K:${key}] [I:${claim.importance}] [${status}] [T:working] [SRC:legacy] [F:R0] [L:R0] [${tags}] ${claim.text}`;
-      lines = insertIntoTier(lines, 2, line);
+      tier2.push(
+        `[${targetId}] [K:${key}] [I:${claim.importance}] [${status}] [T:working] [SRC:legacy] [F:R0] [L:R0] [${tags}] ${claim.text}`,
+      );
     }
     idMap.push({
       source_id: claim.source_id,
@@ -308,6 +381,9 @@ export function convertLegacy(parsed: LegacyParsed): { text: string; idMap: Lega
       source_text_sha256: sha256Hex(claim.text),
     });
   });
+  let lines = splitLines(converter.template);
+  lines = insertBlock(lines, 1, tier1, converter.leadingBlank);
+  lines = insertBlock(lines, 2, tier2, converter.leadingBlank);
   return { text: linesToText(lines), idMap };
 }
 
@@ -415,10 +491,12 @@ function backupName(asset: Asset): string {
 }
 
 /** Files under `.bimri/` a fresh legacy migration (or its retry) may find; anything else is history. */
-function checkNamespace(paths: StorePaths, plan: LegacyPlan): void {
+function checkNamespace(paths: StorePaths, plan: LegacyPlan, metadataRevision: boolean): void {
   const allowed = new Set([
     ".bimri/engine.lock",
     ".bimri/revisions/V000000.md",
+    // A historical conversion is followed by its metadata revision (written before state).
+    ...(metadataRevision ? [".bimri/revisions/V000001.md"] : []),
     ".bimri/migrations/legacy-to-v5.json",
     ...plan.assets.map((a) => `.bimri/backups/${backupName(a)}`),
   ]);
@@ -457,19 +535,60 @@ function writeOrReuse(path: string, bytes: Uint8Array, what: string): void {
   createExclusive(path, bytes);
 }
 
+/** The V000000 text a migration writes or continues, with the converter release that makes it. */
+type Conversion = { text: string; idMap: LegacyMapping[]; version: string };
+
+/**
+ * The conversion to write, or to continue: a V000000 that an interrupted
+ * migration by the 5.0 converter left is the same memory in that release's
+ * template and keeps its bytes (the record names that converter); any other
+ * existing V000000 is refused later as a conflict.
+ */
+function chooseConversion(paths: StorePaths, plan: LegacyPlan): Conversion {
+  const current = { text: plan.text, idMap: plan.idMap, version: AUTHORITY_FORMAT };
+  const info = lstatOrNull(paths.revision(0));
+  const existing = info?.isFile && !info.isSymlink ? readBytesOrNull(paths.revision(0)) : null;
+  if (existing === null || sameBytes(existing, utf8(plan.text))) return current;
+  const historical = convertLegacy(plan.parsed, LEGACY_CONVERTERS.get("5.0")!);
+  if (!sameBytes(existing, utf8(historical.text))) return current;
+  const view = parseView(historical.text, Number.MAX_SAFE_INTEGER);
+  if (view.errors.length > 0) {
+    refuse(`legacy BIMRI memory could not be converted safely: ${view.errors.join("; ")}.`);
+  }
+  return { ...historical, version: "5.0" };
+}
+
+/** Refuses a migration record that does not prove itself, before any state or retirement. */
+function proveRetryMarker(paths: StorePaths, marker: JsonObject): void {
+  try {
+    proveLegacyMarker(paths, marker);
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+    throw new BimriError(
+      "store-corrupt",
+      `${error.message} BIMRI wrote no state and retired no legacy source. Restore .bimri/migrations/legacy-to-v5.json from a backup, or move it aside so migrate rebuilds it from the unchanged sources, then run migrate again.`,
+    );
+  }
+}
+
 /** Migrates v1-v3 memory at `root` to a v5.1.0 store and returns the receipt. */
 export function migrateLegacy(root: string): MigrationReceipt {
   const paths = new StorePaths(root);
   const plan = planLegacy(root);
   if (plan === null) refuse("no v1-v3 BIMRI memory was found.");
-  checkNamespace(paths, plan);
-  const revisionBytes = utf8(plan.text);
+  const conversion = chooseConversion(paths, plan);
+  const revisionBytes = utf8(conversion.text);
   const revisionHash = sha256Hex(revisionBytes);
   const state: JsonObject = structuredClone(DEFAULT_STATE_FIELDS) as JsonObject;
   state.run_count = plan.parsed.sessions;
   state.head_hash = revisionHash;
   state.legacy_migration = "legacy-to-v5";
-  validateActivatedState(state, `${plan.parsed.version} (legacy)`);
+  const typed = validateActivatedState(state, `${plan.parsed.version} (legacy)`);
+  // A historical V000000 keeps its bytes; the accepted head gets today's metadata.
+  const normalized = selectMetadataNormalization(conversion.text, typed);
+  checkNamespace(paths, plan, normalized !== null);
+  const headBytes = normalized === null ? revisionBytes : utf8(normalized);
+  const metadataRevision = normalized === null ? null : revisionName(1);
   const assets: JsonObject[] = plan.assets.map((a) => ({
     role: a.role,
     source_path: a.name,
@@ -486,7 +605,7 @@ export function migrateLegacy(root: string): MigrationReceipt {
     revision: "V000000",
     revision_sha256: revisionHash,
     assets,
-    id_map: plan.idMap as unknown as JsonValue,
+    id_map: conversion.idMap as unknown as JsonValue,
   };
   const markerPath = join(paths.folder("migrations"), "legacy-to-v5.json");
   const existingMarker = parseJsonObject(readBytesOrNull(markerPath));
@@ -515,22 +634,25 @@ export function migrateLegacy(root: string): MigrationReceipt {
     }
     faultPoint("legacy-after-backups");
     writeOrReuse(paths.revision(0), revisionBytes, ".bimri/revisions/V000000.md");
-    if (existingMarker === null) {
-      atomicReplace(
-        markerPath,
-        canonicalJson({
-          ...markerCore,
-          converter_version: AUTHORITY_FORMAT,
-          receipt: {
-            source_file: plan.primary.name,
-            source_version: plan.parsed.version,
-            ...summary,
-          },
-          completed_at: utcTimestamp(),
-        }),
-      );
-    }
+    const marker = existingMarker ?? {
+      ...markerCore,
+      converter_version: conversion.version,
+      receipt: { source_file: plan.primary.name, source_version: plan.parsed.version, ...summary },
+      completed_at: utcTimestamp(),
+    };
+    if (existingMarker === null) atomicReplace(markerPath, canonicalJson(marker));
+    // A retry after a crash finds the record a previous run wrote: its core
+    // matched above, but the rest (completion time, receipt, converter) may be
+    // damaged. The whole record must prove itself before it authorizes state
+    // and the retirement of the sources it preserved.
+    proveRetryMarker(paths, marker);
     faultPoint("legacy-after-marker");
+    if (normalized !== null) {
+      writeOrReuse(paths.revision(1), headBytes, ".bimri/revisions/V000001.md");
+      state.head_revision = 1;
+      state.head_hash = sha256Hex(headBytes);
+      state.last_revision_reason = `v${AUTHORITY_FORMAT} metadata normalization`;
+    }
     atomicReplace(paths.state, canonicalJson(state));
     faultPoint("legacy-after-state");
     // Retire the old root names: the generated view replaces bimri.md; other
@@ -538,7 +660,7 @@ export function migrateLegacy(root: string): MigrationReceipt {
     for (const asset of plan.assets) {
       const current = readBytesOrNull(join(root, asset.name));
       if (
-        current !== null && !sameBytes(current, asset.bytes) && !sameBytes(current, revisionBytes)
+        current !== null && !sameBytes(current, asset.bytes) && !sameBytes(current, headBytes)
       ) {
         throw new BimriError(
           "io",
@@ -546,7 +668,7 @@ export function migrateLegacy(root: string): MigrationReceipt {
         );
       }
     }
-    atomicReplace(paths.view, revisionBytes);
+    atomicReplace(paths.view, headBytes);
     for (const asset of plan.assets) {
       if (asset.name === "bimri.md") continue;
       try {
@@ -578,7 +700,7 @@ export function migrateLegacy(root: string): MigrationReceipt {
       inherited_overflow: overflow,
       backup: backups.join(", "),
       migration_record: ".bimri/migrations/legacy-to-v5.json",
-      metadata_revision: null,
+      metadata_revision: metadataRevision,
       warnings: notices,
     },
     migratedLines(
@@ -586,7 +708,7 @@ export function migrateLegacy(root: string): MigrationReceipt {
       plan.primary.name,
       { tier1, tier2, tier3: 0, patterns, overlength: overflow.length },
       backups,
-      null,
+      metadataRevision,
       ".bimri/migrations/legacy-to-v5.json",
     ),
   );
@@ -616,6 +738,8 @@ export function finishLegacyRetirement(root: string): string[] {
   });
   if (pending.length === 0) return [];
   return withEngineLock(paths, () => {
+    // Only a record that proves itself (with its byte-exact copies) may retire files.
+    requireLegacyLineage(paths, claimOfRaw(state));
     const revision = readBytesOrNull(paths.revision(0));
     if (revision === null || sha256Hex(revision) !== marker.revision_sha256) {
       throw new BimriError(

@@ -72,13 +72,16 @@ function tagsOf(value: string, id: string): string {
   return tags.join(",");
 }
 
+/** The header the 5.0 converter wrote; a V000000 it left keeps its bytes (the head is normalized). */
+const HISTORICAL_HEADER = "<!-- BIMRI v5 | Generated view. Do not edit directly. -->";
+
 /** Converts a v4 hot file line by line (unrecognized lines are kept and later validated). */
-export function convertV4View(text: string): string {
+export function convertV4View(text: string, header: string = GENERATED_HEADER): string {
   let tier = 0;
   const out = splitLines(text).map((line) => {
     const stripped = pyStrip(line);
     const low = stripped.toLowerCase();
-    if (stripped.startsWith("<!-- BIMRI v4")) return GENERATED_HEADER;
+    if (stripped.startsWith("<!-- BIMRI v4")) return header;
     if (stripped.startsWith("<!-- Engine:")) return HISTORY_LINE;
     if (low.startsWith("## tier 1")) tier = 1;
     else if (low.startsWith("## tier 2")) tier = 2;
@@ -113,6 +116,18 @@ export function convertV4View(text: string): string {
     return line;
   });
   return out.join("\n") + "\n";
+}
+
+/**
+ * The V000000 text to write or continue: the current conversion, unless an
+ * existing V000000 is the 5.0 converter's conversion of the same v4 file
+ * (only its header differs), which is kept byte for byte.
+ */
+function chooseV4Conversion(text: string, existing: Uint8Array | null): string {
+  const current = convertV4View(text);
+  if (existing === null || sameBytes(existing, utf8(current))) return current;
+  const historical = convertV4View(text, HISTORICAL_HEADER);
+  return sameBytes(existing, utf8(historical)) ? historical : current;
 }
 
 function refuse(message: string): never {
@@ -254,7 +269,8 @@ export function migrateV4(root: string): MigrationReceipt {
   if (stateBytes !== null && !isV4State(old)) refuse("state.json is not a v4 state.");
   ensureV4Quiescent(root);
 
-  const converted = convertV4View(hotText);
+  const existingRevision = readBytesOrNull(paths.revision(0));
+  const converted = chooseV4Conversion(hotText, existingRevision);
   const runNumbers = listNames(paths.folder("log"))
     .map((n) => /^R([0-9]+)\.md$/.exec(n))
     .filter((m) => m !== null)
@@ -285,7 +301,6 @@ export function migrateV4(root: string): MigrationReceipt {
   }
   const normalized = selectMetadataNormalization(converted, typed);
   const revisionBytes = utf8(converted);
-  const existingRevision = readBytesOrNull(paths.revision(0));
   if (existingRevision !== null && !sameBytes(existingRevision, revisionBytes)) {
     refuse(
       "revision V000000 conflicts with the deterministic v4 migration; neither version was overwritten.",
@@ -309,11 +324,9 @@ export function migrateV4(root: string): MigrationReceipt {
     ) {
       refuse("the v4 migration state backup does not match the current v4 state.");
     }
-  } else if (existingRevision !== null) {
-    refuse(
-      "revision V000000 exists without the v4 migration record; restore the record or move V000000 aside.",
-    );
   }
+  // A V000000 without a record (a run interrupted between the two, or the 5.0
+  // converter's) is reused: it equals the deterministic conversion, checked above.
 
   ensureLayout(paths);
   let metadataRevision: string | null = null;
