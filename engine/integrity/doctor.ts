@@ -484,15 +484,29 @@ class Audit {
     if (this.revisionHashes.get(this.state.head_revision) !== this.state.head_hash) {
       this.errors.push("accepted head revision does not match state.head_hash.");
     }
+    // Inherited overflow stays readable; the owner is told a repair is due (the reference's words).
+    const repair = "bounded-memory repair needed: ";
     if (head.bytes.length > this.state.hot_max_bytes) {
       this.warnings.push(
-        `accepted head is ${head.bytes.length} bytes, above hot_max_bytes ${this.state.hot_max_bytes}.`,
+        `${repair}hot memory exceeds byte cap: ${head.bytes.length}/${this.state.hot_max_bytes}`,
       );
     }
     if (head.view) {
       const ids = new Set<string>();
       for (const { entry } of head.view.entries) {
         ids.add(entry.id);
+        const legacy = entry.tier !== 3 && entry.source === "legacy";
+        if (legacy || entry.tier === 3) {
+          // Python's len: code points, not UTF-16 units.
+          const length = [...entry.text].length;
+          if (length > this.state.entry_max_chars) {
+            this.warnings.push(
+              `${repair}${entry.id} inherited ${
+                legacy ? "legacy" : "v4 pattern"
+              } text exceeds active entry cap: ${length}/${this.state.entry_max_chars} characters`,
+            );
+          }
+        }
         if (coldRecordOf(this.state, entry.key)) {
           this.errors.push(`key ${entry.key} is current both hot and cold-current.`);
         }

@@ -577,3 +577,27 @@ Deno.test("a run log replaced by a symbolic link fails status and pauses writes"
   assertMatch(sync.stderr, /run log R\d{6} .*run log cannot be a symbolic link/);
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 1);
 });
+
+Deno.test("doctor passes inherited legacy text over the entry cap with a bounded-memory repair warning", async () => {
+  const root = await tempStore();
+  const claim = "Long inherited claim " + "é".repeat(580) + ".";
+  Deno.writeTextFileSync(
+    join(root, "BIMRI.md"),
+    "<!-- BIMRI v3.0 | Last Maintained: 2026-07-20 | Sessions: 1 -->\n# BIMRI: Memory File\n" +
+      `## Tier 1: Core Intelligence\n- ${claim}\n## Tier 2: Active Context\n## Tier 3: Pattern Recognition\n`,
+  );
+  const migrated = await bimri(root, ["migrate"]);
+  assertEquals(migrated.code, 0, migrated.stdout + migrated.stderr);
+  const r = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(r.code, 0, r.stdout);
+  // Characters, as the reference counts them (the é are two UTF-8 bytes each).
+  assertMatch(
+    r.stdout,
+    new RegExp(
+      `^ {2}- bounded-memory repair needed: R0-E\\d+ inherited legacy text exceeds active entry cap: ${
+        [...claim].length
+      }/500 characters$`,
+      "m",
+    ),
+  );
+});
