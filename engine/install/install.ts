@@ -1078,6 +1078,8 @@ async function codeOnlyUpdate(
 /** The lines a person sees after a successful install. */
 export function renderInstallLines(report: InstallReport): string[] {
   const lines = [
+    // The reference's headline first (scripts look for "BIMRI <engine> installed."), then bimri's own release.
+    `BIMRI ${report.compatible_engine} installed.`,
     `bimri ${report.bimri_release} installed into ${report.target} (compatible engine ${report.compatible_engine}, memory format ${report.memory_format}, hot grammar ${report.hot_grammar}).`,
     `Verified runtime (${report.runtime}): ${printablePrefix(report.argv_prefix)}`,
     ...report.memory,

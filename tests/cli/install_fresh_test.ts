@@ -14,6 +14,8 @@ Deno.test("install into an empty folder: layout, genesis, adapters, bindings, sm
   const target = `${base}/project`; // does not exist yet
   const r = await bimri(base, ["install", "--target", target], { noRoot: true });
   assertEquals(r.code, 0, r.stderr + r.stdout);
+  // The reference's headline comes first, so scripts written against it still find it.
+  assertMatch(r.stdout, /^BIMRI 5\.1\.2 installed\.\n/);
   assertMatch(
     r.stdout,
     /^bimri \S+ installed into .* \(compatible engine 5\.1\.2, memory format 5\.1\.0, hot grammar 5\.0\.2\)\.$/m,
