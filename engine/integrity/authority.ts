@@ -126,8 +126,9 @@ export type RecordFacts = {
   /** Conflict: candidates and their hashes. */
   proposalIds?: string[];
   proposalHashes?: Record<string, string>;
-  /** Resolution: status, choice and the revision it names once resolved. */
+  /** Resolution: status, the revision it was asked at and the one it names once resolved. */
   status?: string;
+  revisionBefore?: number | null;
   revisionAfter?: number | null;
 };
 
@@ -145,7 +146,7 @@ export type CacheDoc = {
 };
 
 /** 2: logs carry their outcome; decisions, conflicts and resolutions no hash. */
-const CACHE_SCHEMA = 4;
+const CACHE_SCHEMA = 5;
 const CACHE_NAME = "audit-integrity-cache.json";
 
 function cachePath(paths: StorePaths): string {
@@ -318,6 +319,7 @@ function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts>
       return {
         status: String(value.status),
         proposalIds: Array.isArray(value.proposal_ids) ? value.proposal_ids as string[] : [],
+        revisionBefore: typeof value.revision_before === "number" ? value.revision_before : null,
         revisionAfter: typeof value.revision_after === "number" ? value.revision_after : null,
       };
   }
@@ -601,6 +603,28 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     }
     if (r.status === "failed") {
       out.push(issue("resolution", id, "resolution status is failed; explicit retry is required."));
+    }
+    // An answer cannot predate what it answers: every candidate was staged on its base.
+    const bases = (c && usable(c) ? c.proposalIds ?? [] : [])
+      .map((candidate) => proposal.get(candidate))
+      .filter((p): p is RecordFacts => p !== undefined && usable(p))
+      .map((p) => p.baseRevision ?? 0);
+    const highestBase = Math.max(-1, ...bases);
+    for (
+      const [field, value] of [["revision_before", r.revisionBefore], [
+        "revision_after",
+        r.status === "resolved" ? r.revisionAfter : null,
+      ]] as const
+    ) {
+      if (typeof value === "number" && value < highestBase) {
+        out.push(
+          issue(
+            "resolution",
+            id,
+            `resolution ${field} precedes a candidate proposal's base revision`,
+          ),
+        );
+      }
     }
   }
   for (const run of facts.unsafeLogs ?? []) {

@@ -424,7 +424,7 @@ Deno.test("a forged resolved record is proven before a repeated resolve finalize
     [
       "a choice the revision does not hold",
       (head) => ({ revision_before: head, revision_after: head }),
-      /does not contain the chosen proposal's effect/,
+      /resolution C\d{6} is not proven: .*does not contain the chosen proposal's effect/,
     ],
     [
       "an answer before a candidate's base",
@@ -464,12 +464,55 @@ Deno.test("a forged resolved record is proven before a repeated resolve finalize
           "--human-approved",
         ]);
         assertEquals(r.code, 2, `${what}: ${r.stdout}`);
-        assertMatch(r.stderr, /^BIMRI ERROR: resolution C\d{6} is not proven: /, what);
+        // The answer before a base is a graph issue the gate refuses first; the other is proven here.
+        assertMatch(r.stderr, /^BIMRI ERROR: /, what);
         assertMatch(r.stderr, message, what);
       });
       assertEquals(json(root, `decisions/${losers[0]}.json`).outcome, "contested", what);
     } finally {
       await Deno.remove(c.root, { recursive: true });
     }
+  }
+});
+
+Deno.test("an answer recorded before a candidate's base is damaged authority: status fails and resolve writes nothing", async () => {
+  const c = await conflicted("early.answer", [["--text", "Loser value."]]);
+  try {
+    const { root, losers, conflict } = c;
+    const head = json(root, "state.json").head_revision as number;
+    assert(json(root, `proposals/${losers[0]}.json`).base_revision as number > 0);
+    Deno.writeTextFileSync(
+      join(root, ".bimri", "resolutions", `${conflict}.json`),
+      JSON.stringify(
+        {
+          authority: "human-asserted",
+          bimri_version: "5.1.0",
+          by: "user",
+          choice: losers[0],
+          conflict_id: conflict,
+          intended_revision_after: head + 1,
+          proposal_ids: losers,
+          revision_before: 0,
+          started_at: "2026-12-03T12:00:00Z",
+          status: "applying",
+        },
+        null,
+        2,
+      ) + "\n",
+    );
+    const status = await bimri(root, ["status"]);
+    assertEquals(status.code, 1, status.stdout);
+    assertMatch(
+      status.stdout,
+      /resolution revision_before precedes a candidate proposal's base revision/,
+    );
+    await unchangedExceptLock(root, async () => {
+      const r = await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]);
+      assertEquals(r.code, 2, r.stdout);
+      assertMatch(r.stderr, /precedes a candidate proposal's base revision/);
+    });
+    assertEquals(json(root, "state.json").head_revision, head);
+  } finally {
+    await Deno.remove(c.root, { recursive: true });
   }
 });
