@@ -3,6 +3,13 @@ import { quarantineAuthority } from "../engine/integrity/quarantine.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 
+/** What the evidence keeps, per original type (the reference's words). */
+const PRESERVED: Record<string, string> = {
+  file: "bytes",
+  "symbolic-link": "link metadata",
+  missing: "absence evidence",
+};
+
 /** The quarantine-authority verb. */
 export const quarantineCommand: Command = {
   name: "quarantine-authority",
@@ -32,7 +39,9 @@ A valid record and an ID nothing refers to are refused.
       const r = quarantineAuthority(store, kind, id, approved);
       const text = r.alreadyQuarantined
         ? `BIMRI: ${r.kind} ${r.id} is already quarantined; evidence at ${r.evidence}.\n`
-        : `BIMRI: quarantined ${r.kind} ${r.id} (${r.originalType}); evidence preserved at ${r.evidence}. Shared-memory writes stay paused until restore-authority --kind ${r.kind} --id ${r.id} --from FILE --human-approved restores a validated replacement.\n`;
+        : `BIMRI: quarantined ${r.kind} ${r.id} (${r.originalType}); exact ${
+          PRESERVED[r.originalType]
+        } preserved at ${r.evidence}. Shared-memory writes stay paused until restore-authority --kind ${r.kind} --id ${r.id} --from FILE --human-approved restores a validated replacement.\n`;
       return ok(text, {
         kind: r.kind,
         id: r.id,

@@ -39,7 +39,9 @@ be a regular file, not a symbolic link.
       const lines = [
         r.alreadyRestored
           ? `BIMRI: ${r.kind} ${r.id} is already restored; receipt ${r.receipt}.`
-          : `BIMRI: restored ${r.kind} ${r.id}; receipt ${r.receipt}.`,
+          : `BIMRI: restored ${
+            r.staged ? "staged" : "validated"
+          } ${r.kind} ${r.id}; receipt ${r.receipt}.`,
       ];
       if (r.staged) {
         lines.push(

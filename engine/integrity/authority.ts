@@ -192,7 +192,7 @@ function readFactsOfNode(
   if (node.isSymlink) {
     return {
       fp,
-      problem: "is a symbolic link; BIMRI never follows links in authority paths",
+      problem: "cannot be a symbolic link; BIMRI never follows links in authority paths",
       stub: false,
     };
   }
@@ -696,6 +696,15 @@ function missingRevisionIssues(
   const gone = (n: number | null | undefined): n is number =>
     typeof n === "number" && n >= 0 && n < state.head_revision && !present.has(n);
   const usable = (f: RecordFacts) => !f.problem && !f.stub;
+  if (state.head_revision > 0 && !present.has(0)) {
+    // Every history starts from the genesis snapshot (a link to it counts as missing).
+    out.push({
+      kind: "revision",
+      id: "V000000",
+      path: ".bimri/revisions/V000000.md",
+      problem: "missing or unsafe revision V000000",
+    });
+  }
   for (const [id, p] of facts.records.proposal) {
     if (usable(p) && gone(p.baseRevision)) {
       out.push(

@@ -549,7 +549,7 @@ export function restoreAuthority(
   if (blocking.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} does not fit the authority graph (${
+      `the replacement ${kind} ${id} fails authority-graph validation (${
         blocking[0].problem
       }); it stays behind its quarantine stub and no receipt was written.`,
     );

@@ -218,7 +218,7 @@ export function loadState(paths: StorePaths, options: { audit?: boolean } = {}):
   } catch {
     throw new BimriError(
       "store-corrupt",
-      "state.json is not valid JSON; BIMRI will not reset it. Restore .bimri/state.json from a backup, then run doctor.",
+      "state.json is unreadable (not valid JSON); BIMRI stopped without resetting it. Restore .bimri/state.json from a backup, then run doctor.",
     );
   }
   const ownWrite = !options.audit && text !== null && bytes.length === info.size &&

@@ -55,14 +55,20 @@ Deno.test("doctor fails on damaged state, head and index, and warns on orphans a
   const before = hashTree(state);
   const s = await bimri(state, ["doctor", "--read-only"]);
   assertEquals(s.code, 1);
-  assertMatch(s.stdout, /^ {2}- state\.json is not valid JSON/m);
+  assertMatch(
+    s.stdout,
+    /^ {2}- state\.json is unreadable \(not valid JSON\); BIMRI stopped without resetting it/m,
+  );
   assertEquals(diffTrees(before, hashTree(state)), null);
   // Plain doctor opens the store first, as the reference's load does: it stops
   // with exit 2 and resets nothing (--read-only above is the report).
   const repair = await bimri(state, ["doctor"]);
   assertEquals(repair.code, 2, repair.stdout);
   assertEquals(repair.stdout, "");
-  assertMatch(repair.stderr, /^BIMRI ERROR: .*state\.json is not valid JSON.*doctor --read-only/);
+  assertMatch(
+    repair.stderr,
+    /^BIMRI ERROR: .*state\.json is unreadable \(not valid JSON\).*doctor --read-only/,
+  );
   assertEquals(diffTrees(before, hashTree(state)), null);
 
   const head = await copyStore(base);
@@ -600,4 +606,20 @@ Deno.test("doctor passes inherited legacy text over the entry cap with a bounded
       "m",
     ),
   );
+});
+
+Deno.test("a genesis revision replaced by a symbolic link pauses writes and fails status", async () => {
+  const store = await healthy;
+  const root = await copyStore(store.root);
+  const outside = await tempStore("bimri-outside-");
+  const genesis = join(root, ".bimri/revisions/V000000.md");
+  Deno.copyFileSync(genesis, join(outside, "V000000.md"));
+  Deno.removeSync(genesis);
+  Deno.symlinkSync(join(outside, "V000000.md"), genesis);
+  const status = await bimri(root, ["status"]);
+  assertEquals(status.code, 1, status.stdout);
+  assertMatch(status.stdout, /missing or unsafe revision V000000/);
+  const sync = await bimri(root, ["sync", "--run", store.loserRun]);
+  assertEquals(sync.code, 2, sync.stdout);
+  assertMatch(sync.stderr, /missing or unsafe revision V000000/);
 });

@@ -93,6 +93,7 @@ Deno.test("linked quarantines restore in stages; an invalid replacement stays be
     "--human-approved",
   ]);
   assertEquals(staged.code, 0, staged.stderr);
+  assertMatch(staged.stdout, /^BIMRI: restored staged (proposal|decision) /m);
   assertMatch(staged.stdout, /^Staged: shared-memory writes stay paused/m);
   assertMatch(staged.stdout, /conflict C000001/);
   const sync = await bimri(root, ["sync", "--run", s.winnerRun]);
@@ -126,6 +127,8 @@ Deno.test("linked quarantines restore in stages; an invalid replacement stays be
     "--human-approved",
   ]);
   assertEquals(good.code, 0, good.stderr);
+  // The reference's words, which scripts may look for.
+  assertMatch(good.stdout, /^BIMRI: restored validated conflict C000001; receipt /);
   assertMatch(good.stdout, /Authority validates again/);
   const doctor = await bimri(root, ["doctor", "--read-only"]);
   assertEquals(doctor.code, 0, doctor.stdout);
@@ -197,7 +200,12 @@ Deno.test("restore is not staged while another record is damaged rather than qua
   }
   const quarantine = (id: string) =>
     bimri(root, ["quarantine-authority", "--kind", "decision", "--id", id, "--human-approved"]);
-  assertEquals((await quarantine(first)).code, 0);
+  const quarantined = await quarantine(first);
+  assertEquals(quarantined.code, 0);
+  assertMatch(
+    quarantined.stdout,
+    /^BIMRI: quarantined decision \S+ \(file\); exact bytes preserved at /,
+  );
   const before = authorityTree(root);
   const refused = await bimri(root, restoreArgs("decision", first, reviewed(first)));
   assertEquals(refused.code, 2, refused.stdout);
@@ -209,6 +217,7 @@ Deno.test("restore is not staged while another record is damaged rather than qua
   assertEquals((await quarantine(second)).code, 0);
   const staged = await bimri(root, restoreArgs("decision", first, reviewed(first)));
   assertEquals(staged.code, 0, staged.stderr);
+  assertMatch(staged.stdout, /^BIMRI: restored staged (proposal|decision) /m);
   assertMatch(staged.stdout, /^Staged: shared-memory writes stay paused/m);
   assert(staged.stdout.includes(`decision ${second}`), staged.stdout);
   const last = await bimri(root, restoreArgs("decision", second, reviewed(second)));
