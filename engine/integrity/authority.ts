@@ -813,6 +813,11 @@ export function proveBeforeStart(store: Store): void {
   if (summaryMatches(store, null) !== null) provenBeforeStart.add(store);
 }
 
+/** True when this start found the store exactly as the engine's last healthy write left it (`proveBeforeStart`). */
+export function unchangedSinceHealthyWrite(store: Store): boolean {
+  return provenBeforeStart.has(store);
+}
+
 /**
  * True when the summary proves that no authority folder changed since the
  * engine's last healthy write. `ownStart` names the run this `start` just

@@ -25,6 +25,7 @@ import {
   noteResolutionApplying,
   noteResolutionSettled,
   refreshAuthoritySummary,
+  unchangedSinceHealthyWrite,
 } from "../integrity/authority.ts";
 import { trackMentions } from "./proposal_mentions.ts";
 import {
@@ -560,7 +561,11 @@ export function resolveConflict(
  * this command's own change. Returns the proposal and conflict IDs it finished.
  */
 export function finishCommittedAnswersAtStart(store: Store): string[] {
-  const commit = finalizeInterruptedCommit(store);
+  // Right after a crash the store shows an unexplained change, and start
+  // finishes the cut-short commit then. On a store unchanged since a healthy
+  // write the everyday start does not look (reading the record costs a few ms):
+  // sync, close and resolve still finish one before they move the head.
+  const commit = unchangedSinceHealthyWrite(store) ? null : finalizeInterruptedCommit(store);
   const finished = finalizeCommittedResolutions(store);
   if (commit !== null || finished.length > 0) refreshAuthoritySummary(store);
   return commit === null ? finished : [commit, ...finished];
