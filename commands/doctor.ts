@@ -8,7 +8,12 @@ import { lstatOrNull } from "../engine/store/files.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
 import { BimriError } from "../engine/errors.ts";
-import { claimOfState, requireLegacyLineage } from "../engine/migrate/legacy_lineage.ts";
+import {
+  claimOfState,
+  loadRecordProver,
+  type RecordProver,
+  requireLineage,
+} from "../engine/migrate/legacy_claim.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
 function render(readOnly: boolean, passed: boolean, errors: string[], warnings: string[]): string {
@@ -26,10 +31,13 @@ function render(readOnly: boolean, passed: boolean, errors: string[], warnings: 
  * without its state. Without a regular lock file the audit runs unlocked and
  * reports it; --read-only never creates one.
  */
-function auditUnderLock(paths: StorePaths): ReturnType<typeof auditStore> {
+function auditUnderLock(
+  paths: StorePaths,
+  prover: RecordProver | null,
+): ReturnType<typeof auditStore> {
   const lock = lstatOrNull(paths.lock);
-  if (lock === null || lock.isSymlink || !lock.isFile) return auditStore(paths);
-  return withSharedEngineLock(paths, () => auditStore(paths));
+  if (lock === null || lock.isSymlink || !lock.isFile) return auditStore(paths, undefined, prover);
+  return withSharedEngineLock(paths, () => auditStore(paths, undefined, prover));
 }
 
 /** The doctor verb. */
@@ -51,17 +59,19 @@ finds no error, rebuilds the index.
 
   --read-only  audit with zero writes (no layout, view healing, index or recovery records)`,
   flags: { "read-only": { type: "boolean" } },
-  run(ctx, flags): CommandResult {
+  async run(ctx, flags): Promise<CommandResult> {
     const readOnly = boolFlag(flags, "read-only");
     const stderr: string[] = [];
     const paths = new StorePaths(ctx.root);
+    // The converter that proves a v1-v3 record loads only for a store that has one.
+    const prover = await loadRecordProver(paths);
     // At most one finding: why bimri.md could not be healed.
     const viewErrors: string[] = [];
     if (!readOnly) {
       try {
         withStore(ctx.root, (store) => {
           // A broken v1-v3 lineage stops the load, as the reference's does.
-          requireLegacyLineage(store.paths, claimOfState(store.state));
+          requireLineage(store.paths, claimOfState(store.state), prover);
           try {
             const sync = syncView(store);
             stderr.push(...sync.notices, ...sync.warnings);
@@ -84,7 +94,7 @@ finds no error, rebuilds the index.
         );
       }
     }
-    const audit = auditUnderLock(paths);
+    const audit = auditUnderLock(paths, prover);
     const report = viewErrors.length === 0 ? audit : {
       passed: false,
       errors: [...viewErrors, ...audit.errors],

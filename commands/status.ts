@@ -3,7 +3,8 @@ import { HELD_LINES_SHOWN, heldLine, statusReport } from "../engine/memory/statu
 import { syncView } from "../engine/memory/view_sync.ts";
 import { authorityStatusLines } from "../engine/integrity/authority.ts";
 import { withStore } from "../engine/store/store.ts";
-import { claimOfState, requireLegacyLineage } from "../engine/migrate/legacy_lineage.ts";
+import { StorePaths } from "../engine/store/paths.ts";
+import { claimOfState, loadRecordProver, requireLineage } from "../engine/migrate/legacy_claim.ts";
 import { revisionName } from "../engine/model/ids.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../engine/versions.ts";
 import type { Command, CommandResult } from "./command.ts";
@@ -21,9 +22,11 @@ current subjects, held candidates, open conflicts and review groups, and
 run outcomes. Exit 1 (with the full list) when authority records need
 recovery.`,
   flags: {},
-  run(ctx): CommandResult {
+  async run(ctx): Promise<CommandResult> {
+    // The converter that proves a v1-v3 record loads only for a store that has one.
+    const prover = await loadRecordProver(new StorePaths(ctx.root));
     return withStore(ctx.root, (store) => {
-      requireLegacyLineage(store.paths, claimOfState(store.state));
+      requireLineage(store.paths, claimOfState(store.state), prover);
       const sync = syncView(store);
       const authority = authorityStatusLines(store);
       const r = statusReport(store, authority.issues.length > 0);

@@ -13,7 +13,7 @@ import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
 import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
-import { legacyLineageErrors } from "../migrate/legacy_lineage.ts";
+import { claimOfState, lineageProblem, type RecordProver } from "../migrate/legacy_claim.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
@@ -138,8 +138,9 @@ function decisionFacts(d: JsonObject): DecisionFacts {
     reason: d.reason,
     resolutionId: d.resolution_id,
     conflictId: d.conflict_id,
-    effectStorage: d.effect_storage,
-    effectHash: d.effect_hash,
+    // Kept for noops only: the audit holds every decision's facts at once.
+    effectStorage: d.outcome === "noop" ? d.effect_storage : undefined,
+    effectHash: d.outcome === "noop" ? d.effect_hash : undefined,
   };
 }
 
@@ -214,9 +215,17 @@ function entryPointer(entry: MemoryEntry): string | null {
   return entry.tier === 3 ? null : entry.pointer;
 }
 
-/** Audits the store at `paths` without writing anything. */
-export function auditStore(paths: StorePaths, shadow?: ShadowRecord): DoctorReport {
-  const audit = new Audit(paths, shadow ?? null);
+/**
+ * Audits the store at `paths` without writing anything. A v1-v3 migration
+ * record is proven only with `proveLegacyRecord` (doctor loads it for a store
+ * that has one); without it the audit checks that state and record claim each other.
+ */
+export function auditStore(
+  paths: StorePaths,
+  shadow?: ShadowRecord,
+  proveLegacyRecord: RecordProver | null = null,
+): DoctorReport {
+  const audit = new Audit(paths, shadow ?? null, proveLegacyRecord);
   audit.run();
   return { passed: audit.errors.length === 0, errors: audit.errors, warnings: audit.warnings };
 }
@@ -252,7 +261,11 @@ class Audit {
   /** Leftover temporary files, relative to the root (see collectTemporaryFiles). */
   private temporaryFiles: string[] = [];
 
-  constructor(private readonly paths: StorePaths, private readonly shadow: ShadowRecord | null) {}
+  constructor(
+    private readonly paths: StorePaths,
+    private readonly shadow: ShadowRecord | null,
+    private readonly proveLegacyRecord: RecordProver | null,
+  ) {}
 
   private isShadowed(kind: AuthorityKind, id: string): boolean {
     return this.shadow !== null && this.shadow.kind === kind && this.shadow.id === id;
@@ -281,7 +294,8 @@ class Audit {
       }
       throw error;
     }
-    this.errors.push(...legacyLineageErrors(this.paths, this.state));
+    const lineage = lineageProblem(this.paths, claimOfState(this.state), this.proveLegacyRecord);
+    if (lineage !== null) this.errors.push(lineage);
     this.parser = new RevisionParser(this.state.entry_max_chars);
     this.prepareAuthority();
     this.readRevisions();

@@ -43,7 +43,8 @@ import {
 } from "./common.ts";
 import { LEGACY_HEADER } from "./detect.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
-import { claimOfRaw, proveLegacyMarker, requireLegacyLineage } from "./legacy_lineage.ts";
+import { claimOfRaw } from "./legacy_claim.ts";
+import { proveLegacyMarker, requireLegacyLineage } from "./legacy_lineage.ts";
 import { migratedLines, type MigrationReceipt } from "./receipt.ts";
 import { selectMetadataNormalization } from "./v50.ts";
 

@@ -8,7 +8,6 @@
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { KEY, KEY_MAX } from "../model/ids.ts";
-import type { State } from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { TIMESTAMP } from "../model/time.ts";
 import {
@@ -21,6 +20,14 @@ import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { sameBytes } from "./common.ts";
 import {
+  LEGACY_MIGRATION,
+  legacyMarkerPath,
+  type LineageClaim,
+  lineageProblem,
+  type RecordProver,
+  requireLineage,
+} from "./legacy_claim.ts";
+import {
   convertLegacy,
   importSummary,
   LEGACY_CONVERTERS,
@@ -28,44 +35,11 @@ import {
   parseLegacy,
 } from "./legacy.ts";
 
-/** The one value `state.legacy_migration` may hold (absent or null when there was no v1-v3 source). */
-export const LEGACY_MIGRATION = "legacy-to-v5";
-
-/** What state says about its v1-v3 origin, and the head it must agree with while still at V000000. */
-export type LineageClaim = {
-  legacyMigration: JsonValue | undefined;
-  headRevision: unknown;
-  headHash: unknown;
-};
-
 /** A record that proved itself: the V000000 bytes it names and the converter release that made them. */
 export type ProvenMarker = { revisionBytes: Uint8Array; converterVersion: string };
 
 const HASH = /^[0-9a-f]{64}$/;
 const LEGACY_ENTRY = /^R[0-9]+-E[0-9]+$/;
-
-/** The claim of a loaded (strictly validated) state; `legacy_migration` rides in its extras. */
-export function claimOfState(state: State): LineageClaim {
-  return {
-    legacyMigration: state.extras.legacy_migration,
-    headRevision: state.head_revision,
-    headHash: state.head_hash,
-  };
-}
-
-/** The claim of a state.json read as plain JSON (migration paths read it before the strict loader). */
-export function claimOfRaw(raw: JsonObject): LineageClaim {
-  return {
-    legacyMigration: raw.legacy_migration,
-    headRevision: raw.head_revision,
-    headHash: raw.head_hash,
-  };
-}
-
-/** Absolute path of the migration record. */
-function legacyMarkerPath(paths: StorePaths): string {
-  return join(paths.folder("migrations"), "legacy-to-v5.json");
-}
 
 function fail(message: string): never {
   throw new BimriError("store-corrupt", message);
@@ -277,27 +251,13 @@ function checkReceipt(
 }
 
 /**
- * The first legacy-lineage problem of a store whose state claims `claim`, or
- * null: state and record must claim each other (a claim without the record,
- * a record without the claim, or an unknown claim are refused) and a present
- * record must prove itself. Reads nothing but one `lstat` when neither
- * exists, which is every store not migrated from v1-v3.
+ * Proves a present, claimed migration record (`RecordProver`): readable, a
+ * JSON object, and every rule of the reference's record check.
  */
-export function legacyLineageProblem(paths: StorePaths, claim: LineageClaim): string | null {
-  const value = claim.legacyMigration;
-  if (value !== undefined && value !== null && value !== LEGACY_MIGRATION) {
-    return "state legacy_migration has an unsupported value.";
-  }
+export const proveLegacyRecord: RecordProver = (paths, claim) => {
   const path = legacyMarkerPath(paths);
   const info = lstatOrNull(path);
-  if (info === null) {
-    return value === LEGACY_MIGRATION
-      ? "v5 state requires legacy-to-v5.json, but the durable migration marker is missing. Restore it from recovery before continuing."
-      : null;
-  }
-  if (value !== LEGACY_MIGRATION) {
-    return "legacy-to-v5.json exists, but v5 state does not claim that migration.";
-  }
+  if (info === null) return "legacy-to-v5.json is missing.";
   if (info.isSymlink) return "legacy-to-v5.json cannot be a symbolic link or reparse point.";
   const bytes = info.isFile ? readBytesOrNull(path) : null;
   const text = bytes === null ? null : decodeUtf8Strict(bytes);
@@ -318,23 +278,14 @@ export function legacyLineageProblem(paths: StorePaths, claim: LineageClaim): st
     throw error;
   }
   return null;
+};
+
+/** The whole lineage check (claims, then the record's proof); see `lineageProblem`. */
+export function legacyLineageProblem(paths: StorePaths, claim: LineageClaim): string | null {
+  return lineageProblem(paths, claim, proveLegacyRecord);
 }
 
-/** What to do about a broken lineage; nothing in the store was touched. */
-const LINEAGE_NEXT_STEP =
-  "Restore .bimri/migrations/legacy-to-v5.json, its .bimri/backups/legacy-*.bin copies, V000000 and state.json from a backup of this store (doctor --read-only shows the full audit); nothing was changed.";
-
-/**
- * Refuses a store whose legacy lineage does not prove itself (see
- * legacyLineageProblem), with the reference's wording and the next step.
- */
+/** Refuses a store whose legacy lineage does not prove itself, with the next step. */
 export function requireLegacyLineage(paths: StorePaths, claim: LineageClaim): void {
-  const problem = legacyLineageProblem(paths, claim);
-  if (problem !== null) throw new BimriError("store-corrupt", `${problem} ${LINEAGE_NEXT_STEP}`);
-}
-
-/** The audit's findings about the legacy lineage (zero or one error line). */
-export function legacyLineageErrors(paths: StorePaths, state: State): string[] {
-  const problem = legacyLineageProblem(paths, claimOfState(state));
-  return problem === null ? [] : [problem];
+  requireLineage(paths, claim, proveLegacyRecord);
 }
