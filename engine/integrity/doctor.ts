@@ -525,7 +525,7 @@ class Audit {
           this.errors.push(`key ${entry.key} is current both hot and cold-current.`);
         }
         if (!pointerContained(entryPointer(entry))) {
-          this.errors.push(`entry ${entry.id} has a pointer outside the project root.`);
+          this.errors.push(`entry ${entry.id}: pointer escapes the BIMRI project.`);
         }
       }
       for (const cold of Object.values(this.state.cold_current)) {
@@ -589,7 +589,7 @@ class Audit {
         this.errors.push(`cold_current.${key} line_hash does not match raw_line.`);
       }
       if (!pointerContained(entry.tier === 3 ? null : entry.pointer)) {
-        this.errors.push(`cold_current.${key} has a pointer outside the project root.`);
+        this.errors.push(`cold_current.${key}: pointer escapes the BIMRI project.`);
       }
       const bound = (this.archiveBy.get(cold.archived_by) ?? []).filter((r) =>
         r.date === cold.archived_on && r.by === cold.archived_by && r.reason === "cooled" &&
@@ -803,7 +803,7 @@ class Audit {
 
       if (d.outcome === "applying") {
         this.warnings.push(
-          `decision ${id} is applying (interrupted commit); the next sync finishes it.`,
+          `unfinished applying decision ${id} (an interrupted commit); the next sync or close finishes it.`,
         );
         continue;
       }

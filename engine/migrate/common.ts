@@ -209,7 +209,7 @@ export function checkCoreHead(
   if (view.errors.length > 0) stop(`the head revision is invalid: ${view.errors.join("; ")}.`);
   for (const { entry } of view.entries) {
     if (entry.tier !== 3 && entry.pointer && !pointerInside(paths.root, entry.pointer)) {
-      stop(`entry ${entry.id} points outside the project.`);
+      stop(`entry ${entry.id}: pointer escapes the BIMRI project.`);
     }
   }
   return { bytes, text, view };

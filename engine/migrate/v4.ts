@@ -293,7 +293,7 @@ export function migrateV4(root: string): MigrationReceipt {
   const problems = [...view.errors];
   for (const { entry } of view.entries) {
     if (entry.tier !== 3 && entry.pointer && !pointerInside(root, entry.pointer)) {
-      problems.push(`${entry.id} pointer escapes the project`);
+      problems.push(`${entry.id} pointer escapes the BIMRI project`);
     }
   }
   if (problems.length > 0) {

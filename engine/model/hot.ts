@@ -311,7 +311,9 @@ export function parseView(text: string, entryMaxChars = 500, memo?: ViewParseMem
       }
     } else entry = parseEntryForTier(line, tier);
     if (!entry) {
-      errors.push(`line ${index + 1}: does not match the Tier ${tier} grammar`);
+      errors.push(
+        `line ${index + 1}: malformed Tier ${tier} entry (does not match the Tier ${tier} grammar)`,
+      );
       return;
     }
     entries.push({ entry, raw: line, line: index });
@@ -324,7 +326,7 @@ export function parseView(text: string, entryMaxChars = 500, memo?: ViewParseMem
   const keys = new Set<string>();
   for (const { entry, raw } of entries) {
     if (ids.has(entry.id)) errors.push(`duplicate entry ID ${entry.id}`);
-    if (keys.has(entry.key)) errors.push(`duplicate key ${entry.key}`);
+    if (keys.has(entry.key)) errors.push(`duplicate memory key: ${entry.key}`);
     ids.add(entry.id);
     keys.add(entry.key);
     const known = memo?.entryErrors.get(entry);

@@ -37,7 +37,7 @@ Deno.test({
     const r = await bimri(root, ["doctor", "--read-only"]);
     assertEquals(r.code, 0, r.stdout);
     assertMatch(r.stdout, /^BIMRI doctor \(read-only\): PASSED$/m);
-    assertMatch(r.stdout, /decision R000011-Q001 is applying/);
+    assertMatch(r.stdout, /unfinished applying decision R000011-Q001/);
     assertMatch(r.stdout, /abandoned temporary file \.bimri\/recovery\/\.bimri-tmp-fixture/);
     assertEquals(diffTrees(before, hashTree(root)), null);
   },

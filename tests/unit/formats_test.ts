@@ -163,9 +163,9 @@ Deno.test("view grammar rejects lines outside the tier grammar and duplicate key
   );
   const parsed = parseView(withLine);
   assertEquals(parsed.entries.length, 2);
-  assert(parsed.errors.some((e) => e.includes("duplicate key a.b")));
+  assert(parsed.errors.some((e) => e.includes("duplicate memory key: a.b")));
   const bad = parseView(GENESIS_VIEW.replace("## Tier 3", "free text\n## Tier 3"));
-  assert(bad.errors.some((e) => e.includes("Tier 2 grammar")));
+  assert(bad.errors.some((e) => e.includes("malformed Tier 2 entry")));
 });
 
 Deno.test("splitLines follows Python splitlines", () => {
