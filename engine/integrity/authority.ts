@@ -635,102 +635,100 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
       problem: "run log cannot be a symbolic link or anything but a regular file",
     });
   }
-  out.push(...beyondHeadIssues(state, facts));
-  if (facts.revisions) out.push(...missingRevisionIssues(state, facts, facts.revisions));
+  out.push(...revisionBindingIssues(state, facts));
+  return out;
+}
+
+/** A revision a usable record names, and how the two checks below read it. */
+type RevisionBinding = {
+  kind: AuthorityKind;
+  id: string;
+  revision: number | null | undefined;
+  /** The field, as the beyond-the-head issue names it. */
+  field: string;
+  /** Only an accepted decision's revision must still exist (a proposal's base and an answer's always). */
+  mustExist: boolean;
+};
+
+/** The revisions history names: proposal bases, decided decisions, resolved answers. */
+function revisionBindings(facts: AuthorityFacts): RevisionBinding[] {
+  const usable = (f: RecordFacts) => !f.problem && !f.stub;
+  const out: RevisionBinding[] = [];
+  for (const [id, p] of facts.records.proposal) {
+    if (usable(p)) {
+      out.push({
+        kind: "proposal",
+        id,
+        revision: p.baseRevision,
+        field: "base revision",
+        mustExist: true,
+      });
+    }
+  }
+  // An applying decision names no revision yet.
+  for (const [id, d] of facts.records.decision) {
+    if (usable(d) && d.outcome !== "applying") {
+      out.push({
+        kind: "decision",
+        id,
+        revision: d.revision,
+        field: "revision",
+        mustExist: d.outcome === "accepted",
+      });
+    }
+  }
+  for (const [id, r] of facts.records.resolution) {
+    if (usable(r) && r.status === "resolved") {
+      out.push({
+        kind: "resolution",
+        id,
+        revision: r.revisionAfter,
+        field: "revision_after",
+        mustExist: true,
+      });
+    }
+  }
   return out;
 }
 
 /**
  * History that names a revision the head has not reached (a forged or
- * misplaced record; the reference pauses writes on it). An applying decision
- * names no revision yet; a resolution may intend the next one.
+ * misplaced record), then, where the check lists the revision files, one
+ * whose file is gone (the genesis snapshot included; the head itself is
+ * checked when it is loaded). The reference pauses writes on both.
  */
-function beyondHeadIssues(state: State, facts: AuthorityFacts): AuthorityIssue[] {
-  const out: AuthorityIssue[] = [];
+function revisionBindingIssues(state: State, facts: AuthorityFacts): AuthorityIssue[] {
   const head = state.head_revision;
-  const beyond = (n: number | null | undefined): n is number => typeof n === "number" && n > head;
-  const usable = (f: RecordFacts) => !f.problem && !f.stub;
-  for (const [id, p] of facts.records.proposal) {
-    if (usable(p) && beyond(p.baseRevision)) {
-      out.push(
-        issue(
-          "proposal",
-          id,
-          `base revision ${p.baseRevision} is beyond the current canonical head`,
-        ),
-      );
-    }
-  }
-  for (const [id, d] of facts.records.decision) {
-    if (usable(d) && d.outcome !== "applying" && beyond(d.revision)) {
-      out.push(
-        issue("decision", id, `revision ${d.revision} is beyond the current canonical head`),
-      );
-    }
-  }
-  for (const [id, r] of facts.records.resolution) {
-    if (usable(r) && r.status === "resolved" && beyond(r.revisionAfter)) {
-      out.push(
-        issue(
-          "resolution",
-          id,
-          `revision_after ${r.revisionAfter} is beyond the current canonical head`,
-        ),
-      );
-    }
-  }
-  return out;
-}
-
-/**
- * History that names a revision whose file is gone (the reference refuses
- * writes on it): an accepted decision's revision, a proposal's base, a
- * resolved answer's revision. The head itself is checked when it is loaded.
- */
-function missingRevisionIssues(
-  state: State,
-  facts: AuthorityFacts,
-  present: Set<number>,
-): AuthorityIssue[] {
-  const out: AuthorityIssue[] = [];
-  const gone = (n: number | null | undefined): n is number =>
-    typeof n === "number" && n >= 0 && n < state.head_revision && !present.has(n);
-  const usable = (f: RecordFacts) => !f.problem && !f.stub;
-  if (state.head_revision > 0 && !present.has(0)) {
+  const present = facts.revisions;
+  const beyond: AuthorityIssue[] = [];
+  const missing: AuthorityIssue[] = [];
+  if (present && head > 0 && !present.has(0)) {
     // Every history starts from the genesis snapshot (a link to it counts as missing).
-    out.push({
+    missing.push({
       kind: "revision",
       id: "V000000",
       path: ".bimri/revisions/V000000.md",
       problem: "missing or unsafe revision V000000",
     });
   }
-  for (const [id, p] of facts.records.proposal) {
-    if (usable(p) && gone(p.baseRevision)) {
-      out.push(
-        issue("proposal", id, `its base revision ${revisionName(p.baseRevision!)} is missing`),
-      );
-    }
-  }
-  for (const [id, d] of facts.records.decision) {
-    if (usable(d) && d.outcome === "accepted" && gone(d.revision)) {
-      out.push(
-        issue("decision", id, `names revision ${revisionName(d.revision!)}, which is missing`),
-      );
-    }
-  }
-  for (const [id, r] of facts.records.resolution) {
-    if (usable(r) && r.status === "resolved" && gone(r.revisionAfter)) {
-      out.push(
+  for (const b of revisionBindings(facts)) {
+    const n = b.revision;
+    if (typeof n !== "number") continue;
+    if (n > head) {
+      beyond.push(issue(b.kind, b.id, `${b.field} ${n} is beyond the current canonical head`));
+    } else if (present && b.mustExist && n >= 0 && n < head && !present.has(n)) {
+      missing.push(
         issue(
-          "resolution",
-          id,
-          `names revision ${revisionName(r.revisionAfter!)}, which is missing`,
+          b.kind,
+          b.id,
+          b.kind === "proposal"
+            ? `its base revision ${revisionName(n)} is missing`
+            : `names revision ${revisionName(n)}, which is missing`,
         ),
       );
     }
   }
-  return out;
+  return [...beyond, ...missing];
 }
 
 /**

@@ -103,9 +103,10 @@ function hotEntryAt(store: Store, revision: number, key: string, owner: string) 
 /**
  * A resolved record is proven before a repeated resolve finalizes decisions
  * from it (as the reference validates an answer's effect): its revisions are
- * not before any candidate's base, and the revision it names holds the choice
- * (the live value kept, or the chosen candidate's effect). A record that fails
- * is damaged authority: nothing is written.
+ * in order and reached, and the revision it names holds the choice (the live
+ * value kept, or the chosen candidate's effect). A record that fails is
+ * damaged authority: nothing is written. (Revisions before a candidate's base
+ * are a graph issue, refused by resolve's full check before this runs.)
  */
 function requireProvenResolvedAnswer(
   store: Store,
@@ -123,10 +124,6 @@ function requireProvenResolvedAnswer(
     );
   if (typeof before !== "number" || typeof after !== "number" || after > head || before > after) {
     throw damaged("its revisions are missing, out of order or beyond the head");
-  }
-  const bases = conflict.proposal_ids.map((pid) => readCandidate(store, pid).base_revision);
-  if (bases.some((base) => before < base)) {
-    throw damaged("resolution revision_before precedes a candidate proposal's base revision");
   }
   const choice = record.choice;
   if (choice === "current" || choice === "dismiss") {

@@ -9,7 +9,13 @@
  */
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
-import { GENESIS_VIEW, linesToText, normalizeTags, parseView } from "../model/hot.ts";
+import {
+  GENESIS_VIEW,
+  linesToText,
+  normalizeTags,
+  parseView,
+  tierInsertionIndex,
+} from "../model/hot.ts";
 import { KEY, revisionName, TAG } from "../model/ids.ts";
 import {
   codePointLength,
@@ -280,18 +286,7 @@ function insertBlock(
   leadingBlank: boolean,
 ): string[] {
   if (block.length === 0) return lines;
-  const start = lines.findIndex((l) => pyStrip(l).toLowerCase().startsWith(`## tier ${tier}`));
-  if (start < 0) throw new Error(`the template has no Tier ${tier} heading`);
-  let end = lines.length;
-  for (let i = start + 1; i < lines.length; i++) {
-    const lower = pyStrip(lines[i]).toLowerCase();
-    if (lower.startsWith("## tier ") || lower.startsWith("<!-- end bimri")) {
-      end = i;
-      break;
-    }
-  }
-  let at = end;
-  while (at > start + 1 && pyStrip(lines[at - 1]) === "") at--;
+  const at = tierInsertionIndex(lines, tier);
   return [...lines.slice(0, at), ...(leadingBlank ? [""] : []), ...block, ...lines.slice(at)];
 }
 

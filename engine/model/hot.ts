@@ -382,8 +382,8 @@ export function findKeyLine(view: ParsedView, key: string): ViewEntry | undefine
   return view.entries.find((e) => e.entry.key === key);
 }
 
-/** Inserts `line` at the end of tier `tier`'s section (before trailing blank lines). */
-export function insertIntoTier(lines: string[], tier: 1 | 2 | 3, line: string): string[] {
+/** Where a new entry of tier `tier` goes: the end of its section, before trailing blank lines. */
+export function tierInsertionIndex(lines: string[], tier: 1 | 2 | 3): number {
   const start = lines.findIndex((l) => pyStrip(l).toLowerCase().startsWith(`## tier ${tier}`));
   if (start < 0) throw new Error(`the view has no Tier ${tier} heading`);
   let end = lines.length;
@@ -396,6 +396,12 @@ export function insertIntoTier(lines: string[], tier: 1 | 2 | 3, line: string): 
   }
   let at = end;
   while (at > start + 1 && pyStrip(lines[at - 1]) === "") at--;
+  return at;
+}
+
+/** Inserts `line` at the end of tier `tier`'s section (before trailing blank lines). */
+export function insertIntoTier(lines: string[], tier: 1 | 2 | 3, line: string): string[] {
+  const at = tierInsertionIndex(lines, tier);
   return [...lines.slice(0, at), line, ...lines.slice(at)];
 }
 

@@ -64,14 +64,7 @@ Deno.test("linked quarantines restore in stages; an invalid replacement stays be
   Deno.writeTextFileSync(proposalPath, "{");
   Deno.writeTextFileSync(conflictPath, "");
   for (const [kind, id] of [["proposal", proposalId], ["conflict", "C000001"]]) {
-    const q = await bimri(root, [
-      "quarantine-authority",
-      "--kind",
-      kind,
-      "--id",
-      id,
-      "--human-approved",
-    ]);
+    const q = await bimri(root, quarantineArgs(kind, id));
     assertEquals(q.code, 0, q.stderr);
   }
   // A replacement whose candidate hash is wrong fails the shadow graph check.
@@ -149,6 +142,10 @@ function authorityTree(root: string): Map<string, string> {
   return new Map([...hashTree(root)].filter(([k]) => !k.startsWith(".bimri/audit-")));
 }
 
+function quarantineArgs(kind: string, id: string): string[] {
+  return ["quarantine-authority", "--kind", kind, "--id", id, "--human-approved"];
+}
+
 function restoreArgs(kind: string, id: string, from: string): string[] {
   return ["restore-authority", "--kind", kind, "--id", id, "--from", from, "--human-approved"];
 }
@@ -165,14 +162,7 @@ Deno.test("restore refuses a replacement that is a symbolic link or not a regula
   const link = join(outside, "link.json");
   Deno.symlinkSync(reviewed, link);
   Deno.writeTextFileSync(path, "");
-  const q = await bimri(root, [
-    "quarantine-authority",
-    "--kind",
-    "decision",
-    "--id",
-    id,
-    "--human-approved",
-  ]);
+  const q = await bimri(root, quarantineArgs("decision", id));
   assertEquals(q.code, 0, q.stderr);
   const before = authorityTree(root);
   const viaLink = await bimri(root, restoreArgs("decision", id, link));
@@ -198,8 +188,7 @@ Deno.test("restore is not staged while another record is damaged rather than qua
     Deno.copyFileSync(recordFile(root, "decisions", id), reviewed(id));
     Deno.writeTextFileSync(recordFile(root, "decisions", id), "");
   }
-  const quarantine = (id: string) =>
-    bimri(root, ["quarantine-authority", "--kind", "decision", "--id", id, "--human-approved"]);
+  const quarantine = (id: string) => bimri(root, quarantineArgs("decision", id));
   const quarantined = await quarantine(first);
   assertEquals(quarantined.code, 0);
   assertMatch(
@@ -245,14 +234,7 @@ Deno.test("an answered conflict that lost both its answer and the chosen decisio
     // The head still carries the chosen value: evidence that an answer existed.
     for (const kind of order) {
       const [id] = files[kind];
-      const q = await bimri(root, [
-        "quarantine-authority",
-        "--kind",
-        kind,
-        "--id",
-        id,
-        "--human-approved",
-      ]);
+      const q = await bimri(root, quarantineArgs(kind, id));
       assertEquals(q.code, 0, `${order}: quarantine ${kind}: ${q.stderr}`);
     }
     for (const kind of order) {

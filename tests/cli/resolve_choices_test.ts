@@ -69,6 +69,14 @@ async function conflicted(
   return { root, winner, losers, conflict };
 }
 
+/** Writes a resolution record by hand, as another engine (or a forger) would. */
+function plantResolution(root: string, conflict: string, record: Record<string, unknown>): void {
+  Deno.writeTextFileSync(
+    join(root, ".bimri", "resolutions", `${conflict}.json`),
+    JSON.stringify(record, null, 2) + "\n",
+  );
+}
+
 function unchangedExceptLock(root: string, action: () => Promise<void>): Promise<void> {
   const before = hashTree(root);
   return action().then(() => {
@@ -254,27 +262,20 @@ Deno.test("doctor fails an answer recorded after its subject cooled, as the refe
     const { root, losers, conflict } = c;
     const head = json(root, "state.json").head_revision as number;
     // The record an earlier bimri wrote for `dismiss` here (at the head, where the subject is cold).
-    Deno.writeTextFileSync(
-      join(root, ".bimri", "resolutions", `${conflict}.json`),
-      JSON.stringify(
-        {
-          authority: "human-asserted",
-          bimri_version: "5.1.0",
-          by: "user",
-          choice: "dismiss",
-          conflict_id: conflict,
-          intended_revision_after: head,
-          proposal_ids: losers,
-          resolved_at: "2026-12-03T12:00:01Z",
-          revision_after: head,
-          revision_before: head,
-          started_at: "2026-12-03T12:00:00Z",
-          status: "resolved",
-        },
-        null,
-        2,
-      ) + "\n",
-    );
+    plantResolution(root, conflict, {
+      authority: "human-asserted",
+      bimri_version: "5.1.0",
+      by: "user",
+      choice: "dismiss",
+      conflict_id: conflict,
+      intended_revision_after: head,
+      proposal_ids: losers,
+      resolved_at: "2026-12-03T12:00:01Z",
+      revision_after: head,
+      revision_before: head,
+      started_at: "2026-12-03T12:00:00Z",
+      status: "resolved",
+    });
     // A finished answer is proven before its decisions are finalized: this one cannot be.
     const repeat = await bimri(root, [
       "resolve",
@@ -437,24 +438,17 @@ Deno.test("a forged resolved record is proven before a repeated resolve finalize
     try {
       const { root, losers, conflict } = c;
       const head = json(root, "state.json").head_revision as number;
-      Deno.writeTextFileSync(
-        join(root, ".bimri", "resolutions", `${conflict}.json`),
-        JSON.stringify(
-          {
-            bimri_version: "5.0",
-            by: "user",
-            choice: losers[0],
-            conflict_id: conflict,
-            proposal_ids: losers,
-            resolved_at: "2026-07-27T00:00:01Z",
-            started_at: "2026-07-27T00:00:00Z",
-            status: "resolved",
-            ...revisions(head),
-          },
-          null,
-          2,
-        ) + "\n",
-      );
+      plantResolution(root, conflict, {
+        bimri_version: "5.0",
+        by: "user",
+        choice: losers[0],
+        conflict_id: conflict,
+        proposal_ids: losers,
+        resolved_at: "2026-07-27T00:00:01Z",
+        started_at: "2026-07-27T00:00:00Z",
+        status: "resolved",
+        ...revisions(head),
+      });
       await unchangedExceptLock(root, async () => {
         const r = await bimri(root, [
           "resolve",
@@ -481,25 +475,18 @@ Deno.test("an answer recorded before a candidate's base is damaged authority: st
     const { root, losers, conflict } = c;
     const head = json(root, "state.json").head_revision as number;
     assert(json(root, `proposals/${losers[0]}.json`).base_revision as number > 0);
-    Deno.writeTextFileSync(
-      join(root, ".bimri", "resolutions", `${conflict}.json`),
-      JSON.stringify(
-        {
-          authority: "human-asserted",
-          bimri_version: "5.1.0",
-          by: "user",
-          choice: losers[0],
-          conflict_id: conflict,
-          intended_revision_after: head + 1,
-          proposal_ids: losers,
-          revision_before: 0,
-          started_at: "2026-12-03T12:00:00Z",
-          status: "applying",
-        },
-        null,
-        2,
-      ) + "\n",
-    );
+    plantResolution(root, conflict, {
+      authority: "human-asserted",
+      bimri_version: "5.1.0",
+      by: "user",
+      choice: losers[0],
+      conflict_id: conflict,
+      intended_revision_after: head + 1,
+      proposal_ids: losers,
+      revision_before: 0,
+      started_at: "2026-12-03T12:00:00Z",
+      status: "applying",
+    });
     const status = await bimri(root, ["status"]);
     assertEquals(status.code, 1, status.stdout);
     assertMatch(
