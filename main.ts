@@ -13,6 +13,7 @@ import {
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
 import { loadCommand } from "./commands/loaders.ts";
+import { runCommand } from "./commands/run.ts";
 import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 
 const encoder = new TextEncoder();
@@ -188,7 +189,7 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       ? resolveFolder(cwd, rootFlag)
       : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
-    const result = await command.run(ctx, flags, positionals);
+    const result = await runCommand(command, ctx, flags, positionals);
     return emit(result, json, io);
   } catch (error) {
     if (error instanceof BimriError) return emit(errorResult(error), json, io);

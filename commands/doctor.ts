@@ -8,6 +8,7 @@ import { lstatOrNull } from "../engine/store/files.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
 import { BimriError } from "../engine/errors.ts";
+import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
 import {
   claimOfState,
   loadRecordProver,
@@ -87,7 +88,11 @@ finds no error, rebuilds the index.
         // altered head) stops plain doctor with exit 2, as the reference's load
         // does: it never audits, heals or resets around the damage. A busy store
         // stops the same way. --read-only is the command that reports damage.
-        if (!(error instanceof BimriError) || error.code === "busy") throw error;
+        // A pending v1-v3 retirement is finished by the command runner, which runs doctor again.
+        if (
+          !(error instanceof BimriError) || error.code === "busy" ||
+          error instanceof LegacyRetirementPending
+        ) throw error;
         throw new BimriError(
           error.code,
           `doctor cannot open the store: ${error.message} Run doctor --read-only for the full audit; nothing was reset.`,

@@ -22,6 +22,7 @@ import {
   type CommandResult,
   parseCommandArgs,
 } from "../../commands/command.ts";
+import { runCommand } from "../../commands/run.ts";
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -304,7 +305,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
     try {
       const args = prepare(spec, checkArguments(spec, rawArgs));
       const { flags, positionals } = parseCommandArgs(command, toArgv(spec, args));
-      const result = await command.run(ctx, flags, positionals);
+      const result = await runCommand(command, ctx, flags, positionals);
       if (result.exitCode === 0 && spec.session === "start") {
         mine.current = {
           run: String(result.data.run),

@@ -9,7 +9,7 @@ import { decodeUtf8Strict } from "../model/text.ts";
 import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
 import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { StorePaths } from "../store/paths.ts";
-import { isUnclaimedLegacyRootName } from "../store/legacy_root.ts";
+import { legacyRootFiles, unclaimedLegacyRootsError } from "../store/legacy_root.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 
 /** Every store generation bimri recognizes. */
@@ -160,19 +160,6 @@ export function detectStoreFormat(root: string): StoreDetection {
  * owner must say which memory is authoritative. Reads only.
  */
 export function rejectUnclaimedLegacyRoots(root: string): void {
-  let names: string[];
-  try {
-    names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
-  } catch {
-    return;
-  }
-  const unclaimed = names.filter(isUnclaimedLegacyRootName);
-  if (unclaimed.length > 0) {
-    throw new BimriError(
-      "store-unsafe",
-      `selected structured BIMRI authority coexists with unclaimed legacy root file(s): ${
-        unclaimed.join(", ")
-      }. BIMRI stopped without importing or deleting them. Ask the owner which memory is authoritative, then move or remove the unclaimed files.`,
-    );
-  }
+  const found = legacyRootFiles(root, new StorePaths(root).view);
+  if (found.length > 0) throw unclaimedLegacyRootsError(found);
 }

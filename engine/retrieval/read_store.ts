@@ -9,7 +9,7 @@ import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "../store/files.ts";
 import { withSharedEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
-import { openExisting, type Store } from "../store/store.ts";
+import { openExisting, refuseLegacyRootFiles, type Store } from "../store/store.ts";
 
 /** Runs `action` on the loaded existing store at `root`, read-only, under a shared lock. */
 export function withReadOnlyStore<T>(root: string, action: (store: Store) => T): T {
@@ -34,5 +34,9 @@ export function withReadOnlyStore<T>(root: string, action: (store: Store) => T):
       ".bimri/engine.lock is missing or not a regular file; read-only commands never create it. Run status or doctor once to restore it.",
     );
   }
-  return withSharedEngineLock(paths, () => action(openExisting(paths)));
+  return withSharedEngineLock(paths, () => {
+    const store = openExisting(paths);
+    refuseLegacyRootFiles(paths, store.state, "reader");
+    return action(store);
+  });
 }

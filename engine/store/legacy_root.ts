@@ -1,8 +1,11 @@
 /**
- * Names of v1-v3 memory files in a project root that no current store
- * claims. Kept free of `node:` imports: the store opener checks it before
- * creating a store.
+ * Older BIMRI memory files in a project root: v1-v3 `BIMRI.md` (any case but
+ * the generated `bimri.md`) and rolling backups. Beside a current store they
+ * stop every command until the owner says which memory is authoritative, as
+ * the reference's store load does. Kept free of `node:` imports: the store
+ * opener runs this on every command.
  */
+import { BimriError } from "../errors.ts";
 
 /**
  * True for a root file name that holds older BIMRI memory beside (or instead
@@ -12,4 +15,66 @@
 export function isUnclaimedLegacyRootName(name: string): boolean {
   const folded = name.toLowerCase();
   return (folded === "bimri.md" && name !== "bimri.md") || folded === "bimri-backup.md";
+}
+
+/**
+ * The legacy-named files in the root of an existing store, sorted (one
+ * listing of the root). A case variant of `bimri.md` that is the generated
+ * view itself is not one: a case-insensitive disk lists the view under the
+ * name it was first created with, and then no exact `bimri.md` is listed
+ * while `viewPath` still finds a file.
+ */
+export function legacyRootFiles(root: string, viewPath: string): string[] {
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(root)].map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+  const found = names.filter(isUnclaimedLegacyRootName).sort();
+  if (found.length === 0) return found;
+  const exactView = names.includes("bimri.md");
+  return found.filter((name) =>
+    exactView || name.toLowerCase() !== "bimri.md" || !isFileAt(viewPath)
+  );
+}
+
+function isFileAt(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** The refusal for legacy memory beside a store nothing claims (the reference's words). */
+export function unclaimedLegacyRootsError(names: readonly string[]): BimriError {
+  return new BimriError(
+    "store-unsafe",
+    `selected structured BIMRI authority coexists with unclaimed legacy root file(s): ${
+      names.join(", ")
+    }. BIMRI stopped without importing or deleting them. Ask the owner which memory is authoritative, then move or remove the unclaimed files.`,
+  );
+}
+
+/**
+ * Thrown by a writer that finds old root files a v1-v3 migration claims but
+ * has not retired yet (it was cut short after its state was durable). The
+ * command runner finishes that retirement, which proves the migration record
+ * first, and runs the command again; anything else reports the message.
+ */
+export class LegacyRetirementPending extends BimriError {
+  /** The old root files still present. */
+  readonly files: readonly string[];
+
+  /** A pending retirement of `files`. */
+  constructor(files: readonly string[]) {
+    super(
+      "refused",
+      `a v1-v3 migration has not yet retired its old root file(s): ${
+        files.join(", ")
+      }. Run \`bimri migrate\` to finish it; nothing was changed.`,
+    );
+    this.files = files;
+  }
 }

@@ -29,7 +29,12 @@ import { noteHeadVerified, recordNotedHead, verifiedHeadFacts } from "./head_cac
 import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
-import { isUnclaimedLegacyRootName } from "./legacy_root.ts";
+import {
+  isUnclaimedLegacyRootName,
+  LegacyRetirementPending,
+  legacyRootFiles,
+  unclaimedLegacyRootsError,
+} from "./legacy_root.ts";
 import { verifyColdBindings } from "../retrieval/archive_read.ts";
 
 /** The accepted head: revision number, exact text, hash, parsed view and its facts. */
@@ -350,6 +355,29 @@ export function loadHead(
   return head;
 }
 
+/**
+ * Refuses older memory files beside the store (see legacy_root.ts). Files a
+ * v1-v3 migration claims but has not retired yet are a pending retirement,
+ * which a writer's runner finishes (commands/run.ts); a reader only reports
+ * it, as it never writes.
+ */
+export function refuseLegacyRootFiles(
+  paths: StorePaths,
+  state: State,
+  role: "writer" | "reader",
+): void {
+  const files = legacyRootFiles(paths.root, paths.view);
+  if (files.length === 0) return;
+  if (state.extras.legacy_migration !== "legacy-to-v5") throw unclaimedLegacyRootsError(files);
+  if (role === "writer") throw new LegacyRetirementPending(files);
+  throw new BimriError(
+    "refused",
+    `a v1-v3 migration has not yet retired its old root file(s): ${
+      files.join(", ")
+    }. Run \`bimri migrate\` (or any writing command, such as status) to finish it; nothing was changed.`,
+  );
+}
+
 /** Opens an existing store for reading without creating or changing anything. */
 export function openExisting(paths: StorePaths): Store {
   refuseUnsafeLayout(paths);
@@ -372,6 +400,7 @@ export function withStore<T>(
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);
     const state = loadState(paths);
+    refuseLegacyRootFiles(paths, state, "writer");
     const foreign = foreignStates.has(state);
     if (options.withoutHead && !foreign) return action(storeWithoutHead(paths, state));
     const head = loadHead(paths, state, { recordVerified: true });

@@ -1,0 +1,33 @@
+/**
+ * Runs one verb for the CLI and the MCP server. A writer that finds old root
+ * files a v1-v3 migration claims but never retired (the migration was cut
+ * short once its state was durable) refuses before writing; the retirement
+ * is finished here, as the reference finishes it when it loads the store, and
+ * the verb runs once more. The converter that proves the migration record
+ * loads only then.
+ */
+import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
+import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
+
+/** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
+export async function runCommand(
+  command: Command,
+  ctx: CommandContext,
+  flags: FlagValues,
+  positionals: string[],
+): Promise<CommandResult> {
+  try {
+    return await command.run(ctx, flags, positionals);
+  } catch (error) {
+    if (!(error instanceof LegacyRetirementPending)) throw error;
+    const { finishLegacyRetirement } = await import("../engine/migrate/legacy.ts");
+    finishLegacyRetirement(ctx.root);
+  }
+  try {
+    return await command.run(ctx, flags, positionals);
+  } catch (error) {
+    // What is still there is not the migration's to retire.
+    if (error instanceof LegacyRetirementPending) throw unclaimedLegacyRootsError(error.files);
+    throw error;
+  }
+}
