@@ -8,7 +8,17 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, expectRefused, must, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  expectRefused,
+  must,
+  newSubject,
+  pathExists,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
+import { copyFixture } from "../fixtures/fixtures.ts";
+import { callTool, connectMcp, textOf } from "./mcp_support.ts";
 
 const UNCLAIMED =
   /^BIMRI ERROR: (doctor cannot open the store: )?selected structured BIMRI authority coexists with unclaimed legacy root file\(s\): BIMRI\.md\. BIMRI stopped without importing or deleting them\. Ask the owner which memory is authoritative/;
@@ -58,4 +68,32 @@ Deno.test("a rolling backup in any case counts as old memory; the generated view
   Deno.removeSync(join(root, "Bimri-Backup.md"));
   // bimri.md itself is the generated view.
   assertEquals((await bimri(root, ["status"])).code, 0);
+});
+
+Deno.test("the MCP server refuses the same way, and finishes a cut-short retirement", async () => {
+  const { root } = await storeWithRun();
+  Deno.writeTextFileSync(join(root, "BIMRI.md"), "# BIMRI: Memory File\n<!-- BIMRI v3 -->\n");
+  const mcp = await connectMcp(root, "Claude");
+  try {
+    const refused = await callTool(mcp, "memory_start");
+    assertEquals(refused.isError, true, textOf(refused));
+    assertMatch(textOf(refused), /unclaimed legacy root file\(s\): BIMRI\.md\./);
+  } finally {
+    await mcp.close();
+  }
+
+  const migrated = await copyFixture("legacy-v3");
+  const crashed = await bimri(migrated, ["migrate"], {
+    env: { BIMRI_FAULT: "legacy-after-state" },
+  });
+  assertEquals(crashed.code, 86, crashed.stderr);
+  const server = await connectMcp(migrated, "Claude");
+  try {
+    const started = await callTool(server, "memory_start");
+    assertEquals(started.isError, undefined, textOf(started));
+    assertEquals(pathExists(join(migrated, "BIMRI.md")), false);
+    assertEquals(pathExists(join(migrated, "BIMRI-backup.md")), false);
+  } finally {
+    await server.close();
+  }
 });
