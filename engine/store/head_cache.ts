@@ -22,15 +22,29 @@ import { replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 const HEAD_CACHE_NAME = "audit-integrity-head.json";
-const HEAD_CACHE_SCHEMA = 3;
+const HEAD_CACHE_SCHEMA = 4;
 
 type HeadCheck = {
   schema: number;
   revision: number;
   hash: string;
   print: string;
+  /** When the hash was proven (ms); see isRacy. */
+  proven_ms: number;
   facts: HeadFacts;
 };
+
+/**
+ * True when the file may have changed after it was proven without changing
+ * its fingerprint: Deno reports ctime in whole seconds, so an edit in the
+ * same second as the proof, with its mtime put back, keeps every field of
+ * the print. Such a record vouches for the bytes only after they hash to
+ * the proven value again (as racy-git entries are checked by content).
+ */
+function isRacy(info: Deno.FileInfo, provenMs: number): boolean {
+  const ctimeMs = (info as { ctime?: Date | null }).ctime?.getTime() ?? provenMs;
+  return Math.floor(ctimeMs / 1000) * 1000 + 1000 > provenMs;
+}
 
 function cachePath(paths: StorePaths): string {
   return paths.folder(HEAD_CACHE_NAME);
@@ -55,13 +69,16 @@ export function verifiedHeadFacts(
   hash: string,
   info: Deno.FileInfo,
   entryMaxChars: number,
+  contentHash: () => string,
 ): HeadFacts | null {
   const check = readHeadCheck(paths);
   // The recorded errors hold only under the entry cap they were checked against.
-  return check !== null && check.revision === revision && check.hash === hash &&
-      check.print === fingerprint(info) && check.facts.entryMaxChars === entryMaxChars
-    ? check.facts
-    : null;
+  const matches = check !== null && check.revision === revision && check.hash === hash &&
+    check.print === fingerprint(info) && check.facts.entryMaxChars === entryMaxChars &&
+    typeof check.proven_ms === "number";
+  if (!matches) return null;
+  if (isRacy(info, check.proven_ms) && contentHash() !== hash) return null;
+  return check.facts;
 }
 
 /** A full hash that matched, waiting for the command's state write to be recorded. */
@@ -83,6 +100,7 @@ export function noteHeadVerified(
     revision,
     hash,
     print: fingerprint(info),
+    proven_ms: Date.now(),
     facts,
   };
   pending = { dir: paths.dir, check };

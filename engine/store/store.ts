@@ -328,9 +328,14 @@ export function loadHead(
   }
   // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
   const expected = state.head_hash;
-  const known = expected === null
-    ? null
-    : verifiedHeadFacts(paths, state.head_revision, expected, info, state.entry_max_chars);
+  const known = expected === null ? null : verifiedHeadFacts(
+    paths,
+    state.head_revision,
+    expected,
+    info,
+    state.entry_max_chars,
+    () => sha256Hex(bytes),
+  );
   const verified = known !== null;
   const hash = verified && expected !== null ? expected : sha256Hex(bytes);
   if (hash !== state.head_hash) {
