@@ -10,9 +10,9 @@ import type { State } from "../model/state.ts";
 import type { JsonObject, JsonValue } from "../store/canonical_json.ts";
 import { lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
+import { LEGACY_MIGRATION } from "../store/legacy_root.ts";
 
-/** The one value `state.legacy_migration` may hold (absent or null when there was no v1-v3 source). */
-export const LEGACY_MIGRATION = "legacy-to-v5";
+export { LEGACY_MIGRATION };
 
 /** What state says about its v1-v3 origin, and the head it must agree with while still at V000000. */
 export type LineageClaim = {

@@ -7,6 +7,9 @@
  */
 import { BimriError } from "../errors.ts";
 
+/** The one value `state.legacy_migration` may hold (absent or null when there was no v1-v3 source). */
+export const LEGACY_MIGRATION = "legacy-to-v5";
+
 /**
  * True for a root file name that holds older BIMRI memory beside (or instead
  * of) a current store: BIMRI.md in any case but the generated `bimri.md`, or
@@ -58,10 +61,27 @@ export function unclaimedLegacyRootsError(names: readonly string[]): BimriError 
 }
 
 /**
- * Thrown by a writer that finds old root files a v1-v3 migration claims but
- * has not retired yet (it was cut short after its state was durable). The
- * command runner finishes that retirement, which proves the migration record
- * first, and runs the command again; anything else reports the message.
+ * The refusal for old root files a v1-v3 migration claims but has not retired
+ * yet (it was cut short after its state was durable); `next` says how to finish.
+ */
+function pendingRetirementMessage(files: readonly string[], next: string): string {
+  return `a v1-v3 migration has not yet retired its old root file(s): ${
+    files.join(", ")
+  }. Run ${next} to finish it; nothing was changed.`;
+}
+
+/** What a reader reports for a pending retirement (it never writes, so it cannot finish it). */
+export function pendingRetirementError(files: readonly string[]): BimriError {
+  return new BimriError(
+    "refused",
+    pendingRetirementMessage(files, "`bimri migrate` (or any writing command, such as status)"),
+  );
+}
+
+/**
+ * Thrown by a writer that finds a pending retirement. The command runner
+ * finishes that retirement, which proves the migration record first, and
+ * runs the command again; anything else reports the message.
  */
 export class LegacyRetirementPending extends BimriError {
   /** The old root files still present. */
@@ -69,12 +89,7 @@ export class LegacyRetirementPending extends BimriError {
 
   /** A pending retirement of `files`. */
   constructor(files: readonly string[]) {
-    super(
-      "refused",
-      `a v1-v3 migration has not yet retired its old root file(s): ${
-        files.join(", ")
-      }. Run \`bimri migrate\` to finish it; nothing was changed.`,
-    );
+    super("refused", pendingRetirementMessage(files, "`bimri migrate`"));
     this.files = files;
   }
 }

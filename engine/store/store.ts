@@ -31,8 +31,10 @@ import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 import {
   isUnclaimedLegacyRootName,
+  LEGACY_MIGRATION,
   LegacyRetirementPending,
   legacyRootFiles,
+  pendingRetirementError,
   unclaimedLegacyRootsError,
 } from "./legacy_root.ts";
 import { verifyColdBindings } from "../retrieval/archive_read.ts";
@@ -373,14 +375,8 @@ export function refuseLegacyRootFiles(
 ): void {
   const files = legacyRootFiles(paths.root, paths.view);
   if (files.length === 0) return;
-  if (state.extras.legacy_migration !== "legacy-to-v5") throw unclaimedLegacyRootsError(files);
-  if (role === "writer") throw new LegacyRetirementPending(files);
-  throw new BimriError(
-    "refused",
-    `a v1-v3 migration has not yet retired its old root file(s): ${
-      files.join(", ")
-    }. Run \`bimri migrate\` (or any writing command, such as status) to finish it; nothing was changed.`,
-  );
+  if (state.extras.legacy_migration !== LEGACY_MIGRATION) throw unclaimedLegacyRootsError(files);
+  throw role === "writer" ? new LegacyRetirementPending(files) : pendingRetirementError(files);
 }
 
 /** Opens an existing store for reading without creating or changing anything. */
