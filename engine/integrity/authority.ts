@@ -524,6 +524,7 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     for (const [id, f] of facts.records[kind]) if (f.problem) out.push(issue(kind, id, f.problem));
   }
   const usable = (f: RecordFacts | undefined) => f !== undefined && !f.problem && !f.stub;
+  const marked = new Set<string>();
   // Deletion anchors: run-log proposal markers and the conflict counter.
   for (const [run, log] of facts.logs) {
     const active = state.active_runs[run];
@@ -538,6 +539,7 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
         );
         continue;
       }
+      marked.add(id);
       const p = proposal.get(id);
       if (!p) {
         out.push(
@@ -552,6 +554,26 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
           issue("decision", id, "is required (its run synced or closed) but the record is missing"),
         );
       }
+    }
+  }
+  // A proposal file without its marker is a propose cut short before the log
+  // line: harmless while its run is open, since the run's next sync or close
+  // decides every proposal file it has. Once the run has synced past it or
+  // closed, its decision must exist like any other.
+  for (const [id, p] of proposal) {
+    if (marked.has(id) || !usable(p)) continue;
+    const run = id.slice(0, 7);
+    const active = state.active_runs[run];
+    const decided = facts.logs.get(run)?.closed === true ||
+      (active !== undefined && active.base_revision > (p.baseRevision ?? 0));
+    if (decided && !decision.has(id)) {
+      out.push(
+        issue(
+          "decision",
+          id,
+          "is required (its run synced or closed after this proposal, which its log does not name) but the record is missing",
+        ),
+      );
     }
   }
   for (let n = 1; n <= state.conflict_count; n++) {

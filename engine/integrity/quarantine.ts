@@ -145,6 +145,16 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
     if (log?.markers.includes(id)) return true;
   }
   if (kind === "proposal" && facts.records.decision.has(id)) return true;
+  // A decision the graph requires: its proposal's run synced past it or closed
+  // (for a proposal its log never named, the marker above cannot anchor it).
+  if (
+    kind === "decision" &&
+    authorityIssues(store.state, facts).some((i) =>
+      i.kind === "decision" && i.id === id && i.problem.startsWith("is required")
+    )
+  ) {
+    return true;
+  }
   for (const c of facts.records.conflict.values()) {
     if ((c.proposalIds ?? []).includes(id)) return true;
   }
