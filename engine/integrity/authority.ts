@@ -172,15 +172,6 @@ function loadCache(paths: StorePaths): CacheDoc {
 type NodeKind = { isFile: boolean; isSymlink: boolean };
 
 /** Reads one authority path and derives its facts (never follows a link). */
-export function readRecordFacts(
-  path: string,
-  kind: AuthorityKind,
-  id: string,
-  info: Deno.FileInfo,
-): RecordFacts {
-  return readFactsOfNode(path, kind, id, info, fingerprint(info));
-}
-
 function readFactsOfNode(
   path: string,
   kind: AuthorityKind,
@@ -391,9 +382,15 @@ export function collectFacts(
       if (!info) continue;
       const cacheKey = `${kind}/${id}`;
       const cached = cache?.records[cacheKey];
-      const reuse = cached !== undefined && cached.fp === fingerprint(info);
-      const facts = reuse ? cached : readRecordFacts(path, kind, id, info);
-      if (!reuse) dirty = true;
+      const fp = fingerprint(info);
+      const same = cached !== undefined && cached.fp === fp;
+      // An active run's proposals and decisions are what sync and close act
+      // on next, so they are always read: a print cannot see an edit made in
+      // the second it was taken (ctime has whole seconds), the bytes can.
+      const live = (kind === "proposal" || kind === "decision") && activeRuns.has(id.slice(0, 7));
+      let facts = same && !live ? cached : readFactsOfNode(path, kind, id, info, fp);
+      if (same && live && JSON.stringify(facts) === JSON.stringify(cached)) facts = cached;
+      if (facts !== cached) dirty = true;
       records[kind].set(id, facts);
       nextRecords.push([cacheKey, facts]);
     }
