@@ -1,5 +1,5 @@
 /** `doctor` (alias `validate`): audit the store; `--read-only` writes nothing at all. */
-import { auditStore } from "../engine/integrity/doctor.ts";
+import { auditStore, prepareAudit } from "../engine/integrity/doctor.ts";
 import { forgetSummary } from "../engine/integrity/summary.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { withStore } from "../engine/store/store.ts";
@@ -66,6 +66,7 @@ finds no error, rebuilds the index.
     const paths = new StorePaths(ctx.root);
     // The converter that proves a v1-v3 record loads only for a store that has one.
     const prover = await loadRecordProver(paths);
+    await prepareAudit(paths);
     // At most one finding: why bimri.md could not be healed.
     const viewErrors: string[] = [];
     if (!readOnly) {

@@ -33,6 +33,7 @@ import {
   issueLine,
 } from "./authority.ts";
 import { BulkReader, decodeUtf8Fast, isUtf8Bytes, nativeSha256 } from "./bulk_read.ts";
+import { collectGarbage, enableFullCollections } from "./heap.ts";
 import { RevisionParser, type RevisionView } from "./revision_pass.ts";
 import { type AuthorityKind, HOLD_REASONS, isStub, isV51, receiptProblems } from "./schemas.ts";
 
@@ -215,6 +216,26 @@ function entryPointer(entry: MemoryEntry): string | null {
   return entry.tier === 3 ? null : entry.pointer;
 }
 
+/** Revisions from which an audit collects garbage between its passes (see heap.ts). */
+const LARGE_STORE_REVISIONS = 1000;
+
+/**
+ * Readies the audit of the store at `paths` for its size: a store of at least
+ * LARGE_STORE_REVISIONS revisions gets full collections between the passes.
+ * Counting stops at that number, so this costs under a millisecond.
+ */
+export async function prepareAudit(paths: StorePaths): Promise<void> {
+  let count = 0;
+  try {
+    for (const _ of Deno.readDirSync(paths.folder("revisions"))) {
+      if (++count >= LARGE_STORE_REVISIONS) break;
+    }
+  } catch {
+    // The audit reports a missing or unreadable folder itself.
+  }
+  if (count >= LARGE_STORE_REVISIONS) await enableFullCollections();
+}
+
 /**
  * Audits the store at `paths` without writing anything. A v1-v3 migration
  * record is proven only with `proveLegacyRecord` (doctor loads it for a store
@@ -298,10 +319,14 @@ class Audit {
     if (lineage !== null) this.errors.push(lineage);
     this.parser = new RevisionParser(this.state.entry_max_chars);
     this.prepareAuthority();
+    // Each of these passes leaves tens of MB of garbage on a large store (see heap.ts).
+    collectGarbage();
     this.readRevisions();
     this.listings.clear();
+    collectGarbage();
     this.checkHead();
     this.readArchive();
+    collectGarbage();
     this.checkCold();
     this.checkLogs();
     this.checkAuthority();
