@@ -2,6 +2,8 @@
 import { migrateStore } from "../engine/migrate/mod.ts";
 import { isOwnerNotice } from "../engine/migrate/receipt.ts";
 import { BimriError } from "../engine/errors.ts";
+import { prepareAudit } from "../engine/integrity/doctor.ts";
+import { StorePaths } from "../engine/store/paths.ts";
 import { type Command, type CommandResult, ok } from "./command.ts";
 
 /** The migrate verb. */
@@ -19,7 +21,9 @@ synchronized and its index rebuilt. An empty folder is initialized. Stop every
 other agent and BIMRI process before migrating older memory: running this
 command is the explicit request to migrate.`,
   flags: {},
-  run(ctx): CommandResult {
+  async run(ctx): Promise<CommandResult> {
+    // The migration ends with a full audit.
+    await prepareAudit(new StorePaths(ctx.root));
     const receipt = migrateStore(ctx.root, { quiescent: true });
     if (receipt.validation !== "PASSED") {
       // As in the reference: the migration's writes stand, the command fails.

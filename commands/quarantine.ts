@@ -1,6 +1,8 @@
 /** `quarantine-authority --kind K --id ID --human-approved`: preserve a damaged record behind a blocking stub. */
 import { quarantineAuthority } from "../engine/integrity/quarantine.ts";
 import { withStore } from "../engine/store/store.ts";
+import { prepareAudit } from "../engine/integrity/doctor.ts";
+import { StorePaths } from "../engine/store/paths.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 
 /** What the evidence keeps, per original type (the reference's words). */
@@ -31,10 +33,12 @@ A valid record and an ID nothing refers to are refused.
     id: { type: "string" },
     "human-approved": { type: "boolean" },
   },
-  run(ctx, flags) {
+  async run(ctx, flags) {
     const kind = requiredFlag(flags, "quarantine-authority", "kind");
     const id = requiredFlag(flags, "quarantine-authority", "id");
     const approved = boolFlag(flags, "human-approved");
+    // Deciding what is damaged takes a full audit.
+    await prepareAudit(new StorePaths(ctx.root));
     return withStore(ctx.root, (store) => {
       const r = quarantineAuthority(store, kind, id, approved);
       const text = r.alreadyQuarantined

@@ -2,6 +2,8 @@
 import { restoreAuthority } from "../engine/integrity/quarantine.ts";
 import { issueLine } from "../engine/integrity/authority.ts";
 import { withStore } from "../engine/store/store.ts";
+import { prepareAudit } from "../engine/integrity/doctor.ts";
+import { StorePaths } from "../engine/store/paths.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 
 /** The restore-authority verb. */
@@ -29,11 +31,13 @@ be a regular file, not a symbolic link.
     from: { type: "string" },
     "human-approved": { type: "boolean" },
   },
-  run(ctx, flags) {
+  async run(ctx, flags) {
     const kind = requiredFlag(flags, "restore-authority", "kind");
     const id = requiredFlag(flags, "restore-authority", "id");
     const from = requiredFlag(flags, "restore-authority", "from");
     const approved = boolFlag(flags, "human-approved");
+    // Validating a replacement takes a full audit with it in place.
+    await prepareAudit(new StorePaths(ctx.root));
     return withStore(ctx.root, (store) => {
       const r = restoreAuthority(store, kind, id, from, approved);
       const lines = [

@@ -12,6 +12,7 @@
  * say) are kept in the transaction's `displaced/` folder before they are
  * restored over, so no bytes are lost.
  */
+import { collectGarbage } from "../integrity/heap.ts";
 import { dirname, join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { sha256Hex } from "../model/text.ts";
@@ -191,6 +192,8 @@ export function recoverEarlierUpdates(target: string): string[] {
         `${UPDATE_BACKUPS}/${name} records an authority activation that another engine's install did not finish; rerun that engine's install --quiescent to finish or undo it. ${NEXT_STEP}`,
       );
     }
+    // A large store's receipt lists every record (MB of JSON); do not let them pile up (see heap.ts).
+    collectGarbage();
   }
   return notices;
 }

@@ -246,6 +246,8 @@ export function auditStore(
   shadow?: ShadowRecord,
   proveLegacyRecord: RecordProver | null = null,
 ): DoctorReport {
+  // What the caller read before (quarantine and restore read every record) is garbage by now.
+  collectGarbage();
   const audit = new Audit(paths, shadow ?? null, proveLegacyRecord);
   audit.run();
   return { passed: audit.errors.length === 0, errors: audit.errors, warnings: audit.warnings };
