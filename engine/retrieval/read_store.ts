@@ -31,7 +31,7 @@ export function withReadOnlyStore<T>(root: string, action: (store: Store) => T):
   if (lock === null || lock.isSymlink || !lock.isFile) {
     throw new BimriError(
       "store-unsafe",
-      ".bimri/engine.lock is missing or not a regular file; read-only commands never create it. Run status or doctor once to restore it.",
+      ".bimri/engine.lock is missing or not a regular file; read-only commands never create it. Run status or doctor once (either recreates a missing lock file), then read again.",
     );
   }
   return withSharedEngineLock(paths, () => {

@@ -19,6 +19,7 @@ import {
   diffTrees,
   expectOk as ok,
   hashTree,
+  must,
   newSubject,
   startRun,
   tempStore,
@@ -243,4 +244,20 @@ Deno.test("a symbolic link in place of engine.lock or state.json stops writers a
     }
     Deno.removeSync(real);
   }
+});
+
+Deno.test("a reader refuses a missing engine.lock without creating it and names the repair; status recreates it", async () => {
+  const root = await tempStore();
+  const run = await startRun(root);
+  await must(root, newSubject(run, "lock.subject", "Value read after the lock file vanishes."));
+  await must(root, ["sync", "--run", run]);
+  Deno.removeSync(`${root}/.bimri/engine.lock`);
+  const before = hashTree(root);
+  const refused = await bimri(root, ["get", "--key", "lock.subject"]);
+  assertEquals(refused.code, 2, refused.stdout);
+  assertMatch(refused.stderr, /Run status or doctor once \(either recreates a missing lock file\)/);
+  assertEquals(diffTrees(before, hashTree(root)), null, "the reader wrote nothing");
+  await must(root, ["status"]);
+  assert(Deno.lstatSync(`${root}/.bimri/engine.lock`).isFile, "status recreated the lock");
+  assertMatch(await must(root, ["get", "--key", "lock.subject"]), /^HOT\tlock\.subject\t/);
 });
