@@ -3,9 +3,6 @@
  * the hidden `__bimri-sentinel` verb the installer uses to prove its runtime.
  */
 import { BimriError } from "../engine/errors.ts";
-import { prepareAudit } from "../engine/integrity/doctor.ts";
-import { StorePaths } from "../engine/store/paths.ts";
-import { resolve } from "node:path";
 import { installProject } from "../engine/install/install.ts";
 import { SENTINEL_VERB, sentinelAnswer } from "../engine/install/runtime.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
@@ -28,8 +25,6 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
   flags: { target: { type: "string" }, quiescent: { type: "boolean" } },
   async run(_ctx, flags) {
     const target = requiredFlag(flags, "install", "target");
-    // An existing store is audited before and after the update.
-    await prepareAudit(new StorePaths(resolve(target)));
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
     return ok(report.lines.join("\n") + "\n", { installed: true, ...report });
   },

@@ -16,7 +16,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { TEMPLATES } from "../../templates/mod.ts";
 import { BimriError } from "../errors.ts";
 import { BulkReader, nativeSha256 } from "../integrity/bulk_read.ts";
-import { auditStore } from "../integrity/doctor.ts";
+import { auditStore, prepareAudit } from "../integrity/doctor.ts";
 import { collectGarbage } from "../integrity/heap.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
@@ -1133,6 +1133,8 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   if (dirname(target) === target) {
     throw new BimriError("refused", "refusing to install BIMRI into a filesystem root.");
   }
+  // An existing store is audited before and after the update.
+  await prepareAudit(new StorePaths(target));
   // Routing reads only; the quiescence attestation is checked before anything else happens.
   const detection = detectStoreFormat(target);
   if (V5_FORMATS.includes(detection.format) && !options.quiescent) {

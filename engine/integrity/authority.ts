@@ -389,6 +389,7 @@ export function collectFacts(
       // the second it was taken (ctime has whole seconds), the bytes can.
       const live = (kind === "proposal" || kind === "decision") && activeRuns.has(id.slice(0, 7));
       let facts = same && !live ? cached : readFactsOfNode(path, kind, id, info, fp);
+      // Unchanged facts keep the cache entry, so the cache is not rewritten for nothing.
       if (same && live && JSON.stringify(facts) === JSON.stringify(cached)) facts = cached;
       if (facts !== cached) dirty = true;
       records[kind].set(id, facts);

@@ -16,30 +16,25 @@ async function unreachable(): Promise<WeakRef<object>> {
   return ref;
 }
 
-function storeWithRevisions(count: number): StorePaths {
+/** Prepares the audit of a store of `revisions` revisions, then reports whether a collection freed an unreachable object. */
+async function collectsAfterPreparing(revisions: number): Promise<boolean> {
   const root = Deno.makeTempDirSync({ prefix: "bimri-heap-" });
   const paths = new StorePaths(root);
   Deno.mkdirSync(paths.folder("revisions"), { recursive: true });
-  for (let n = 1; n <= count; n++) {
+  for (let n = 1; n <= revisions; n++) {
     Deno.writeTextFileSync(`${paths.folder("revisions")}/V${String(n).padStart(6, "0")}.md`, "");
   }
-  return paths;
+  await prepareAudit(paths);
+  Deno.removeSync(root, { recursive: true });
+  const ref = await unreachable();
+  collectGarbage();
+  return ref.deref() === undefined;
 }
 
 Deno.test("a small store's audit does not enable full collections", async () => {
-  const paths = storeWithRevisions(999);
-  await prepareAudit(paths);
-  Deno.removeSync(paths.root, { recursive: true });
-  const ref = await unreachable();
-  collectGarbage();
-  assert(ref.deref() !== undefined, "collectGarbage is a no-op until enabled");
+  assert(!(await collectsAfterPreparing(999)), "collectGarbage is a no-op until enabled");
 });
 
 Deno.test("a store of 1,000 revisions enables them, and a collection frees unreachable objects", async () => {
-  const paths = storeWithRevisions(1000);
-  await prepareAudit(paths);
-  Deno.removeSync(paths.root, { recursive: true });
-  const ref = await unreachable();
-  collectGarbage();
-  assertEquals(ref.deref(), undefined);
+  assertEquals(await collectsAfterPreparing(1000), true);
 });
