@@ -485,7 +485,10 @@ export function digestHits(digest: LoadedDigest, term: string): Uint8Array {
 
 /**
  * The archive row a digest row points at, read back and checked against the
- * digest (a row that no longer matches means the archive changed underneath).
+ * digest's proposal and reason (a row that no longer matches means the
+ * archive changed underneath). Its line hash is checked by `confirmDigestRow`,
+ * for the rows that will be printed: a search scores every matching row but
+ * prints only a few, and hashing thousands of rows was its largest cost.
  */
 export function readDigestRow(
   paths: StorePaths,
@@ -504,13 +507,21 @@ export function readDigestRow(
   const found = line === null ? [] : parseArchiveText(line, `.bimri/archive/${month}`);
   if (
     found.length !== 1 || found[0].proposalId !== cell(digest, row, PROPOSAL) ||
-    found[0].reason !== digestReason(digest, row) ||
-    !lineHash(found[0].rawLine).startsWith(cell(digest, row, LINE_KEY))
+    found[0].reason !== digestReason(digest, row)
   ) {
-    throw new BimriError(
-      "store-corrupt",
-      "the archive changed while it was searched; run the search again, or run index if this repeats.",
-    );
+    throw archiveChanged();
   }
   return found[0];
+}
+
+/** Throws unless `record` (read by `readDigestRow`) has the line hash the digest row names. */
+export function confirmDigestRow(digest: LoadedDigest, row: number, record: ArchiveRecord): void {
+  if (!lineHash(record.rawLine).startsWith(cell(digest, row, LINE_KEY))) throw archiveChanged();
+}
+
+function archiveChanged(): BimriError {
+  return new BimriError(
+    "store-corrupt",
+    "the archive changed while it was searched; run the search again, or run index if this repeats.",
+  );
 }

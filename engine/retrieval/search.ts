@@ -28,6 +28,7 @@ import {
 import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
 import {
   addDigestLengths,
+  confirmDigestRow,
   DIGEST_FIELDS,
   digestGenerations,
   digestHits,
@@ -55,8 +56,11 @@ export function searchRecords(
     .sort(byGroupScoreAndKey);
 }
 
-/** A matched record with the fields it is scored on. */
-export type Scorable = { record: RetrievalRecord; fields: SearchFields };
+/**
+ * A matched record with the fields it is scored on, and, for a history row
+ * read back from its month file, the check that must pass before it is printed.
+ */
+export type Scorable = { record: RetrievalRecord; fields: SearchFields; confirm?: () => void };
 
 /**
  * History generations that match a query, with their share of the corpus
@@ -89,23 +93,59 @@ export function searchFirst(
       .filter((index) => records[index].location === location)
       .map((index) => ({ record: records[index], fields: fields[index] }));
     const pending = location === "HISTORY" && history ? history.matches : [];
-    const reachesLimit = before < limit;
-    if (reachesLimit) group.push(...pending.map((build) => build()));
-    if (reachesLimit && group.length > 0) {
+    if (before < limit && group.length + pending.length > 0) {
       // Rank light {record, score} pairs; only the printed ones become matches.
-      const scored = group
-        .map(({ record, fields }) => ({ record, score: scoreMatch(fields, terms, stats) }))
-        .sort((a, b) => compareRanked(a.record, a.score, b.record, b.score));
-      for (const { record, score } of scored.slice(0, limit - matches.length)) {
+      const top = new FirstRanked(limit - matches.length);
+      for (const { record, fields } of group) top.offer(record, scoreMatch(fields, terms, stats));
+      for (const build of pending) {
+        const { record, fields, confirm } = build();
+        top.offer(record, scoreMatch(fields, terms, stats), confirm);
+      }
+      for (const { record, score, confirm } of top.first()) {
+        confirm?.();
         matches.push({ ...record, score });
       }
     }
-    before += group.length + (reachesLimit ? 0 : pending.length);
+    before += group.length + pending.length;
   }
   return {
     matches: matches.slice(0, limit),
     total: matched.length + (history?.matches.length ?? 0),
   };
+}
+
+type Ranked = { record: RetrievalRecord; score: number; confirm?: () => void };
+
+/**
+ * The first `room` of a stream of scored records, exactly as a stable sort of
+ * the whole stream would order them, holding at most about twice `room` at a
+ * time: a query that matches every archived generation builds thousands of
+ * history records, and keeping each only while it is scored lets them die
+ * young instead of growing the heap (a resident MCP server keeps that growth).
+ */
+class FirstRanked {
+  #kept: Ranked[] = [];
+  constructor(private readonly room: number) {}
+
+  /** Adds the next record of the stream. */
+  offer(record: RetrievalRecord, score: number, confirm?: () => void): void {
+    if (this.room <= 0) return;
+    this.#kept.push({ record, score, confirm });
+    if (this.#kept.length >= 2 * this.room + 64) this.#trim();
+  }
+
+  /** The first `room` records in rank order. */
+  first(): Ranked[] {
+    this.#trim();
+    return this.#kept;
+  }
+
+  // A stable sort keeps ties in stream order: kept records came before the
+  // ones appended after them, and among themselves they are already in order.
+  #trim(): void {
+    this.#kept.sort((a, b) => compareRanked(a.record, a.score, b.record, b.score));
+    if (this.#kept.length > this.room) this.#kept.length = this.room;
+  }
 }
 
 /**
@@ -178,7 +218,8 @@ export function matchHistoryDigest(
       const archived = readDigestRow(store.paths, digest, row, months);
       const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
       const record = entryRecord(entry, "HISTORY", archived.reason);
-      return { record, fields: searchFieldsOf(record) };
+      const confirm = () => confirmDigestRow(digest, row, archived);
+      return { record, fields: searchFieldsOf(record), confirm };
     });
   }
   DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += sums[i]));

@@ -3,8 +3,9 @@
  * index rows built from hand-written revision, state, log and archive files.
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { searchRecords, searchStore } from "../../engine/retrieval/search.ts";
+import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
+import { fingerprint } from "../../engine/integrity/summary.ts";
+import { searchFirst, searchRecords, searchStore } from "../../engine/retrieval/search.ts";
 import { allRecords } from "../../engine/retrieval/records.ts";
 import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
 import { queryTerms } from "../../engine/retrieval/tokenize.ts";
@@ -254,6 +255,47 @@ Deno.test("historical generations keep the highest reason and skip the current c
     historicalGenerations(records, cold).map((r) => `${r.rawLine} ${r.reason} ${r.proposalId}`),
     ["LINE-A closed R000001-Q002", "LINE-C cooled R000001-Q005"],
   );
+});
+
+Deno.test("the first matches of a large group are those of a full stable sort", () => {
+  // 400 matches in one group, far more than the few a limit keeps at a time: ties
+  // in score, key and ID (told apart only by `typed`) must keep their input order.
+  const words = ["retry", "retry retry", "retry budget", "a retry of the retry"];
+  const records: RetrievalRecord[] = [];
+  for (let i = 0; i < 400; i++) {
+    const key = `k.${String((i * 7919) % 37).padStart(2, "0")}`;
+    records.push(record(key, words[i % words.length], { id: "R000001-E001", typed: { n: i } }));
+  }
+  const terms = queryTerms("retry");
+  const all = searchRecords(records, terms);
+  assertEquals(all.length, 400);
+  for (const limit of [1, 3, 7, 50, 399, 400, 1000]) {
+    const first = searchFirst(records, terms, 0, limit);
+    assertEquals(first, { matches: all.slice(0, limit), total: 400 }, `limit ${limit}`);
+  }
+});
+
+Deno.test("a printed history row whose line no longer hashes as the digest says is refused", () => {
+  const root = tempStoreSync("bimri-rank-confirm-");
+  try {
+    const store = fixtureStore(root);
+    const paths = store.paths;
+    rebuildHistoryDigest(paths, readArchiveMonths(paths));
+    const terms = queryTerms("alpha");
+    assertEquals(searchStore(store, terms, 5).matches.some((m) => m.location === "HISTORY"), true);
+    // Same length, same proposal and reason: only the line hash tells the edit, and
+    // the checkpoint is made to vouch for the edited month as a same-second edit would.
+    const month = join(paths.folder("archive"), "2026-12.md");
+    Deno.writeTextFileSync(month, Deno.readTextFileSync(month).replace("Alpha v1.", "Alpha v9."));
+    const checkpointFile = join(paths.dir, "audit-integrity-history.json");
+    const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
+    checkpoint.months["2026-12.md"] = fingerprint(Deno.lstatSync(month));
+    Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+    assert(loadHistoryDigest(paths) !== null, "the digest must still vouch for the archive");
+    assertThrows(() => searchStore(store, terms, 5), /the archive changed while it was searched/);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
 });
 
 Deno.test("skipping unparsed history rows changes neither the matches nor the scores", () => {
