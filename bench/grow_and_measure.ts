@@ -21,9 +21,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runCli } from "../main.ts";
 import { measureMcp } from "./mcp_calls.ts";
+import { RUN_PERMISSIONS } from "../engine/install/permissions.ts";
+import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
-const PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", "--allow-run"];
+// Every process runs as an installed `deno run` binding does: same permissions, same V8 flags.
+const RUN_FLAGS = [...RUN_V8_FLAGS, ...RUN_PERMISSIONS];
 
 type Sample = { ms: number; rssKb: number | null; faults: number | null; code: number };
 type Figures = {
@@ -124,7 +127,7 @@ const TIME = (() => {
 })();
 
 async function measure(root: string, args: string[], main = MAIN): Promise<Sample> {
-  const base = [Deno.execPath(), "run", "--quiet", ...PERMISSIONS, main, "--root", root, ...args];
+  const base = [Deno.execPath(), "run", "--quiet", ...RUN_FLAGS, main, "--root", root, ...args];
   const cmd = TIME ? [TIME, "-f", "BIMRI_RSS_KB=%M BIMRI_FAULTS=%R", ...base] : base;
   const started = performance.now();
   const out = await new Deno.Command(cmd[0], {
@@ -276,7 +279,7 @@ async function measureMcpAll(
   live: number[],
 ): Promise<Record<string, Figures>> {
   const state = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/state.json`));
-  const server = [Deno.execPath(), "run", "--quiet", ...PERMISSIONS, MAIN];
+  const server = [Deno.execPath(), "run", "--quiet", ...RUN_FLAGS, MAIN];
   const timings = await measureMcp(
     TIME ? [TIME, "-f", "BIMRI_RSS_KB=%M", ...server] : server,
     root,

@@ -16,6 +16,7 @@ import {
 import { lstatOrNull } from "../store/files.ts";
 import type { JsonObject } from "../store/canonical_json.ts";
 import { RUN_PERMISSIONS } from "./permissions.ts";
+import { RUN_V8_FLAGS } from "./v8_flags.ts";
 
 /** The hidden verb a prefix must answer to prove it runs this bimri. */
 export const SENTINEL_VERB = "__bimri-sentinel";
@@ -64,7 +65,7 @@ function isDenoExecutable(path: string): boolean {
 
 /**
  * The argv prefix that runs this process again: the executable itself when
- * compiled, else `deno run --quiet <config> <permissions> <main module>`.
+ * compiled, else `deno run --quiet <V8 flags> <config> <permissions> <main module>`.
  * The config flag pins bimri's own deno.json (or none) so a deno.json in the
  * target project can never change how bimri resolves its modules.
  */
@@ -84,7 +85,7 @@ export function currentRuntimePrefix(
   }
   return {
     kind: "deno-run",
-    argv: [execPath, "run", "--quiet", ...config, ...RUN_PERMISSIONS, module],
+    argv: [execPath, "run", "--quiet", ...RUN_V8_FLAGS, ...config, ...RUN_PERMISSIONS, module],
   };
 }
 

@@ -9,6 +9,7 @@
 import { join, normalize, sep } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { RUN_PERMISSIONS, tempStore } from "../helpers/cli.ts";
+import { RUN_V8_FLAGS } from "../../engine/install/v8_flags.ts";
 import { registeredVerbs, REPO_ROOT, runProcess, smokeSession } from "./dist_helpers.ts";
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -82,7 +83,9 @@ Deno.test("bimri runs from an http:// URL in another folder, then offline from t
       binding.argv_prefix.includes("--no-config"),
       "a remote run must not use a local deno.json",
     );
-    for (const flag of RUN_PERMISSIONS) assert(binding.argv_prefix.includes(flag), flag);
+    for (const flag of [...RUN_V8_FLAGS, ...RUN_PERMISSIONS]) {
+      assert(binding.argv_prefix.includes(flag), flag);
+    }
 
     await smokeSession([deno, "run", "--quiet", ...RUN_PERMISSIONS, url], project, verbs, env);
   } finally {

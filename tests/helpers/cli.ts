@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { assertEquals, assertMatch } from "./assert.ts";
+import { RUN_V8_FLAGS } from "../../engine/install/v8_flags.ts";
 
 /** Absolute path of the repository's main.ts. */
 export const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -18,7 +19,7 @@ export const RUN_PERMISSIONS = ["--allow-read", "--allow-write", "--allow-env", 
 export function commandPrefix(): string[] {
   const custom = Deno.env.get("BIMRI_CMD");
   if (custom) return custom.split(" ").filter((s) => s !== "");
-  return [Deno.execPath(), "run", "--quiet", ...RUN_PERMISSIONS, MAIN_TS];
+  return [Deno.execPath(), "run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, MAIN_TS];
 }
 
 /** Result of one CLI invocation. */

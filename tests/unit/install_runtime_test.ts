@@ -1,7 +1,8 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { currentRuntimePrefix, sentinelAnswer } from "../../engine/install/runtime.ts";
 import { RUN_PERMISSIONS } from "../../engine/install/permissions.ts";
-import { RUN_PERMISSIONS as TEST_PERMISSIONS, tempStore } from "../helpers/cli.ts";
+import { RUN_V8_FLAGS } from "../../engine/install/v8_flags.ts";
+import { commandPrefix, RUN_PERMISSIONS as TEST_PERMISSIONS, tempStore } from "../helpers/cli.ts";
 import { fileURLToPath } from "node:url";
 
 Deno.test("runtime prefix: compiled binary, URL, checkout with deno.json", () => {
@@ -23,6 +24,7 @@ Deno.test("runtime prefix: compiled binary, URL, checkout with deno.json", () =>
       "/usr/bin/deno",
       "run",
       "--quiet",
+      ...RUN_V8_FLAGS,
       "--no-config",
       ...RUN_PERMISSIONS,
       "https://example.test/bimri/main.ts",
@@ -34,6 +36,7 @@ Deno.test("runtime prefix: compiled binary, URL, checkout with deno.json", () =>
     "/usr/bin/deno",
     "run",
     "--quiet",
+    ...RUN_V8_FLAGS,
     "--config",
     fileURLToPath(new URL("../../deno.json", import.meta.url)),
     ...RUN_PERMISSIONS,
@@ -41,13 +44,19 @@ Deno.test("runtime prefix: compiled binary, URL, checkout with deno.json", () =>
   ]);
 });
 
-Deno.test("one permission list for the binary, the tests and the runtime binding", () => {
+Deno.test("one permission list and one V8 flag list for the binary, the tests and the binding", () => {
   assertEquals([...RUN_PERMISSIONS], [...TEST_PERMISSIONS]);
+  // The tests' CLI runs under the binding's V8 flags (a code cache is only reused under the same flags).
+  const testPrefix = commandPrefix();
+  if (!Deno.env.get("BIMRI_CMD")) {
+    assertEquals(testPrefix.slice(2, 3 + RUN_V8_FLAGS.length), ["--quiet", ...RUN_V8_FLAGS]);
+  }
   const tasks = JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)))
     .tasks as Record<string, string>;
   for (const [name, task] of Object.entries(tasks)) {
     if (name.startsWith("compile:")) {
       assertEquals(task.includes(RUN_PERMISSIONS.join(" ")), true, name);
+      assertEquals(task.startsWith(`deno compile ${RUN_V8_FLAGS.join(" ")} `), true, name);
     }
   }
   assertEquals(
