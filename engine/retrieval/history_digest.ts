@@ -41,7 +41,7 @@ import { BimriError } from "../errors.ts";
 
 const DIGEST_NAME = "audit-integrity-history.tsv";
 const CHECKPOINT_NAME = "audit-integrity-history.json";
-const SCHEMA = 2;
+const SCHEMA = 3;
 
 /** The searchable fields a digest line carries (reason and location are added at query time). */
 export const DIGEST_FIELDS = ["key", "tags", "id", "text", "falsifier", "trust", "source"] as const;
@@ -65,6 +65,11 @@ const OFFSET = 6;
 /** Byte length of the row (without its LF). */
 const LENGTH = 7;
 // 8: the case-folded searchable text; 9: its NFC-normalized fold when that differs, else empty.
+// Each holds DIGEST_FIELDS in order, separated by FIELD_SEPARATOR when every field folds on its
+// own into the fold of the whole and the key and ID can be read back from their folds; else by a
+// space (a search then builds that row's record to score it).
+/** Separates the fields of a folded text; no term and no valid memory line holds it. */
+const FIELD_SEPARATOR = "\u001f";
 const KEY_WIDTH = 32;
 
 /**
@@ -163,9 +168,34 @@ function digestLine(
     month,
     offset,
     length,
-    flat(plain),
-    flat(normalized),
+    ...fieldwiseFolds(fields, values, plain, normalized),
   ].map((cell) => flat(String(cell))).join("\t");
+}
+
+/**
+ * The two folded texts with FIELD_SEPARATOR between the fields, when that
+ * layout is exact: folding each field on its own gives the fold of the whole,
+ * and the key and ID are their own folds (the ID upper-cased), so a search can
+ * count terms per field and order rows without parsing them. Else the folds
+ * as they are, whose fields a search cannot tell apart.
+ */
+function fieldwiseFolds(
+  fields: SearchFields,
+  values: readonly string[],
+  plain: string,
+  normalized: string,
+): [string, string] {
+  const separate = (fold: (text: string) => string, whole: string): string | null => {
+    const parts = values.map(fold);
+    return parts.join("\n") === whole ? parts.join(FIELD_SEPARATOR) : null;
+  };
+  const exact = !values.some((value) => value.includes(FIELD_SEPARATOR)) &&
+    casefold(fields.key) === fields.key && casefold(fields.id).toUpperCase() === fields.id;
+  const fieldPlain = exact ? separate(casefold, plain) : null;
+  const fieldNormalized = normalized === "" ? "" : exact ? separate(foldText, normalized) : null;
+  return fieldPlain === null || fieldNormalized === null
+    ? [plain, normalized]
+    : [fieldPlain, fieldNormalized];
 }
 
 /**
@@ -428,6 +458,92 @@ export function addDigestLengths(digest: LoadedDigest, row: number, sums: number
     field++;
     value = 0;
   }
+}
+
+/** Where each field of the folded text in [start, end) ends, or null when it is not laid out by field. */
+function fieldEnds(text: string, start: number, end: number): number[] | null {
+  const ends: number[] = [];
+  for (let at = text.indexOf(FIELD_SEPARATOR, start); at !== -1 && at < end;) {
+    ends.push(at);
+    at = text.indexOf(FIELD_SEPARATOR, at + 1);
+  }
+  if (ends.length !== DIGEST_FIELDS.length - 1) return null;
+  ends.push(end);
+  return ends;
+}
+
+/** Start and end of a row's two folded texts (the normalized one empty when it is the plain one). */
+function foldedTexts(digest: LoadedDigest, row: number) {
+  const { text, starts } = digest;
+  const lineEnd = starts[row + 1] - 1;
+  const normalizedStart = text.lastIndexOf("\t", lineEnd - 1) + 1;
+  const plainStart = text.lastIndexOf("\t", normalizedStart - 2) + 1;
+  return { plainStart, plainEnd: normalizedStart - 1, normalizedStart, lineEnd };
+}
+
+/**
+ * The entry key and ID of a row as written (what the output order compares),
+ * read back from its folded fields, or null when the row is not laid out by field.
+ */
+export function digestKeyAndId(
+  digest: LoadedDigest,
+  row: number,
+): { key: string; id: string } | null {
+  const { plainStart, plainEnd } = foldedTexts(digest, row);
+  const ends = fieldEnds(digest.text, plainStart, plainEnd);
+  if (ends === null) return null;
+  const id = DIGEST_FIELDS.indexOf("id");
+  return {
+    key: digest.text.slice(plainStart, ends[0]),
+    id: digest.text.slice(ends[id - 1] + 1, ends[id]).toUpperCase(),
+  };
+}
+
+/**
+ * How often each term occurs in each of DIGEST_FIELDS of a row (`counts[t][f]`,
+ * non-overlapping, the larger of the plain and normalized folds, as
+ * countTerm counts a field), or null when the row is not laid out by field.
+ */
+export function digestTermCounts(
+  digest: LoadedDigest,
+  row: number,
+  terms: readonly string[],
+): number[][] | null {
+  const { text } = digest;
+  const { plainStart, plainEnd, normalizedStart, lineEnd } = foldedTexts(digest, row);
+  const plainEnds = fieldEnds(text, plainStart, plainEnd);
+  if (plainEnds === null) return null;
+  const counts = terms.map(() => DIGEST_FIELDS.map(() => 0));
+  countByField(text, plainStart, plainEnds, terms, counts);
+  if (normalizedStart < lineEnd) {
+    const normalizedEnds = fieldEnds(text, normalizedStart, lineEnd);
+    if (normalizedEnds === null) return null;
+    const more = terms.map(() => DIGEST_FIELDS.map(() => 0));
+    countByField(text, normalizedStart, normalizedEnds, terms, more);
+    counts.forEach((row, t) => row.forEach((n, f) => (row[f] = Math.max(n, more[t][f]))));
+  }
+  return counts;
+}
+
+/** Adds each term's occurrences in each field of the folded text from `start` (fields end at `ends`). */
+function countByField(
+  text: string,
+  start: number,
+  ends: readonly number[],
+  terms: readonly string[],
+  counts: number[][],
+): void {
+  const end = ends[ends.length - 1];
+  terms.forEach((term, t) => {
+    let field = 0;
+    for (let found = text.indexOf(term, start); found !== -1;) {
+      if (found + term.length > end) break;
+      while (found >= ends[field]) field++;
+      // A term holds no separator, so an occurrence never spans two fields.
+      counts[t][field]++;
+      found = text.indexOf(term, found + term.length);
+    }
+  });
 }
 
 /** Row numbers of the historical generations, in archive order (the rule of historicalGenerations). */

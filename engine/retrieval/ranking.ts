@@ -94,13 +94,27 @@ export function corpusStats(docs: readonly IndexedDoc[], terms: readonly string[
 
 /** BM25F score of one document; rounded to 6 decimals so ties are exact and stable. */
 export function scoreDoc(doc: IndexedDoc, terms: readonly string[], stats: CorpusStats): number {
+  return scoreCounts((name, term) => countTerm(doc.fields[name], term), doc.lengths, terms, stats);
+}
+
+/**
+ * The BM25F score of a document given each field's count of each term and
+ * each field's folded length: what scoreDoc computes, for a caller that has
+ * the counts without an indexed document (the history digest).
+ */
+export function scoreCounts(
+  countIn: (name: SearchField, term: string) => number,
+  lengths: Readonly<Record<SearchField, number>>,
+  terms: readonly string[],
+  stats: CorpusStats,
+): number {
   let score = 0;
   for (const term of terms) {
     let weighted = 0;
     for (const name of FIELDS) {
-      const tf = countTerm(doc.fields[name], term);
+      const tf = countIn(name, term);
       if (tf === 0) continue;
-      const norm = 1 - B + B * (Math.max(doc.lengths[name], 1) / stats.averageLength[name]);
+      const norm = 1 - B + B * (Math.max(lengths[name], 1) / stats.averageLength[name]);
       weighted += FIELD_WEIGHTS[name] * tf / norm;
     }
     if (weighted === 0) continue;

@@ -67,9 +67,9 @@ export function byGroupScoreAndKey(a: RecallMatch, b: RecallMatch): number {
 
 /** Output order: group, then score (highest first), then key, ID and reason. */
 export function compareRanked(
-  a: RetrievalRecord,
+  a: Pick<RetrievalRecord, "location" | "key" | "id" | "reason">,
   aScore: number,
-  b: RetrievalRecord,
+  b: Pick<RetrievalRecord, "location" | "key" | "id" | "reason">,
   bScore: number,
 ): number {
   return LOCATIONS.indexOf(a.location) - LOCATIONS.indexOf(b.location) ||

@@ -8,11 +8,14 @@ import type { Store } from "../store/store.ts";
 import {
   addToCorpus,
   type CorpusPart,
+  type CorpusStats,
   foldedLength,
   matchDocuments,
   newCorpusPart,
   rankDocuments,
+  scoreCounts,
   scoreMatch,
+  type SearchField,
   type SearchFields,
 } from "./ranking.ts";
 import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
@@ -25,14 +28,16 @@ import {
   type RetrievalRecord,
   searchFieldsOf,
 } from "./records.ts";
-import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
+import { containsTerm, countTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
 import {
   addDigestLengths,
   confirmDigestRow,
   DIGEST_FIELDS,
   digestGenerations,
   digestHits,
+  digestKeyAndId,
   digestReason,
+  digestTermCounts,
   type LoadedDigest,
   loadHistoryDigest,
   readDigestRow,
@@ -56,19 +61,33 @@ export function searchRecords(
     .sort(byGroupScoreAndKey);
 }
 
+/** A matched record with the fields it is scored on. */
+export type Scorable = { record: RetrievalRecord; fields: SearchFields };
+
+/** What the output order compares of a record besides its score (see compareRanked). */
+export type RankKey = Pick<RetrievalRecord, "location" | "key" | "id" | "reason">;
+
 /**
- * A matched record with the fields it is scored on, and, for a history row
- * read back from its month file, the check that must pass before it is printed.
+ * A matched history generation: what orders it, its score once the corpus
+ * statistics are known, and how to build its printed record (which throws
+ * when the archive no longer holds what the match was decided on).
  */
-export type Scorable = { record: RetrievalRecord; fields: SearchFields; confirm?: () => void };
+export type HistoryCandidate = {
+  rank: () => RankKey;
+  score: (stats: CorpusStats) => number;
+  build: () => RetrievalRecord;
+};
 
 /**
  * History generations that match a query, with their share of the corpus
- * statistics. Each match is built only when its group is printed.
+ * statistics. Only the printed ones are built.
  */
 export type HistoryMatches = {
   part: CorpusPart;
-  matches: (() => Scorable)[];
+  /** How many generations match. */
+  count: number;
+  /** The matches in archive order, made on demand (most searches never print history). */
+  candidates: () => Iterable<HistoryCandidate>;
 };
 
 /**
@@ -89,61 +108,58 @@ export function searchFirst(
   const matches: RecallMatch[] = [];
   let before = 0;
   for (const location of LOCATIONS) {
-    const group = matched
-      .filter((index) => records[index].location === location)
-      .map((index) => ({ record: records[index], fields: fields[index] }));
-    const pending = location === "HISTORY" && history ? history.matches : [];
-    if (before < limit && group.length + pending.length > 0) {
-      // Rank light {record, score} pairs; only the printed ones become matches.
-      const top = new FirstRanked(limit - matches.length);
-      for (const { record, fields } of group) top.offer(record, scoreMatch(fields, terms, stats));
-      for (const build of pending) {
-        const { record, fields, confirm } = build();
-        top.offer(record, scoreMatch(fields, terms, stats), confirm);
+    const group = matched.filter((index) => records[index].location === location);
+    const pending = location === "HISTORY" && history ? history : null;
+    const pendingCount = pending?.count ?? 0;
+    if (before < limit && group.length + pendingCount > 0) {
+      // Rank light {rank, score} pairs; only the printed ones become records.
+      const top = new FirstRanked<RetrievalRecord | HistoryCandidate>(limit - matches.length);
+      for (const index of group) {
+        top.offer(records[index], scoreMatch(fields[index], terms, stats), records[index]);
       }
-      for (const { record, score, confirm } of top.first()) {
-        confirm?.();
+      for (const candidate of pending?.candidates() ?? []) {
+        top.offer(candidate.rank(), candidate.score(stats), candidate);
+      }
+      for (const { score, item } of top.first()) {
+        const record = "build" in item ? item.build() : item;
         matches.push({ ...record, score });
       }
     }
-    before += group.length + pending.length;
+    before += group.length + pendingCount;
   }
   return {
     matches: matches.slice(0, limit),
-    total: matched.length + (history?.matches.length ?? 0),
+    total: matched.length + (history?.count ?? 0),
   };
 }
 
-type Ranked = { record: RetrievalRecord; score: number; confirm?: () => void };
-
 /**
- * The first `room` of a stream of scored records, exactly as a stable sort of
+ * The first `room` of a stream of scored items, exactly as a stable sort of
  * the whole stream would order them, holding at most about twice `room` at a
- * time: a query that matches every archived generation builds thousands of
- * history records, and keeping each only while it is scored lets them die
- * young instead of growing the heap (a resident MCP server keeps that growth).
+ * time: a query can match thousands of archived generations, and only the
+ * printed few need more than their rank and score.
  */
-class FirstRanked {
-  #kept: Ranked[] = [];
+class FirstRanked<T> {
+  #kept: { rank: RankKey; score: number; item: T }[] = [];
   constructor(private readonly room: number) {}
 
-  /** Adds the next record of the stream. */
-  offer(record: RetrievalRecord, score: number, confirm?: () => void): void {
+  /** Adds the next item of the stream. */
+  offer(rank: RankKey, score: number, item: T): void {
     if (this.room <= 0) return;
-    this.#kept.push({ record, score, confirm });
+    this.#kept.push({ rank, score, item });
     if (this.#kept.length >= 2 * this.room + 64) this.#trim();
   }
 
-  /** The first `room` records in rank order. */
-  first(): Ranked[] {
+  /** The first `room` items in rank order. */
+  first(): { score: number; item: T }[] {
     this.#trim();
     return this.#kept;
   }
 
-  // A stable sort keeps ties in stream order: kept records came before the
+  // A stable sort keeps ties in stream order: kept items came before the
   // ones appended after them, and among themselves they are already in order.
   #trim(): void {
-    this.#kept.sort((a, b) => compareRanked(a.record, a.score, b.record, b.score));
+    this.#kept.sort((a, b) => compareRanked(a.rank, a.score, b.rank, b.score));
     if (this.#kept.length > this.room) this.#kept.length = this.room;
   }
 }
@@ -157,7 +173,7 @@ class FirstRanked {
  */
 export function matchHistory(store: Store, terms: readonly string[]): HistoryMatches {
   const part = newCorpusPart(terms);
-  const matches: HistoryMatches["matches"] = [];
+  const matches: HistoryCandidate[] = [];
   const rows = historicalGenerations(
     readAllArchiveRecords(store.paths),
     store.state.cold_current,
@@ -171,9 +187,15 @@ export function matchHistory(store: Store, terms: readonly string[]): HistoryMat
     const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
     const record = entryRecord(entry, "HISTORY", row.reason);
     const fields = searchFieldsOf(record);
-    if (addToCorpus(part, fields, terms)) matches.push(() => ({ record, fields }));
+    if (addToCorpus(part, fields, terms)) {
+      matches.push({
+        rank: () => record,
+        score: (stats) => scoreMatch(fields, terms, stats),
+        build: () => record,
+      });
+    }
   }
-  return { part, matches };
+  return { part, count: matches.length, candidates: () => matches };
 }
 
 /**
@@ -187,13 +209,14 @@ export function matchHistoryDigest(
   terms: readonly string[],
 ): HistoryMatches {
   const part = newCorpusPart(terms);
-  const matches: HistoryMatches["matches"] = [];
+  const matched: number[] = [];
   const months = new Map<string, Uint8Array>();
   const reasons = new Map<string, { folded: FoldedText; length: number }>();
   const location = foldField("HISTORY");
   const locationLength = foldedLength("HISTORY");
   const hits = terms.map((term) => digestHits(digest, term));
   const sums = DIGEST_FIELDS.map(() => 0);
+  const termIndex = new Map(terms.map((term, t) => [term, t]));
   for (const row of digestGenerations(digest, store.state.cold_current)) {
     part.size++;
     const reasonText = digestReason(digest, row);
@@ -214,17 +237,63 @@ export function matchHistoryDigest(
     addDigestLengths(digest, row, sums);
     part.lengthSums.reason += reason.length;
     part.lengthSums.location += locationLength;
-    matches.push(() => {
-      const archived = readDigestRow(store.paths, digest, row, months);
-      const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
-      const record = entryRecord(entry, "HISTORY", archived.reason);
-      const confirm = () => confirmDigestRow(digest, row, archived);
-      return { record, fields: searchFieldsOf(record), confirm };
-    });
+    matched.push(row);
   }
   DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += sums[i]));
-  return { part, matches };
+  const candidate = (row: number): HistoryCandidate => {
+    const reasonText = digestReason(digest, row);
+    const reason = reasons.get(reasonText)!;
+    // Built only when printed, or to be ranked at all when the digest does not lay out its fields.
+    let built: RetrievalRecord | null = null;
+    const build = () =>
+      built ??= (() => {
+        const archived = readDigestRow(store.paths, digest, row, months);
+        const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
+        confirmDigestRow(digest, row, archived);
+        return entryRecord(entry, "HISTORY", archived.reason);
+      })();
+    return {
+      rank: () => {
+        const keyAndId = digestKeyAndId(digest, row);
+        return keyAndId === null
+          ? build()
+          : { location: "HISTORY", ...keyAndId, reason: reasonText };
+      },
+      score: (stats) => {
+        const counts = digestTermCounts(digest, row, terms);
+        if (counts === null) return scoreMatch(searchFieldsOf(build()), terms, stats);
+        const fieldLengths = DIGEST_FIELDS.map(() => 0);
+        addDigestLengths(digest, row, fieldLengths);
+        const lengths = { reason: reason.length, location: locationLength } as Record<
+          SearchField,
+          number
+        >;
+        DIGEST_FIELDS.forEach((name, f) => (lengths[name] = fieldLengths[f]));
+        return scoreCounts(
+          (name, term) => {
+            const f = FIELD_COLUMN.get(name);
+            if (f !== undefined) return counts[termIndex.get(term)!][f];
+            return countTerm(name === "reason" ? reason.folded : location, term);
+          },
+          lengths,
+          terms,
+          stats,
+        );
+      },
+      build,
+    };
+  };
+  return {
+    part,
+    count: matched.length,
+    candidates: function* () {
+      for (const row of matched) yield candidate(row);
+    },
+  };
 }
+
+/** Column of each digest field in digestTermCounts' rows. */
+const FIELD_COLUMN = new Map<SearchField, number>(DIGEST_FIELDS.map((name, f) => [name, f]));
 
 /** Searches the store: current, held and historical memory. */
 export function searchStore(

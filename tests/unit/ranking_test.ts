@@ -18,6 +18,7 @@ import {
 } from "../../engine/retrieval/archive_read.ts";
 import {
   digestGenerations,
+  digestTermCounts,
   loadHistoryDigest,
   rebuildHistoryDigest,
 } from "../../engine/retrieval/history_digest.ts";
@@ -272,6 +273,61 @@ Deno.test("the first matches of a large group are those of a full stable sort", 
   for (const limit of [1, 3, 7, 50, 399, 400, 1000]) {
     const first = searchFirst(records, terms, 0, limit);
     assertEquals(first, { matches: all.slice(0, limit), total: 400 }, `limit ${limit}`);
+  }
+});
+
+Deno.test("history scored from the digest's per-field counts equals scoring the parsed rows", () => {
+  const root = tempStoreSync("bimri-rank-digest-fields-");
+  try {
+    const store = fixtureStore(root);
+    const paths = store.paths;
+    const line = (n: number, key: string, tags: string, text: string) =>
+      `[ARCHIVED:2026-12-02] [BY:R00000${n}-Q001] [closed] [R00000${n}-E001] [K:${key}] [I:2] ` +
+      `[active] [T:working] [SRC:agent] [F:R00000${n}] [L:R00000${n}] [${tags}] ${text} -> .bimri/log/R00000${n}.md`;
+    // Folds that change length (ß, ǅ), a decomposed accent, a term in key, tags and text at once.
+    Deno.writeTextFileSync(
+      join(paths.folder("archive"), "2026-12.md"),
+      [
+        line(3, "task.strasse", "strasse", "Die Straße ist gesperrt; STRASSE und strasse später."),
+        line(4, "task.cafe", "cafe,menu", "Cafe\u0301 menu: café, CAFÉ and cafe are three forms."),
+        line(5, "task.dz", "", "ǅemal and ǆemal and DŽEMAL; strasse once."),
+        line(6, "task.plain", "menu", "menu menu menu plain words"),
+        "",
+      ].join("\n"),
+      { append: true },
+    );
+    rebuildHistoryDigest(paths, readArchiveMonths(paths));
+    const digest = loadHistoryDigest(paths)!;
+    for (const row of digest.order) {
+      assert(digestTermCounts(digest, row, ["a"]) !== null, `row ${row} has no field spans`);
+    }
+    const queries = ["straße", "strasse", "café", "cafe", "menu", "ǆemal", "menu cafe", "task"];
+    const compare = (path: string) => {
+      for (const query of queries) {
+        const terms = queryTerms(query);
+        const all = searchRecords(allRecords(store), terms);
+        for (const limit of [1, 2, 3, 50]) {
+          assertEquals(searchStore(store, terms, limit), {
+            matches: all.slice(0, limit),
+            total: all.length,
+          }, `${path}: ${query} / ${limit}`);
+        }
+      }
+    };
+    compare("per-field counts");
+    // Rows whose fields the digest does not lay out (as when a field's fold is not its share of
+    // the whole fold) are built to be ranked and scored, with the same results.
+    const digestFile = join(paths.dir, "audit-integrity-history.tsv");
+    Deno.writeTextFileSync(digestFile, Deno.readTextFileSync(digestFile).replaceAll("\u001f", " "));
+    const checkpointFile = join(paths.dir, "audit-integrity-history.json");
+    const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
+    checkpoint.digest = fingerprint(Deno.lstatSync(digestFile));
+    Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+    const flat = loadHistoryDigest(paths);
+    assert(flat !== null && digestTermCounts(flat, flat.order[0], ["a"]) === null);
+    compare("built rows");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
   }
 });
 
