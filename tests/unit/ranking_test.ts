@@ -331,6 +331,35 @@ Deno.test("history scored from the digest's per-field counts equals scoring the 
   }
 });
 
+Deno.test("a process keeps a settled digest only while its print names it", async () => {
+  const root = tempStoreSync("bimri-rank-digest-keep-");
+  try {
+    const store = fixtureStore(root);
+    const paths = store.paths;
+    rebuildHistoryDigest(paths, readArchiveMonths(paths));
+    // A digest changed within the coarse-clock window is read again every time.
+    assert(loadHistoryDigest(paths) !== loadHistoryDigest(paths), "an unsettled digest was kept");
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const first = loadHistoryDigest(paths);
+    assert(first !== null && loadHistoryDigest(paths) === first, "a settled digest was read again");
+    // Rewritten in place at the same size with its mtime put back, and vouched for again:
+    // the change time moved, so the print did, and the new bytes are read.
+    const digestFile = join(paths.dir, "audit-integrity-history.tsv");
+    const before = Deno.lstatSync(digestFile);
+    const text = Deno.readTextFileSync(digestFile);
+    Deno.writeTextFileSync(digestFile, text.replace("alpha v1", "alpha v9"));
+    Deno.utimeSync(digestFile, before.atime!, before.mtime!);
+    const checkpointFile = join(paths.dir, "audit-integrity-history.json");
+    const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
+    checkpoint.digest = fingerprint(Deno.lstatSync(digestFile));
+    Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+    const again = loadHistoryDigest(paths);
+    assert(again !== null && again !== first && again.text.includes("alpha v9"), "a stale digest");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
 Deno.test("a printed history row whose line no longer hashes as the digest says is refused", () => {
   const root = tempStoreSync("bimri-rank-confirm-");
   try {
