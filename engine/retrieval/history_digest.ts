@@ -68,7 +68,7 @@ const LENGTH = 7;
 // Each holds DIGEST_FIELDS in order, separated by FIELD_SEPARATOR when every field folds on its
 // own into the fold of the whole and the key and ID can be read back from their folds; else by a
 // space (a search then builds that row's record to score it).
-/** Separates the fields of a folded text; no term and no valid memory line holds it. */
+/** Separates the fields of a folded text; no term holds it (nor, by check, any field). */
 const FIELD_SEPARATOR = "\u001f";
 const KEY_WIDTH = 32;
 

@@ -61,9 +61,6 @@ export function searchRecords(
     .sort(byGroupScoreAndKey);
 }
 
-/** A matched record with the fields it is scored on. */
-export type Scorable = { record: RetrievalRecord; fields: SearchFields };
-
 /** What the output order compares of a record besides its score (see compareRanked). */
 export type RankKey = Pick<RetrievalRecord, "location" | "key" | "id" | "reason">;
 
