@@ -23,7 +23,7 @@
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
 import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../integrity/summary.ts";
-import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { entryRecord, searchFieldsOf } from "./records.ts";
 import { foldedLength, type SearchFields } from "./ranking.ts";
@@ -619,26 +619,20 @@ export function digestHits(digest: LoadedDigest, term: string): Uint8Array {
 }
 
 /**
- * The archive row a digest row points at, read back and checked against the
- * digest's proposal and reason (a row that no longer matches means the
- * archive changed underneath). Its line hash is checked by `confirmDigestRow`,
- * for the rows that will be printed: a search scores every matching row but
- * prints only a few, and hashing thousands of rows was its largest cost.
+ * The archive row a digest row points at, read back (its bytes only, not its
+ * month) and checked against the digest's proposal and reason (a row that no
+ * longer matches means the archive changed underneath). Its line hash is
+ * checked by `confirmDigestRow`, for the rows that will be printed: a search
+ * scores every matching row but prints only a few.
  */
-export function readDigestRow(
-  paths: StorePaths,
-  digest: LoadedDigest,
-  row: number,
-  months: Map<string, Uint8Array>,
-): ArchiveRecord {
+export function readDigestRow(paths: StorePaths, digest: LoadedDigest, row: number): ArchiveRecord {
   const month = cell(digest, row, MONTH);
-  let bytes = months.get(month);
-  if (bytes === undefined) {
-    bytes = readBytesOrNull(`${paths.folder("archive")}/${month}`) ?? new Uint8Array();
-    months.set(month, bytes);
-  }
-  const offset = Number(cell(digest, row, OFFSET));
-  const line = decodeUtf8Strict(bytes.subarray(offset, offset + Number(cell(digest, row, LENGTH))));
+  const bytes = readRangeOrNull(
+    `${paths.folder("archive")}/${month}`,
+    Number(cell(digest, row, OFFSET)),
+    Number(cell(digest, row, LENGTH)),
+  ) ?? new Uint8Array();
+  const line = decodeUtf8Strict(bytes);
   const found = line === null ? [] : parseArchiveText(line, `.bimri/archive/${month}`);
   if (
     found.length !== 1 || found[0].proposalId !== cell(digest, row, PROPOSAL) ||

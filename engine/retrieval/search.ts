@@ -207,7 +207,6 @@ export function matchHistoryDigest(
 ): HistoryMatches {
   const part = newCorpusPart(terms);
   const matched: number[] = [];
-  const months = new Map<string, Uint8Array>();
   const reasons = new Map<string, { folded: FoldedText; length: number }>();
   const location = foldField("HISTORY");
   const locationLength = foldedLength("HISTORY");
@@ -244,7 +243,7 @@ export function matchHistoryDigest(
     let built: RetrievalRecord | null = null;
     const build = () =>
       built ??= (() => {
-        const archived = readDigestRow(store.paths, digest, row, months);
+        const archived = readDigestRow(store.paths, digest, row);
         const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
         confirmDigestRow(digest, row, archived);
         return entryRecord(entry, "HISTORY", archived.reason);

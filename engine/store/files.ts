@@ -168,6 +168,29 @@ export function openToReadOrNull(path: string): Deno.FsFile | null {
   }
 }
 
+/**
+ * The `length` bytes at `offset` of the file at `path` (fewer where the file
+ * ends sooner), or null when it does not exist: one row of a large file
+ * without reading the rest.
+ */
+export function readRangeOrNull(path: string, offset: number, length: number): Uint8Array | null {
+  const file = openToReadOrNull(path);
+  if (file === null) return null;
+  try {
+    file.seekSync(offset, Deno.SeekMode.Start);
+    const bytes = new Uint8Array(length);
+    let filled = 0;
+    while (filled < length) {
+      const read = file.readSync(bytes.subarray(filled));
+      if (read === null || read === 0) break;
+      filled += read;
+    }
+    return bytes.subarray(0, filled);
+  } finally {
+    file.close();
+  }
+}
+
 /** Reads a file's bytes, or null when it does not exist. */
 export function readBytesOrNull(path: string): Uint8Array | null {
   return readBytesAndInfoOrNull(path)?.bytes ?? null;
