@@ -16,7 +16,6 @@ import {
   scoreCounts,
   scoreMatch,
   type SearchField,
-  type SearchFields,
 } from "./ranking.ts";
 import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
 import {
