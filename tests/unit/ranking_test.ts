@@ -163,6 +163,20 @@ const ALPHA_V1 =
 const GONE =
   "[R000001-E002] [K:task.gone] [I:2] [active] [T:working] [SRC:agent] [F:R000001] [L:R000001] [] Gone. -> .bimri/log/R000001.md";
 
+/**
+ * Makes the history checkpoint vouch for files changed behind its back, as a
+ * same-second edit with its mtime put back would leave it.
+ */
+function vouchAgain(
+  paths: StorePaths,
+  update: (checkpoint: { digest: string; months: Record<string, string> }) => void,
+): void {
+  const checkpointFile = join(paths.dir, "audit-integrity-history.json");
+  const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
+  update(checkpoint);
+  Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+}
+
 function fixtureStore(root: string): Store {
   const paths = new StorePaths(root);
   for (const folder of ["log", "archive"]) {
@@ -319,10 +333,10 @@ Deno.test("history scored from the digest's per-field counts equals scoring the 
     // the whole fold) are built to be ranked and scored, with the same results.
     const digestFile = join(paths.dir, "audit-integrity-history.tsv");
     Deno.writeTextFileSync(digestFile, Deno.readTextFileSync(digestFile).replaceAll("\u001f", " "));
-    const checkpointFile = join(paths.dir, "audit-integrity-history.json");
-    const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
-    checkpoint.digest = fingerprint(Deno.lstatSync(digestFile));
-    Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+    vouchAgain(
+      paths,
+      (checkpoint) => (checkpoint.digest = fingerprint(Deno.lstatSync(digestFile))),
+    );
     const flat = loadHistoryDigest(paths);
     assert(flat !== null && digestTermCounts(flat, flat.order[0], ["a"]) === null);
     compare("built rows");
@@ -349,10 +363,10 @@ Deno.test("a process keeps a settled digest only while its print names it", asyn
     const text = Deno.readTextFileSync(digestFile);
     Deno.writeTextFileSync(digestFile, text.replace("alpha v1", "alpha v9"));
     Deno.utimeSync(digestFile, before.atime!, before.mtime!);
-    const checkpointFile = join(paths.dir, "audit-integrity-history.json");
-    const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
-    checkpoint.digest = fingerprint(Deno.lstatSync(digestFile));
-    Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+    vouchAgain(
+      paths,
+      (checkpoint) => (checkpoint.digest = fingerprint(Deno.lstatSync(digestFile))),
+    );
     const again = loadHistoryDigest(paths);
     assert(again !== null && again !== first && again.text.includes("alpha v9"), "a stale digest");
   } finally {
@@ -372,10 +386,10 @@ Deno.test("a printed history row whose line no longer hashes as the digest says 
     // the checkpoint is made to vouch for the edited month as a same-second edit would.
     const month = join(paths.folder("archive"), "2026-12.md");
     Deno.writeTextFileSync(month, Deno.readTextFileSync(month).replace("Alpha v1.", "Alpha v9."));
-    const checkpointFile = join(paths.dir, "audit-integrity-history.json");
-    const checkpoint = JSON.parse(Deno.readTextFileSync(checkpointFile));
-    checkpoint.months["2026-12.md"] = fingerprint(Deno.lstatSync(month));
-    Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
+    vouchAgain(
+      paths,
+      (checkpoint) => (checkpoint.months["2026-12.md"] = fingerprint(Deno.lstatSync(month))),
+    );
     assert(loadHistoryDigest(paths) !== null, "the digest must still vouch for the archive");
     assertThrows(() => searchStore(store, terms, 5), /the archive changed while it was searched/);
   } finally {
