@@ -65,13 +65,11 @@ export function byGroupScoreAndKey(a: RecallMatch, b: RecallMatch): number {
   return compareRanked(a, a.score, b, b.score);
 }
 
+/** What the output order compares of a record besides its score. */
+export type RankKey = Pick<RetrievalRecord, "location" | "key" | "id" | "reason">;
+
 /** Output order: group, then score (highest first), then key, ID and reason. */
-export function compareRanked(
-  a: Pick<RetrievalRecord, "location" | "key" | "id" | "reason">,
-  aScore: number,
-  b: Pick<RetrievalRecord, "location" | "key" | "id" | "reason">,
-  bScore: number,
-): number {
+export function compareRanked(a: RankKey, aScore: number, b: RankKey, bScore: number): number {
   return LOCATIONS.indexOf(a.location) - LOCATIONS.indexOf(b.location) ||
     bScore - aScore ||
     compareCodePoints(a.key, b.key) ||

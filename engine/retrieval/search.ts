@@ -41,7 +41,7 @@ import {
   loadHistoryDigest,
   readDigestRow,
 } from "./history_digest.ts";
-import { byGroupScoreAndKey, compareRanked, type RecallMatch } from "./recall.ts";
+import { byGroupScoreAndKey, compareRanked, type RankKey, type RecallMatch } from "./recall.ts";
 
 export { queryTerms };
 
@@ -59,9 +59,6 @@ export function searchRecords(
     .map(({ index, score }) => ({ ...records[index], score }))
     .sort(byGroupScoreAndKey);
 }
-
-/** What the output order compares of a record besides its score (see compareRanked). */
-export type RankKey = Pick<RetrievalRecord, "location" | "key" | "id" | "reason">;
 
 /**
  * A matched history generation: what orders it, its score once the corpus
