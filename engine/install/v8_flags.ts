@@ -18,7 +18,7 @@
  *   how fast it collects and the program allocates.
  *
  * Measured at 10,000 runs over 150-300 back-to-back sessions: 214-229 MiB peak
- * with either flag alone, 153-154 MiB with both, each call within noise. A
+ * with either flag alone, 152-154 MiB with both, each call within noise. A
  * short CLI command never reaches either limit, so it is unaffected; a full
  * audit (`doctor`, `install --quiescent`) is unchanged in time and memory
  * (50 percent, tried first, added 10-15 MB there).
