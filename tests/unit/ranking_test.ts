@@ -177,6 +177,23 @@ function vouchAgain(
   Deno.writeTextFileSync(checkpointFile, JSON.stringify(checkpoint));
 }
 
+/** Queries that reach the fixture's current records, its history, both, or nothing. */
+const FIXTURE_QUERIES = ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"];
+
+/** Each fixture query at each limit prints the first rows of the full read's matches. */
+function assertLimitedSearchesMatchFullRead(store: Store, limits: readonly number[]): void {
+  for (const query of FIXTURE_QUERIES) {
+    const terms = queryTerms(query);
+    const all = searchRecords(allRecords(store), terms);
+    for (const limit of limits) {
+      assertEquals(searchStore(store, terms, limit), {
+        matches: all.slice(0, limit),
+        total: all.length,
+      }, `${query} / ${limit}`);
+    }
+  }
+}
+
 function fixtureStore(root: string): Store {
   const paths = new StorePaths(root);
   for (const folder of ["log", "archive"]) {
@@ -401,18 +418,16 @@ Deno.test("skipping unparsed history rows changes neither the matches nor the sc
   const root = tempStoreSync("bimri-rank-skip-");
   try {
     const store = fixtureStore(root);
-    for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
+    for (const query of FIXTURE_QUERIES) {
       const terms = queryTerms(query);
-      const all = searchRecords(allRecords(store), terms);
-      assertEquals(searchStore(store, terms).matches, all, query);
-      // Scoring only the groups that reach the printed limit changes nothing printed.
-      for (const limit of [1, 2, 3, 5]) {
-        assertEquals(searchStore(store, terms, limit), {
-          matches: all.slice(0, limit),
-          total: all.length,
-        }, `${query} / ${limit}`);
-      }
+      assertEquals(
+        searchStore(store, terms).matches,
+        searchRecords(allRecords(store), terms),
+        query,
+      );
     }
+    // Scoring only the groups that reach the printed limit changes nothing printed.
+    assertLimitedSearchesMatchFullRead(store, [1, 2, 3, 5]);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
@@ -427,16 +442,7 @@ Deno.test("searching through the history digest gives the full read's matches an
     // Four rows; the cooled row of the current cold binding is not history.
     assertEquals(loadHistoryDigest(paths)?.order.length, 4);
     assertEquals(digestGenerations(loadHistoryDigest(paths)!, store.state.cold_current).length, 2);
-    for (const query of ["alpha", "gone", "history closed", "task", "cold one", "ship", "zebra"]) {
-      const terms = queryTerms(query);
-      const all = searchRecords(allRecords(store), terms);
-      for (const limit of [1, 2, 3, 5, 50]) {
-        assertEquals(searchStore(store, terms, limit), {
-          matches: all.slice(0, limit),
-          total: all.length,
-        }, `${query} / ${limit}`);
-      }
-    }
+    assertLimitedSearchesMatchFullRead(store, [1, 2, 3, 5, 50]);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
