@@ -17,7 +17,7 @@ closed with outcome partial when it disconnects. Diagnostics go to stderr.`,
   flags: {},
   async run(ctx) {
     // Loaded only here so every other verb starts without the MCP SDK.
-    const { serveMcp } = await import("../engine/mcp/server.ts");
+    const { serveMcp } = await import("../mcp/server.ts");
     const { findCommand } = await import("./mod.ts");
     await serveMcp({ root: ctx.root, version: BIMRI_RELEASE, findCommand });
     return ok("", {});

@@ -3,7 +3,7 @@ import { requireHealthyAuthority } from "../engine/integrity/authority.ts";
 import { requireConflictId } from "../engine/model/ids.ts";
 import { resolveConflict } from "../engine/memory/resolve.ts";
 import { commitProposalEffect } from "../engine/memory/commit.ts";
-import { requireProposal } from "../engine/memory/proposal_record.ts";
+import { requireProposal } from "../engine/records/proposal.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";

@@ -14,7 +14,7 @@ import {
   HOT_GRAMMAR,
 } from "../versions.ts";
 import { lstatOrNull } from "../store/files.ts";
-import type { JsonObject } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { RUN_PERMISSIONS } from "./permissions.ts";
 import { RUN_V8_FLAGS } from "./v8_flags.ts";
 

@@ -17,7 +17,8 @@ import { dirname, join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { canonicalJson, type JsonObject } from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { PREPARING_PREFIX, refuseUnsafeWriteFolder, UPDATE_BACKUPS } from "../migrate/v502.ts";
 

@@ -74,7 +74,7 @@
  * belong to the full audit in doctor.ts.
  */
 import { BimriError } from "../errors.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { listNames, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";

@@ -16,7 +16,7 @@ import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
 import { claimOfState, lineageProblem, type RecordProver } from "../migrate/legacy_claim.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";

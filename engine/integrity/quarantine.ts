@@ -8,12 +8,8 @@
  */
 import { resolve as resolvePath } from "node:path";
 import { BimriError } from "../errors.ts";
-import {
-  canonicalJson,
-  isJsonObject,
-  type JsonObject,
-  type JsonValue,
-} from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import {
   atomicReplace,
   createExclusive,

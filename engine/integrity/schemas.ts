@@ -6,7 +6,7 @@
  * complete one. "Intrinsic" means: only the record's own bytes and its file
  * name are consulted; graph and effect checks live in authority.ts/doctor.ts.
  */
-import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { CONFLICT_ID, ENTRY_ID, KEY, PATTERN_ID, PROPOSAL_ID, RUN_ID, TAG } from "../model/ids.ts";
 import { hasLineBreakOrControl, lineHash } from "../model/text.ts";
 import { TIMESTAMP } from "../model/time.ts";

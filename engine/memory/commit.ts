@@ -65,22 +65,17 @@ import { finalizeCommittedResolutions } from "./resolve.ts";
 import { appendArchive, previousMonth, readArchiveMonth, recentMonths } from "./archive.ts";
 import { raiseStaleBaseConflict } from "./conflicts.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
-import {
-  baseEvidence,
-  type Decision,
-  effectEvidence,
-  HOLD_MESSAGES,
-  readDecision,
-  writeDecision,
-} from "./decision_record.ts";
-import { effectContent, humanConfirmed, proposalEquivalent, sameTier2Authority } from "./effect.ts";
+import { baseEvidence, effectEvidence, HOLD_MESSAGES, writeDecision } from "./decision_record.ts";
+import { type Decision, readDecision } from "../records/decision.ts";
+import { effectContent, humanConfirmed, sameTier2Authority } from "./effect.ts";
 import {
   type LoadedProposal,
   type Proposal,
+  proposalEquivalent,
   readProposal,
   requireProposal,
   runProposalIds,
-} from "./proposal_record.ts";
+} from "../records/proposal.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readConflict, renderNewConflictNotices } from "./review.ts";
 import {

@@ -9,7 +9,7 @@ import { lineHash, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { pathExists } from "../store/files.ts";
 import { faultPoint } from "../store/fault.ts";
-import type { JsonObject } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { createRecord, readRecord, replaceRecord } from "../store/records.ts";
 import { saveState, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";

@@ -1,20 +1,15 @@
 /**
- * Decision records (`.bimri/decisions/<proposal-id>.json`): the small state
- * machine `applying` -> final, and the evidence fields each outcome carries.
+ * Decision records (`.bimri/decisions/<proposal-id>.json`), write side: the
+ * small state machine `applying` -> final, the evidence fields each outcome
+ * carries, and the hold reasons. Reading is in records/decision.ts.
  */
-import { BimriError } from "../errors.ts";
 import { lineHash } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
-import type { JsonObject } from "../store/canonical_json.ts";
-import { createRecord, readRecord, replaceRecord } from "../store/records.ts";
+import type { JsonObject } from "../model/json.ts";
+import { createRecord, replaceRecord } from "../store/records.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
-
-/** Decision outcomes. */
-export type Outcome = "applying" | "accepted" | "noop" | "held" | "contested";
-
-/** A decision as stored (outcome-specific fields ride along). */
-export type Decision = JsonObject & { proposal_id: string; outcome: Outcome };
+import { type Decision, type Outcome, readDecision } from "../records/decision.ts";
 
 /** The five hold reasons. */
 export const HOLD_REASONS = [
@@ -46,27 +41,6 @@ export type GenerationEvidence = {
   archiveProposalId?: string;
   archiveDate?: string;
 };
-
-/** Reads a decision; null when it does not exist. */
-export function readDecision(paths: StorePaths, id: string): Decision | null {
-  const record = readRecord(paths.decision(id), `decision ${id}`);
-  if (record === null) return null;
-  const value = record.value;
-  if (value.record_type === "authority-quarantine") {
-    throw new BimriError(
-      "authority-recovery-needed",
-      `decision ${id} is quarantined; restore it before continuing.`,
-    );
-  }
-  const outcome = value.outcome;
-  if (
-    value.proposal_id !== id ||
-    !["applying", "accepted", "noop", "held", "contested"].includes(outcome as string)
-  ) {
-    throw new BimriError("store-corrupt", `decision ${id} is invalid; run doctor.`);
-  }
-  return value as Decision;
-}
 
 /**
  * Writes a decision the way the protocol allows: created exclusively when

@@ -12,7 +12,7 @@ import {
   type Tier2Entry,
 } from "../model/hot.ts";
 import { splitLines } from "../model/text.ts";
-import type { Proposal } from "./proposal_record.ts";
+import type { Proposal } from "../records/proposal.ts";
 import type { LiveGeneration } from "./residency.ts";
 
 /** The pointer every new Tier 1/2 line carries. */
@@ -107,25 +107,6 @@ export function effectContent(
     lines = insertIntoTier(lines, proposal.tier, line);
   }
   return { text: linesToText(lines), archivedRaw: null, effectLine: line };
-}
-
-/** True when `current` already is exactly what a `set` proposal would write (ID aside). */
-export function proposalEquivalent(proposal: Proposal, current: MemoryEntry | null): boolean {
-  if (current === null || proposal.operation !== "set") return false;
-  if (proposal.key !== current.key || proposal.text !== current.text) return false;
-  if (proposal.tier !== current.tier) return false;
-  if (current.tier === 3) {
-    return proposal.confidence === current.confidence &&
-      proposal.observations === current.observations &&
-      proposal.evidence.join(",") === current.evidence.join(",") &&
-      proposal.falsifier === current.falsifier;
-  }
-  if (proposal.trust !== current.trust || proposal.source !== current.source) return false;
-  if (normalizeTags(proposal.tags).join(",") !== normalizeTags(current.tags).join(",")) {
-    return false;
-  }
-  if (current.tier === 1) return proposal.kind === current.kind;
-  return proposal.importance === current.importance && proposal.status === current.status;
 }
 
 /** True when two Tier 2 generations share every authority field (a touch only moves `L:`). */

@@ -4,13 +4,13 @@
  * both ask, so this lives apart from the commit machinery.
  */
 import { parseAnyEntry, parseView } from "../model/hot.ts";
-import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject } from "../model/json.ts";
 import { listNames } from "../store/files.ts";
 import { knownApplyingResolutions } from "../integrity/authority.ts";
 import { readRecord } from "../store/records.ts";
 import { readRevision, type Store } from "../store/store.ts";
-import { humanConfirmed, proposalEquivalent } from "./effect.ts";
-import { readProposal } from "./proposal_record.ts";
+import { humanConfirmed } from "./effect.ts";
+import { proposalEquivalent, readProposal } from "../records/proposal.ts";
 import { coldRecordOf } from "../model/state.ts";
 
 /**

@@ -40,15 +40,16 @@ import {
   type ProposalPatterns,
   proposalPatterns,
 } from "./pattern_ids.ts";
-import { readDecision } from "./decision_record.ts";
-import { effectContent, proposalEquivalent } from "./effect.ts";
+import { readDecision } from "../records/decision.ts";
+import { effectContent } from "./effect.ts";
 import {
   type Proposal,
+  proposalEquivalent,
   proposalToJson,
   readProposal,
   runProposalIds,
   sameIntent,
-} from "./proposal_record.ts";
+} from "../records/proposal.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";

@@ -13,7 +13,7 @@ import { PROPOSAL_ID, requireConflictId, revisionName } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import { utcTimestamp } from "../model/time.ts";
-import type { JsonObject } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
 import { listNames, readTextOrNull } from "../store/files.ts";
 import { plannedRevisionNumber, readRevision } from "../store/store.ts";

@@ -7,7 +7,7 @@
 import { BimriError } from "../errors.ts";
 import { CONFLICT_ID, PROPOSAL_ID, revisionName } from "../model/ids.ts";
 import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
-import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject } from "../model/json.ts";
 import { listNames } from "../store/files.ts";
 import { readRecord } from "../store/records.ts";
 import type { Store } from "../store/store.ts";

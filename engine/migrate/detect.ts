@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { isJsonObject, type JsonObject } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject } from "../model/json.ts";
 import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { StorePaths } from "../store/paths.ts";
 import { legacyRootFiles, unclaimedLegacyRootsError } from "../store/legacy_root.ts";

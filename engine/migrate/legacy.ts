@@ -27,7 +27,8 @@ import {
   utf8,
 } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import type { JsonObject, JsonValue } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
 import {
   atomicReplace,

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import type { State } from "../model/state.ts";
-import type { JsonObject, JsonValue } from "../store/canonical_json.ts";
+import type { JsonObject, JsonValue } from "../model/json.ts";
 import { lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { LEGACY_MIGRATION } from "../store/legacy_root.ts";

@@ -10,12 +10,8 @@ import { BimriError } from "../errors.ts";
 import { KEY, KEY_MAX } from "../model/ids.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { TIMESTAMP } from "../model/time.ts";
-import {
-  canonicalJson,
-  isJsonObject,
-  type JsonObject,
-  type JsonValue,
-} from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { sameBytes } from "./common.ts";

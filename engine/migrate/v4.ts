@@ -22,7 +22,8 @@ import {
   utf8,
 } from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
-import { canonicalJson, type JsonObject } from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
 import {
   atomicReplace,

@@ -25,7 +25,8 @@ import { auditStore } from "../integrity/doctor.ts";
 import { CONFLICT_ID, PROPOSAL_ID } from "../model/ids.ts";
 import { sha256Hex } from "../model/text.ts";
 import { now, utcTimestamp } from "../model/time.ts";
-import { canonicalJson, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import type { JsonObject, JsonValue } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
 import {
   atomicReplace,

@@ -3,7 +3,7 @@
  * cold-current map, with a strict validator (malformed state fails closed).
  */
 import { BimriError } from "../errors.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../store/canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import { ACTOR, ANY_ENTRY_ID, KEY, PROPOSAL_ID, RUN_ID } from "./ids.ts";
 import { DATE } from "./time.ts";

@@ -4,7 +4,7 @@
  * `{"matches": [...], "omitted": n, "total": n}` (keys sorted, one line),
  * each match carrying its typed fields plus bimri's `score`.
  */
-import type { JsonObject, JsonValue } from "../store/canonical_json.ts";
+import type { JsonObject, JsonValue } from "../model/json.ts";
 import type { RecallMatch, RecallResult } from "./recall.ts";
 
 /** One TSV row: location, key, id, reason, trust, source, text. */

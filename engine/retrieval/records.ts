@@ -7,13 +7,12 @@
 import { type MemoryEntry, normalizeTags, parseAnyEntry } from "../model/hot.ts";
 import { TAG } from "../model/ids.ts";
 import type { SearchFields } from "./ranking.ts";
-import type { JsonObject } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { listNames } from "../store/files.ts";
 import { knownHeldDecisions } from "../integrity/summary.ts";
 import type { Store } from "../store/store.ts";
-import { readDecision } from "../memory/decision_record.ts";
-import { type Proposal, readProposal } from "../memory/proposal_record.ts";
-import { proposalEquivalent } from "../memory/effect.ts";
+import { readDecision } from "../records/decision.ts";
+import { type Proposal, proposalEquivalent, readProposal } from "../records/proposal.ts";
 import { BimriError } from "../errors.ts";
 import { historicalGenerations, readAllArchiveRecords, verifyColdBinding } from "./archive_read.ts";
 import { coldRecordOf } from "../model/state.ts";

@@ -3,14 +3,8 @@
  * (Python `json.dumps(value, indent=2, sort_keys=True)` plus one newline).
  */
 
+import type { JsonObject, JsonValue } from "../model/json.ts";
 import { compareCodePoints } from "../model/text.ts";
-
-/** Any JSON value. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | {
-  [key: string]: JsonValue;
-};
-/** A JSON object. */
-export type JsonObject = { [key: string]: JsonValue };
 
 function escapeString(text: string): string {
   let out = '"';
@@ -148,9 +142,4 @@ function sortedCopy(value: JsonValue): JsonValue | typeof INDEX_KEY {
     if (out !== null) out[key] = copy;
   }
   return out ?? value;
-}
-
-/** True when `value` is a plain JSON object (not null, not an array). */
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -4,7 +4,8 @@
  */
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from "./canonical_json.ts";
+import { canonicalJson } from "./canonical_json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "./files.ts";
 
 /** A record read from disk: its exact bytes and parsed object. */

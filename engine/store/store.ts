@@ -14,7 +14,8 @@ import {
 } from "../model/hot.ts";
 import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
-import { canonicalJson, type JsonValue } from "./canonical_json.ts";
+import { canonicalJson } from "./canonical_json.ts";
+import type { JsonValue } from "../model/json.ts";
 import {
   atomicReplace,
   createExclusive,

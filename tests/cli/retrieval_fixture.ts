@@ -16,7 +16,8 @@ import {
 
 export { must };
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { canonicalJson, type JsonValue } from "../../engine/store/canonical_json.ts";
+import { canonicalJson } from "../../engine/store/canonical_json.ts";
+import type { JsonValue } from "../../engine/model/json.ts";
 
 /** Runs a retrieval command and asserts that no file under `root` changed, appeared or vanished. */
 export async function retrieve(root: string, args: string[]): Promise<CliResult> {

@@ -2,8 +2,8 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { GENESIS_VIEW, parseView } from "../../engine/model/hot.ts";
 import { genesisState } from "../../engine/model/state.ts";
-import { effectContent, proposalEquivalent } from "../../engine/memory/effect.ts";
-import type { Proposal } from "../../engine/memory/proposal_record.ts";
+import { effectContent } from "../../engine/memory/effect.ts";
+import { type Proposal, proposalEquivalent } from "../../engine/records/proposal.ts";
 import { findLive } from "../../engine/memory/residency.ts";
 
 function proposal(fields: Partial<Proposal>): Proposal {

@@ -1,11 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import {
-  canonicalJson,
-  canonicalJsonByHand,
-  type JsonValue,
-} from "../../engine/store/canonical_json.ts";
+import { canonicalJson, canonicalJsonByHand } from "../../engine/store/canonical_json.ts";
+import type { JsonValue } from "../../engine/model/json.ts";
 import {
   GENESIS_VIEW,
   normalizeTags,

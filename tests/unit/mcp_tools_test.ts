@@ -1,6 +1,6 @@
 import { assertEquals, assertThrows } from "../helpers/assert.ts";
-import { checkArguments, inputSchema, toArgv, TOOL_SPECS } from "../../engine/mcp/tools.ts";
-import { actorFromClientName, servedTools } from "../../engine/mcp/server.ts";
+import { checkArguments, inputSchema, toArgv, TOOL_SPECS } from "../../mcp/tools.ts";
+import { actorFromClientName, servedTools } from "../../mcp/server.ts";
 import { COMMANDS, findCommand } from "../../commands/mod.ts";
 import { parseCommandArgs } from "../../commands/command.ts";
 

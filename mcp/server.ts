@@ -9,20 +9,20 @@
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BimriError, unexpectedFailure } from "../errors.ts";
-import { sessionKey } from "../memory/runs.ts";
-import { ACTOR, requireActor } from "../model/ids.ts";
-import { decodeUtf8Strict } from "../model/text.ts";
-import { readBytesOrNull, refuseSymlink } from "../store/files.ts";
-import { StorePaths } from "../store/paths.ts";
-import { loadState, storeExists } from "../store/store.ts";
+import { BimriError, unexpectedFailure } from "../engine/errors.ts";
+import { sessionKey } from "../engine/memory/runs.ts";
+import { ACTOR, requireActor } from "../engine/model/ids.ts";
+import { decodeUtf8Strict } from "../engine/model/text.ts";
+import { readBytesOrNull, refuseSymlink } from "../engine/store/files.ts";
+import { StorePaths } from "../engine/store/paths.ts";
+import { loadState, storeExists } from "../engine/store/store.ts";
 import {
   type Command,
   type CommandContext,
   type CommandResult,
   parseCommandArgs,
-} from "../../commands/command.ts";
-import { runCommand } from "../../commands/run.ts";
+} from "../commands/command.ts";
+import { runCommand } from "../commands/run.ts";
 import {
   CallToolRequestSchema,
   type CallToolResult,

@@ -4,7 +4,7 @@
  * would parse, so a tool call and a shell call take the same path through
  * command -> engine -> store and refuse bad input with the same messages.
  */
-import { BimriError } from "../errors.ts";
+import { BimriError } from "../engine/errors.ts";
 
 /** The JSON Schema subset the tools use (what clients receive in tools/list). */
 export type JsonSchema = {

@@ -1,11 +1,15 @@
 /**
- * Proposal records (`.bimri/proposals/<id>.json`): the 33 fields a 5.1.0
- * proposal carries, reading with light validation, and the caller-authored
- * intent used to recognize a same-run retry.
+ * Read side of proposal records, shared by memory/ and retrieval/.
+ *
+ * `.bimri/proposals/<id>.json`: the 33 fields a 5.1.0 proposal carries,
+ * reading with light validation, the caller-authored intent used to recognize
+ * a same-run retry, and whether current memory already holds a proposal's
+ * effect. Nothing here writes.
  */
 import { BimriError } from "../errors.ts";
+import { type MemoryEntry, normalizeTags } from "../model/hot.ts";
 import { PROPOSAL_ID } from "../model/ids.ts";
-import type { JsonObject, JsonValue } from "../store/canonical_json.ts";
+import type { JsonObject, JsonValue } from "../model/json.ts";
 import { readRecord } from "../store/records.ts";
 import { lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
@@ -92,6 +96,25 @@ export function sameIntent(a: Proposal, b: Proposal): boolean {
 /** The JSON document of a proposal (the serializer sorts keys). */
 export function proposalToJson(proposal: Proposal): JsonObject {
   return { ...proposal } as unknown as JsonObject;
+}
+
+/** True when `current` already is exactly what a `set` proposal would write (ID aside). */
+export function proposalEquivalent(proposal: Proposal, current: MemoryEntry | null): boolean {
+  if (current === null || proposal.operation !== "set") return false;
+  if (proposal.key !== current.key || proposal.text !== current.text) return false;
+  if (proposal.tier !== current.tier) return false;
+  if (current.tier === 3) {
+    return proposal.confidence === current.confidence &&
+      proposal.observations === current.observations &&
+      proposal.evidence.join(",") === current.evidence.join(",") &&
+      proposal.falsifier === current.falsifier;
+  }
+  if (proposal.trust !== current.trust || proposal.source !== current.source) return false;
+  if (normalizeTags(proposal.tags).join(",") !== normalizeTags(current.tags).join(",")) {
+    return false;
+  }
+  if (current.tier === 1) return proposal.kind === current.kind;
+  return proposal.importance === current.importance && proposal.status === current.status;
 }
 
 function corrupt(id: string, detail: string): never {
