@@ -102,10 +102,10 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   }
   let found: { matches: RecallMatch[]; total: number };
   const key = request.key !== undefined ? requireKey(request.key) : undefined;
-  // Held candidates and history are read from authority records, so those
-  // reads first prove authority sound (protocol 12), as the reference does; a
-  // current-only exact read serves the accepted head alone.
-  const proveAuthority = request.history ? await authorityCheck() : () => {};
+  // Every read first proves authority sound (protocol 12), as the reference
+  // does: a damaged record stops it. The everyday check costs what the active
+  // runs hold, not what history holds (its folder fingerprints vouch for the rest).
+  const proveAuthority = await authorityCheck();
   if (key !== undefined) {
     found = withReadOnlyStore(root, (store) => {
       proveAuthority(store);
