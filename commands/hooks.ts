@@ -75,9 +75,9 @@ Reads Claude Code's SessionEnd payload from stdin and closes only the run
 mapped to its session_id (else transcript_path), outcome partial, with the end
 reason flattened to one bounded line. An unknown session is a silent no-op
 (exit 0); a session the engine cannot key (over 500 characters or with control
-characters) is refused with exit 2. In a folder without a store, the store is
-created first, as every verb but hook-start does. The explicit close command
-stays strict.`,
+characters) is refused with exit 2. In a folder without a store, an empty
+store is created first, as the reference engine does. The explicit close
+command stays strict.`,
   flags: {},
   run(ctx) {
     const { payload } = parseHookPayload(ctx.readStdin());
