@@ -4,6 +4,7 @@
  */
 import { BimriError } from "../engine/errors.ts";
 import { parsePyInt } from "../engine/model/py_int.ts";
+import { invalidChoice } from "../engine/model/py_json.ts";
 
 /**
  * One flag: a string value or a boolean switch, optionally with a one-letter
@@ -257,7 +258,7 @@ export function choiceFlag(
   if (value !== undefined && !choices.includes(value)) {
     throw new BimriError(
       "usage",
-      `${command}: --${name} must be one of ${choices.join(", ")} (got ${JSON.stringify(value)}).`,
+      `${command}: ${invalidChoice(name, value, choices)}. See \`bimri ${command} --help\`.`,
     );
   }
   return value;

@@ -10,8 +10,9 @@ export const getCommand: Command = {
   summary: "print a subject's current generation by exact key",
   help: `usage: bimri get --key KEY [--history] [--limit N] [--json]
 
-  --key KEY      the subject's current generation (hot or cold); reads only the
-                 head, the state and, for a cold subject, its one archive month
+  --key KEY      the subject's current generation (hot or cold); reads the head,
+                 the state, the active runs' records (a damaged authority record
+                 stops the read) and, for a cold subject, its one archive month
   --history      also held candidates and replaced/closed generations
 ${OUTPUT_FLAGS_HELP}`,
   flags: {

@@ -75,7 +75,9 @@ Reads Claude Code's SessionEnd payload from stdin and closes only the run
 mapped to its session_id (else transcript_path), outcome partial, with the end
 reason flattened to one bounded line. An unknown session is a silent no-op
 (exit 0); a session the engine cannot key (over 500 characters or with control
-characters) is refused with exit 2. The explicit close command stays strict.`,
+characters) is refused with exit 2. In a folder without a store, an empty
+store is created first, as the reference engine does. The explicit close
+command stays strict.`,
   flags: {},
   run(ctx) {
     const { payload } = parseHookPayload(ctx.readStdin());
@@ -85,7 +87,10 @@ characters) is refused with exit 2. The explicit close command stays strict.`,
     if (session !== null) validateSession(session);
     const noop = ok("", { closed: false, run: null });
     const paths = new StorePaths(ctx.root);
-    if (session === null || !storeExists(paths)) return noop;
+    // Like the reference, a SessionEnd in a folder without a store leaves an
+    // initialized, empty store behind (there is no run to close in it).
+    if (!storeExists(paths)) return withStore(ctx.root, () => noop);
+    if (session === null) return noop;
     const key = sessionKey(HOOK_ACTOR, session);
     // Decide the common no-op from a plain read (state is replaced atomically), so
     // an unknown session never creates folders, heals the view or touches anything.

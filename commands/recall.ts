@@ -1,6 +1,6 @@
 /**
  * `recall --key K [--history]` or `recall --query Q`: exact lookup of a
- * subject or ranked task-language search; read-only. Also the shared runner
+ * subject or task-language search (ranked with --rank); read-only. Also the shared runner
  * of `get` and `search`.
  */
 import { parseLimit, recall, type RecallRequest } from "../engine/retrieval/recall.ts";
@@ -32,11 +32,17 @@ export async function runRetrieval(
 /** `--limit` and `--json` help lines shared by the three verbs. */
 export const OUTPUT_FLAGS_HELP = `  --limit N      print at most N matches (default 20, at most 500)
   --json         print {"matches": [...], "total": N, "omitted": N}; each match has
-                 the seven columns as fields plus tier-specific fields and a score
+                 the seven columns as fields plus tier-specific fields (and, with
+                 --rank, its relevance score)
 
 Output: one tab-separated row per match: location (HOT, COLD, HELD, HISTORY),
 key, id, reason, trust, source, text. Exit 0 with a match, 1 with none,
 2 on error. Retrieval never changes the store.`;
+
+/** Help of `--rank` (search and recall --query). */
+export const RANK_FLAG_HELP =
+  `  --rank         bimri's ranked search: within each group the most relevant first
+                 (key and tag hits weigh most); --json adds each match's score`;
 
 function requestFrom(flags: FlagValues, history: boolean): RecallRequest {
   return {
@@ -44,6 +50,7 @@ function requestFrom(flags: FlagValues, history: boolean): RecallRequest {
     query: stringFlag(flags, "query"),
     history,
     limit: parseLimit(stringFlag(flags, "limit")),
+    rank: boolFlag(flags, "rank"),
   };
 }
 
@@ -51,17 +58,19 @@ function requestFrom(flags: FlagValues, history: boolean): RecallRequest {
 export const recallCommand: Command = {
   name: "recall",
   summary: "look up a subject by key, or search memory in task language",
-  help: `usage: bimri recall (--key KEY [--history] | --query TEXT) [--limit N] [--json]
+  help: `usage: bimri recall (--key KEY [--history] | --query TEXT [--rank]) [--limit N] [--json]
 
   --key KEY      the subject's current generation (hot or cold)
   --history      with --key: also held candidates and replaced/closed generations
   --query TEXT   words that must all occur (case-insensitive, any language or emoji);
-                 searches current and historical memory, current first, by relevance
+                 searches current and historical memory, current first, then by key
+${RANK_FLAG_HELP}
 ${OUTPUT_FLAGS_HELP}`,
   flags: {
     key: { type: "string" },
     query: { type: "string" },
     history: { type: "boolean" },
+    rank: { type: "boolean" },
     limit: { type: "string", integer: true },
   },
   run(ctx, flags) {

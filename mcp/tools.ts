@@ -337,7 +337,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     command: "recall",
     title: "Recall memory",
     description:
-      "Look up a subject by its exact key (current generation; history adds held candidates and replaced or closed generations), or search current and historical memory in task language (query: all words must occur; ranked, current first). Read-only. No match is an empty result, not an error.",
+      "Look up a subject by its exact key (current generation; history adds held candidates and replaced or closed generations), or search current and historical memory in task language (query: all words must occur; current first, then by key; rank orders by relevance and adds a score). Read-only. No match is an empty result, not an error.",
     args: {
       key: { flag: "key", kind: "string", description: "The stable key to look up." },
       query: { flag: "query", kind: "string", description: "Words to search for." },
@@ -345,6 +345,11 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
         flag: "history",
         kind: "boolean",
         description: "With key: include earlier generations and held candidates.",
+      },
+      rank: {
+        flag: "rank",
+        kind: "boolean",
+        description: "With query: most relevant first within each group; each match gets a score.",
       },
       limit: {
         flag: "limit",

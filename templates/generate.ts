@@ -16,6 +16,7 @@ export const TEMPLATE_FILES: readonly string[] = [
   "BIMRI-MEMORY.template.md",
   "BIMRI-STATE.template.json",
   "BIMRI-LICENSE",
+  "bimri-engine.py",
 ];
 
 /** The source text of mod.ts for the given file contents. */

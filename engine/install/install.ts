@@ -63,7 +63,13 @@ import {
   verifyRuntimePrefix,
 } from "./runtime.ts";
 
-/** Portable files copied into the target root (template name = file name). */
+/**
+ * Portable files copied into the target root (template name = file name).
+ * `bimri-engine.py` is a small Python launcher, no engine code: it runs the
+ * `argv_prefix` of `.bimri/runtime.local.json`, so `python3 bimri-engine.py ...`
+ * written for the reference engine runs bimri. It replaces a reference engine
+ * file of that name (kept in the install's backup or update receipt).
+ */
 export const PACKAGE_FILES: readonly string[] = [
   "BIMRI-AGENT-BLOCK.md",
   "INSTALL.md",
@@ -71,6 +77,7 @@ export const PACKAGE_FILES: readonly string[] = [
   "BIMRI-MEMORY.template.md",
   "BIMRI-STATE.template.json",
   "BIMRI-LICENSE",
+  "bimri-engine.py",
 ];
 /** Instruction files that receive the marked block. */
 export const ADAPTER_FILES: readonly string[] = ["AGENTS.md", "CLAUDE.md"];

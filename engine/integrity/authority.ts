@@ -221,7 +221,13 @@ export function factsFromBytes(
     if (text === null) throw new Error("not UTF-8");
     value = JSON.parse(text) as JsonValue;
   } catch {
-    return { fp, problem: "is not valid JSON", stub: false, sha };
+    // The reference's words for an unreadable record, which scripts look for.
+    return {
+      fp,
+      problem: "is unreadable; BIMRI stopped without resetting it: it is not valid JSON",
+      stub: false,
+      sha,
+    };
   }
   if (!isJsonObject(value)) return { fp, problem: "is not a JSON object", stub: false, sha };
   options.onValue?.(kind, id, value);

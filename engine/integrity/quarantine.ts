@@ -22,6 +22,7 @@ import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { idNumber, RUN_ID } from "../model/ids.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
+import { invalidChoice } from "../model/py_json.ts";
 import {
   type AuthorityFacts,
   type AuthorityIssue,
@@ -55,7 +56,7 @@ export function requireKindAndId(kind: string, id: string): AuthorityKind {
   if (!(AUTHORITY_KINDS as readonly string[]).includes(kind)) {
     throw new BimriError(
       "usage",
-      `--kind must be one of ${AUTHORITY_KINDS.join(", ")} (got ${JSON.stringify(kind)}).`,
+      `${invalidChoice("kind", kind, AUTHORITY_KINDS)}.`,
     );
   }
   const k = kind as AuthorityKind;

@@ -110,7 +110,13 @@ function checkVersionAndId(
     typeof value.bimri_version === "string" && RECORD_VERSIONS.includes(value.bimri_version),
     `unsupported bimri_version ${JSON.stringify(value.bimri_version ?? null)}`,
   );
-  p.need(value[idField] === id, `${idField} does not match the file name`);
+  // "invalid proposal ID" (conflict, ...): the reference's words for an ID that is not the file's.
+  p.need(
+    value[idField] === id,
+    `invalid ${idField.replace(/_id$/, "")} ID ${
+      JSON.stringify(value[idField] ?? null)
+    }: ${idField} does not match the file name`,
+  );
 }
 
 /** Fields every v5.1.0 proposal carries (33). */

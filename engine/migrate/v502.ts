@@ -220,7 +220,7 @@ export function refuseUnsafeWriteFolder(root: string, name: string): void {
   if (info.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      `target ${name} cannot be a symbolic link: install would write through it, outside the project. Replace it with a real folder or remove it, then install again. Nothing was changed.`,
+      `target ${name} cannot be a symbolic link or reparse point: install would write through it, outside the project. Replace it with a real folder or remove it, then install again. Nothing was changed.`,
     );
   }
   if (!info.isDirectory) {

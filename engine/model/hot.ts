@@ -319,7 +319,7 @@ export function parseView(text: string, entryMaxChars = 500, memo?: ViewParseMem
     entries.push({ entry, raw: line, line: index });
   });
   if (seen.join(",") !== "1,2,3") {
-    errors.push("tier headings must appear once each in the order 1, 2, 3");
+    errors.push("the view must contain exactly one ordered Tier 1, Tier 2 and Tier 3 heading");
   }
   if (endMarkers !== 1) errors.push("the view must have exactly one end marker");
   const ids = new Set<string>();

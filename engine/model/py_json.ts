@@ -171,3 +171,14 @@ export function pyStringRepr(text: string): string {
 function hex(code: number, width: number): string {
   return code.toString(16).padStart(width, "0");
 }
+
+/**
+ * The refusal of a value outside a flag's choices in argparse's own words
+ * (`argument --trust: invalid choice: 'contested' (choose from 'confirmed',
+ * 'working')`), which scripts written against the reference engine look for.
+ */
+export function invalidChoice(name: string, value: string, choices: readonly string[]): string {
+  return `argument --${name}: invalid choice: ${pyStringRepr(value)} (choose from ${
+    choices.map(pyStringRepr).join(", ")
+  })`;
+}

@@ -2,7 +2,7 @@
  * Rendering retrieval results: the reference's seven-column TSV rows with its
  * no-match and omitted notices, and its JSON document
  * `{"matches": [...], "omitted": n, "total": n}` (keys sorted, one line),
- * each match carrying its typed fields plus bimri's `score`.
+ * each match carrying its typed fields (plus bimri's `score` when ranked).
  */
 import type { JsonObject, JsonValue } from "../model/json.ts";
 import type { RecallMatch, RecallResult } from "./recall.ts";
@@ -21,9 +21,9 @@ export function renderTsv(result: RecallResult): string {
   return lines.join("\n") + "\n";
 }
 
-/** One match as a JSON object: the seven fields, the typed fields and `score`. */
-export function matchJson(match: RecallMatch): JsonObject {
-  return {
+/** One match as a JSON object: the seven fields, the typed fields and, if ranked, `score`. */
+export function matchJson(match: RecallMatch, ranked = false): JsonObject {
+  const record: JsonObject = {
     location: match.location,
     key: match.key,
     id: match.id,
@@ -32,14 +32,15 @@ export function matchJson(match: RecallMatch): JsonObject {
     source: match.source,
     text: match.text,
     ...match.typed,
-    score: match.score,
   };
+  if (ranked) record.score = match.score;
+  return record;
 }
 
 /** The `--json` document. */
 export function resultJson(result: RecallResult): JsonObject {
   return {
-    matches: result.matches.map(matchJson),
+    matches: result.matches.map((match) => matchJson(match, result.ranked)),
     total: result.total,
     omitted: result.omitted,
   };

@@ -4,9 +4,9 @@
  * task-language search over current and historical memory (search.ts).
  * Strictly read-only.
  *
- * Grouping and ties follow the reference: HOT, then COLD, HELD, HISTORY;
- * within a group by key, id, reason. A query additionally orders each group
- * by relevance (BM25F) before those ties, so `--limit N` keeps the N most
+ * The order is the reference's: HOT, then COLD, HELD, HISTORY; within a
+ * group by key, id, reason. A ranked query (`--rank`) orders each group by
+ * relevance (BM25F) before those ties, so `--limit N` keeps the N most
  * relevant entries of the first groups.
  */
 import { BimriError } from "../errors.ts";
@@ -28,6 +28,8 @@ export type RecallRequest = {
   /** With a key: include held candidates and replaced/closed history. Queries always do. */
   history: boolean;
   limit: number;
+  /** A query only: order each group by relevance and report each match's score. */
+  rank?: boolean;
 };
 
 /** One match: the record plus its relevance score (0 for key lookups, which are not ranked). */
@@ -41,6 +43,8 @@ export type RecallResult = {
   matches: RecallMatch[];
   total: number;
   omitted: number;
+  /** Whether the matches were ranked (their scores are printed only then). */
+  ranked: boolean;
 };
 
 /** Parses a `--limit` value (a positive integer up to 500). */
@@ -92,12 +96,16 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   if ((request.key === undefined) === (request.query === undefined)) {
     throw new BimriError("usage", "give exactly one of --key or --query.");
   }
+  const ranked = request.rank === true;
+  if (ranked && request.query === undefined) {
+    throw new BimriError("usage", "--rank orders the matches of a query; use it with --query.");
+  }
   let found: { matches: RecallMatch[]; total: number };
   const key = request.key !== undefined ? requireKey(request.key) : undefined;
-  // Held candidates and history are read from authority records, so those
-  // reads first prove authority sound (protocol 12), as the reference does; a
-  // current-only exact read serves the accepted head alone.
-  const proveAuthority = request.history ? await authorityCheck() : () => {};
+  // Every read first proves authority sound (protocol 12), as the reference
+  // does: a damaged record stops it. The everyday check costs what the active
+  // runs hold, not what history holds (its folder fingerprints vouch for the rest).
+  const proveAuthority = await authorityCheck();
   if (key !== undefined) {
     found = withReadOnlyStore(root, (store) => {
       proveAuthority(store);
@@ -109,7 +117,7 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
     const terms = queryTerms(request.query ?? "");
     found = withReadOnlyStore(root, (store) => {
       proveAuthority(store);
-      return searchStore(store, terms, request.limit);
+      return searchStore(store, terms, request.limit, ranked);
     });
   }
   return {
@@ -117,6 +125,7 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
     matches: found.matches,
     total: found.total,
     omitted: Math.max(0, found.total - request.limit),
+    ranked,
   };
 }
 

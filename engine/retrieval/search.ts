@@ -1,8 +1,10 @@
 /**
- * Ranked task-language search over current, held and historical memory
- * (BM25F, see ranking.ts): the HOT, COLD and HELD records from the store,
- * HISTORY from the derived history digest or, when it does not vouch for the
- * archive, from the archive itself.
+ * Task-language search over current, held and historical memory: the HOT,
+ * COLD and HELD records from the store, HISTORY from the derived history
+ * digest or, when it does not vouch for the archive, from the archive itself.
+ * By default matches come in the reference's order (group, then key, id,
+ * reason); ranked search (`--rank`) orders each group by relevance first
+ * (BM25F, see ranking.ts).
  */
 import type { Store } from "../store/store.ts";
 import {
@@ -46,17 +48,19 @@ import { byGroupScoreAndKey, compareRanked, type RankKey, type RecallMatch } fro
 export { queryTerms };
 
 /**
- * Ranked matches of `terms` among `records` (every term must occur; see
- * tokenize.ts). `background` counts further corpus documents known to
- * contain none of the terms: they only enlarge the corpus for IDF.
+ * Matches of `terms` among `records` (every term must occur; see
+ * tokenize.ts), ranked unless `ranked` is false (then every score is 0).
+ * `background` counts further corpus documents known to contain none of the
+ * terms: they only enlarge the corpus for IDF.
  */
 export function searchRecords(
   records: readonly RetrievalRecord[],
   terms: readonly string[],
   background = 0,
+  ranked = true,
 ): RecallMatch[] {
   return rankDocuments(records.map(searchFieldsOf), terms, background)
-    .map(({ index, score }) => ({ ...records[index], score }))
+    .map(({ index, score }) => ({ ...records[index], score: ranked ? score : 0 }))
     .sort(byGroupScoreAndKey);
 }
 
@@ -84,10 +88,11 @@ export type HistoryMatches = {
 };
 
 /**
- * The first `limit` ranked matches (output order) and the total. Groups come
- * first in the order, so only the groups that reach into the first `limit`
- * are scored; the others are only counted (same result as sorting all).
- * `history`, when given, holds the HISTORY group already matched.
+ * The first `limit` matches (output order) and the total. Groups come first in
+ * the order, so only the groups that reach into the first `limit` are scored;
+ * the others are only counted (same result as sorting all). `history`, when
+ * given, holds the HISTORY group already matched. Unless `ranked`, nothing is
+ * scored: every score is 0 and the order is the reference's.
  */
 export function searchFirst(
   records: readonly RetrievalRecord[],
@@ -95,6 +100,7 @@ export function searchFirst(
   background: number,
   limit: number,
   history: HistoryMatches | null = null,
+  ranked = true,
 ): { matches: RecallMatch[]; total: number } {
   const fields = records.map(searchFieldsOf);
   const { matched, stats } = matchDocuments(fields, terms, background, history?.part ?? null);
@@ -108,10 +114,11 @@ export function searchFirst(
       // Rank light {rank, score} pairs; only the printed ones become records.
       const top = new FirstRanked<RetrievalRecord | HistoryCandidate>(limit - matches.length);
       for (const index of group) {
-        top.offer(records[index], scoreMatch(fields[index], terms, stats), records[index]);
+        const score = ranked ? scoreMatch(fields[index], terms, stats) : 0;
+        top.offer(records[index], score, records[index]);
       }
       for (const candidate of pending?.candidates() ?? []) {
-        top.offer(candidate.rank(), candidate.score(stats), candidate);
+        top.offer(candidate.rank(), ranked ? candidate.score(stats) : 0, candidate);
       }
       for (const { score, item } of top.first()) {
         const record = "build" in item ? item.build() : item;
@@ -287,11 +294,12 @@ export function matchHistoryDigest(
 /** Column of each digest field in digestTermCounts' rows. */
 const FIELD_COLUMN = new Map<SearchField, number>(DIGEST_FIELDS.map((name, f) => [name, f]));
 
-/** Searches the store: current, held and historical memory. */
+/** Searches the store: current, held and historical memory (ranked unless `ranked` is false). */
 export function searchStore(
   store: Store,
   terms: readonly string[],
   limit = Number.MAX_SAFE_INTEGER,
+  ranked = true,
 ): { matches: RecallMatch[]; total: number } {
   const { records: current, currentByKey } = currentRecords(store);
   const records = [...current, ...heldRecords(store, currentByKey)];
@@ -299,5 +307,5 @@ export function searchStore(
   const history = digest === null
     ? matchHistory(store, terms)
     : matchHistoryDigest(store, digest, terms);
-  return searchFirst(records, terms, 0, limit, history);
+  return searchFirst(records, terms, 0, limit, history, ranked);
 }

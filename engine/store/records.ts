@@ -26,7 +26,10 @@ export function readRecord(path: string, label: string): LoadedRecord | null {
     if (text === null) throw new Error("not UTF-8");
     value = JSON.parse(text) as JsonValue;
   } catch {
-    throw new BimriError("store-corrupt", `${label} is not valid JSON; run doctor.`);
+    throw new BimriError(
+      "store-corrupt",
+      `${label} is unreadable; BIMRI stopped without resetting it: it is not valid JSON. Run doctor.`,
+    );
   }
   if (!isJsonObject(value)) {
     throw new BimriError("store-corrupt", `${label} is not a JSON object; run doctor.`);

@@ -152,14 +152,27 @@ function refuseOlderMemory(root: string, paths: StorePaths): void {
  * null when there is none; refuses one that is not a valid v5 view.
  */
 function existingV5View(paths: StorePaths): string | null {
+  // Never read through a link: its target is outside what BIMRI may adopt.
+  if (lstatOrNull(paths.view)?.isSymlink) {
+    throw new BimriError(
+      "store-unsafe",
+      "bimri.md cannot be a symbolic link or reparse point; BIMRI never follows links in shared memory paths. Replace it with a regular file (or remove it), then run the command again; nothing was changed.",
+    );
+  }
   const existing = readBytesOrNull(paths.view);
   if (existing === null) return null;
   const text = decodeUtf8Strict(existing);
   const parsed = text === null ? null : parseView(text);
   if (text === null || parsed === null || parsed.errors.length > 0) {
+    // "initial hot memory is invalid: ..." are the reference's words for this refusal.
+    const why = text === null
+      ? "it is not UTF-8"
+      : parsed === null
+      ? "it is not a BIMRI v5 view"
+      : parsed.errors.slice(0, 3).join("; ");
     throw new BimriError(
       "store-unsafe",
-      "bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run `bimri migrate` (or install --target <project>) to import older memory; nothing was changed.",
+      `initial hot memory is invalid: ${why}. bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run \`bimri migrate\` (or install --target <project>) to import older memory; nothing was changed.`,
     );
   }
   return text;

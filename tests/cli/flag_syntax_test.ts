@@ -186,3 +186,21 @@ Deno.test("a negative value reaches the verb's own range check", async () => {
     [["search", "--query", "needle", "--limit", "-1"], /--limit must be a positive integer/],
   ]);
 });
+
+Deno.test("a value outside a flag's choices is refused in argparse's words", async () => {
+  const root = await needleStore();
+  const run = await startRun(root);
+  const propose = ["propose", "--run", run, "--key", "needle.n09", "--text", "T.", "--new-subject"];
+  await refused(root, [
+    [
+      [...propose, "--tier", "2", "--trust", "contested"],
+      /^BIMRI ERROR: propose: argument --trust: invalid choice: 'contested' \(choose from 'confirmed', 'working'\)\. See `bimri propose --help`\.$/m,
+    ],
+    [
+      [...propose, "--tier", "4"],
+      /argument --tier: invalid choice: '4' \(choose from '1', '2', '3'\)/,
+    ],
+    [[...propose, "--tier", "2", "--source", "it's"], /invalid choice: "it's" \(choose from /],
+  ]);
+  await must(root, ["close", "--run", run, "--summary", "Done."]);
+});

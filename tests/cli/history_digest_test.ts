@@ -51,8 +51,11 @@ async function answers(root: string): Promise<string[]> {
   const out: string[] = [];
   for (const query of QUERIES) {
     for (const limit of ["1", "20"]) {
-      const result = await bimri(root, ["recall", "--query", query, "--limit", limit, "--json"]);
-      out.push(`${result.code}\n${result.stdout}`);
+      for (const rank of [[], ["--rank"]]) {
+        const args = ["recall", "--query", query, "--limit", limit, "--json", ...rank];
+        const result = await bimri(root, args);
+        out.push(`${result.code}\n${result.stdout}`);
+      }
     }
   }
   return out;

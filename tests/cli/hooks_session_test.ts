@@ -31,10 +31,29 @@ Deno.test("hook-start without a session identity creates nothing at all", async 
     assert(r.stderr.trimEnd().endsWith("[hook-identity-missing]"), r.stderr);
   }
   assertEquals([...Deno.readDirSync(root)], []);
-  // hook-close on a folder without a store is a silent no-op that creates nothing either.
-  const c = await bimri(root, ["hook-close"], { stdin: '{"session_id": "s"}' });
-  assertEquals([c.code, c.stdout, c.stderr], [0, "", ""]);
-  assertEquals([...Deno.readDirSync(root)], []);
+});
+
+Deno.test("hook-close in a folder without a store closes nothing and leaves an empty store", async () => {
+  for (
+    const stdin of [
+      "",
+      "not json",
+      "[1, 2]",
+      '{"foo": "bar"}',
+      '{"session_id": true}',
+      '{"session_id": "s"}',
+    ]
+  ) {
+    const root = await tempStore("bimri-hooks-close-new-");
+    const c = await bimri(root, ["hook-close"], { stdin });
+    assertEquals([c.code, c.stdout, c.stderr], [0, "", ""], stdin);
+    // As the reference: the store is initialized first, and no run is opened or closed in it.
+    assertEquals([state(root).active_runs, state(root).run_count], [{}, 0], stdin);
+    const again = hashTree(root);
+    assertEquals((await bimri(root, ["hook-close"], { stdin })).code, 0);
+    assertEquals(diffTrees(again, hashTree(root)), null, `${stdin}: a second hook-close wrote`);
+    await Deno.remove(root, { recursive: true });
+  }
 });
 
 Deno.test("hook sessions: session_id wins, resume, transcript_path, isolation and bounded reasons", async () => {

@@ -46,7 +46,7 @@ async function expectLinkRefused(
   assertMatch(
     r.stderr,
     new RegExp(
-      `^BIMRI ERROR: target ${name} cannot be a symbolic link: .*Replace it with a real folder or remove it, then install again\\. Nothing was changed\\.$`,
+      `^BIMRI ERROR: target ${name} cannot be a symbolic link or reparse point: .*Replace it with a real folder or remove it, then install again\\. Nothing was changed\\.$`,
       "m",
     ),
     rel,
@@ -115,7 +115,7 @@ Deno.test("install into a v5.0.1 store with a damaged conflict record upgrades i
   assertMatch(r.stdout, /^READ-ONLY AUDIT: RECOVERY REQUIRED$/m);
   assertMatch(
     r.stdout,
-    /^ {2}- authority recovery needed: conflict C000001 \(\.bimri\/conflicts\/C000001\.json\): is not valid JSON\.$/m,
+    /^ {2}- authority recovery needed: conflict C000001 \(\.bimri\/conflicts\/C000001\.json\): is unreadable; BIMRI stopped without resetting it: it is not valid JSON\.$/m,
   );
   assertMatch(r.stdout, /^AUTHORITY RECOVERY NEEDED — /m);
   assertMatch(r.stdout, /^Repair tools remain installed: run `doctor` /m);

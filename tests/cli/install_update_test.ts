@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, type CliResult, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
 
 const HOST_LOCAL = [
   ".bimri/engine.lock",
@@ -76,4 +76,73 @@ Deno.test("a store whose accepted head is broken is refused before any write", a
   assertEquals(r.code, 2);
   assertMatch(r.stderr, /^BIMRI ERROR: .*head/);
   assertEquals(diffTrees(before, hashTree(root)), null);
+});
+
+async function python(args: string[], cwd: string): Promise<CliResult> {
+  const out = await new Deno.Command("python3", { args, cwd, stdout: "piped", stderr: "piped" })
+    .output();
+  const d = new TextDecoder();
+  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
+}
+
+Deno.test("bimri-engine.py becomes a launcher of the bound bimri; a reference engine file is kept in the backups", async () => {
+  const REFERENCE = "# the reference engine's code would be here\n";
+  // Code-only update of a v5 store.
+  const root = await tempStore("bimri-install-launcher-");
+  const run = await startRun(root);
+  Deno.writeTextFileSync(`${root}/bimri-engine.py`, REFERENCE);
+  const r = await bimri(root, ["install", "--target", root, "--quiescent"], { noRoot: true });
+  assertEquals(r.code, 0, r.stderr + r.stdout);
+  const receipt = /^Receipt: (\.bimri-update-backups\/[^/]+)\/install-manifest\.json$/m.exec(
+    r.stdout,
+  );
+  assert(receipt, r.stdout);
+  assertEquals(Deno.readTextFileSync(`${root}/${receipt[1]}/files/bimri-engine.py`), REFERENCE);
+  const manifest = JSON.parse(Deno.readTextFileSync(`${root}/${receipt[1]}/install-manifest.json`));
+  assertEquals(manifest.records["bimri-engine.py"].existed, true);
+  const launcher = Deno.readTextFileSync(`${root}/bimri-engine.py`);
+  assertMatch(launcher, /^#!\/usr\/bin\/env python3\n/);
+  // It runs the recorded argv_prefix with the arguments, from anywhere, exit codes passed through.
+  const elsewhere = await Deno.makeTempDir({ prefix: "bimri-launcher-cwd-" });
+  const doctor = await python(
+    [`${root}/bimri-engine.py`, "--root", root, "doctor", "--read-only"],
+    elsewhere,
+  );
+  assertEquals(doctor.code, 0, doctor.stderr);
+  assertMatch(doctor.stdout, /BIMRI doctor \(read-only\): PASSED/);
+  // Without --root, the memory beside the launcher.
+  const journal = await python([
+    `${root}/bimri-engine.py`,
+    "journal",
+    "--run",
+    run,
+    "--text",
+    "Via the launcher.",
+  ], elsewhere);
+  assertEquals([journal.code, journal.stdout], [0, `${run}-E001\n`], journal.stderr);
+  const missing = await python(
+    [`${root}/bimri-engine.py`, "get", "--key", "no.such-key"],
+    elsewhere,
+  );
+  assertEquals(missing.code, 1, missing.stderr);
+  const bad = await python(
+    [`${root}/bimri-engine.py`, "propose", "--trust", "contested"],
+    elsewhere,
+  );
+  assertEquals(bad.code, 2);
+  // No binding: a clear refusal, nothing run.
+  Deno.removeSync(`${root}/.bimri/runtime.local.json`);
+  const unbound = await python([`${root}/bimri-engine.py`, "status"], elsewhere);
+  assertEquals([unbound.code, unbound.stdout], [2, ""]);
+  assertMatch(unbound.stderr, /^BIMRI ERROR: .*runtime\.local\.json is missing.*install/);
+  // A fresh install backs a same-named file up before replacing it.
+  const fresh = await tempStore("bimri-install-launcher-fresh-");
+  Deno.writeTextFileSync(`${fresh}/bimri-engine.py`, REFERENCE);
+  const f = await bimri(fresh, ["install", "--target", fresh], { noRoot: true });
+  assertEquals(f.code, 0, f.stderr + f.stdout);
+  const backups = /^Backups of touched files: (\S+)$/m.exec(f.stdout);
+  assert(backups, f.stdout);
+  assertEquals(Deno.readTextFileSync(`${fresh}/${backups[1]}/bimri-engine.py`), REFERENCE);
+  assertEquals(Deno.readTextFileSync(`${fresh}/bimri-engine.py`), launcher);
+  for (const path of [root, fresh, elsewhere]) await Deno.remove(path, { recursive: true });
 });

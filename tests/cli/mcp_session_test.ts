@@ -113,6 +113,12 @@ Deno.test("an MCP client runs a full session and the CLI sees the result", async
 
     const query = await callTool(mcp, "memory_recall", { query: "timestamp UTC" });
     assertEquals((dataOf(query).matches as Record<string, unknown>[])[0].key, "project.timezone");
+    const cliQuery = await bimri(root, ["recall", "--query", "timestamp UTC", "--json"]);
+    assertEquals(dataOf(query), JSON.parse(cliQuery.stdout), "unranked, no score, as the CLI");
+    const ranked = await callTool(mcp, "memory_recall", { query: "timestamp UTC", rank: true });
+    const cliRanked = await bimri(root, ["recall", "--query", "timestamp UTC", "--rank", "--json"]);
+    assertEquals(dataOf(ranked), JSON.parse(cliRanked.stdout), "--rank through MCP");
+    assertEquals(typeof (dataOf(ranked).matches as Record<string, unknown>[])[0].score, "number");
     const none = await callTool(mcp, "memory_recall", { query: "zeppelin" });
     assert(!none.isError, "no match is a result, not an error");
     assertEquals(dataOf(none).total, 0);

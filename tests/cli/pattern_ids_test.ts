@@ -139,6 +139,6 @@ Deno.test("an unreadable proposal file stops a new pattern, as in the reference,
   const before = hashTree(root);
   const r = await bimri(root, tier3(run, "pat.two", "Pattern two."));
   assertEquals(r.code, 2);
-  assertMatch(r.stderr, /R000001-Q002\.json is not valid JSON/);
+  assertMatch(r.stderr, /R000001-Q002\.json is unreadable; BIMRI stopped without resetting it/);
   assertEquals(diffTrees(before, hashTree(root)), null);
 });

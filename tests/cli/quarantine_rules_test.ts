@@ -25,7 +25,10 @@ Deno.test("refused quarantines write nothing", async () => {
       /no run log, dependent record or conflict counter refers/,
     ],
     [["--kind", "conflict", "--id", "C000009", "--human-approved"], /nothing was quarantined/],
-    [["--kind", "journal", "--id", "R000001-E001", "--human-approved"], /--kind must be one of/],
+    [
+      ["--kind", "journal", "--id", "R000001-E001", "--human-approved"],
+      /argument --kind: invalid choice: 'journal' \(choose from /,
+    ],
     [["--kind", "proposal", "--id", "../../etc", "--human-approved"], /invalid proposal ID/],
   ];
   for (const [args, pattern] of cases) {

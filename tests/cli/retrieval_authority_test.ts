@@ -1,8 +1,7 @@
 /**
- * Historical reads (`search`, `recall --query`, `--history`) stop when an
- * authority record is damaged, as the reference's do: they would otherwise
- * serve held candidates and history read from records that no longer prove
- * themselves. A current-only exact read serves the accepted head alone.
+ * Every read (`get`, `search`, `recall --query`, `--history`) stops when an
+ * authority record is damaged, as the reference's do: it would otherwise
+ * serve memory from records that no longer prove themselves.
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
@@ -13,9 +12,11 @@ const HISTORICAL_READS = [
   ["recall", "--query", "checkout"],
   ["recall", "--key", "checkout.next-step", "--history"],
   ["get", "--key", "checkout.next-step", "--history"],
+  ["get", "--key", "checkout.next-step"],
+  ["recall", "--key", "checkout.next-step"],
 ];
 
-Deno.test("historical reads refuse past a damaged proposal of an active run and write nothing", async () => {
+Deno.test("reads refuse past a damaged proposal of an active run and write nothing", async () => {
   const { root, run } = await seedStore();
   for (const args of HISTORICAL_READS) {
     assertEquals((await retrieve(root, args)).code, 0, args.join(" "));
@@ -32,9 +33,28 @@ Deno.test("historical reads refuse past a damaged proposal of an active run and 
       ),
     );
   }
-  const current = await retrieve(root, ["get", "--key", "checkout.next-step"]);
-  assertEquals(current.code, 0, current.stderr);
-  assertMatch(current.stdout, /^HOT\tcheckout\.next-step\t/);
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("get --key stops once an active run's proposal is edited in place to an unknown engine release", async () => {
+  const { root, run } = await seedStore();
+  const path = join(root, ".bimri", "proposals", `${run}-Q001.json`);
+  const original = JSON.parse(Deno.readTextFileSync(path));
+  const get = ["get", "--key", "checkout.next-step"];
+  for (const [release, accepted] of [["5.1.1", true], ["5.1.0", true], ["5.1.3", false]] as const) {
+    const edited = { ...original, preflight_receipt: { ...original.preflight_receipt } };
+    edited.preflight_receipt.engine_release = release;
+    // Rewritten in place, as an editor or script saves it: the folder itself does not change.
+    Deno.writeTextFileSync(path, JSON.stringify(edited, null, 2) + "\n");
+    const read = await retrieve(root, get);
+    if (accepted) {
+      assertEquals(read.code, 0, `${release}: ${read.stderr}`);
+      assertMatch(read.stdout, /^HOT\tcheckout\.next-step\t/);
+    } else {
+      assertEquals([read.code, read.stdout], [2, ""], release);
+      assertMatch(read.stderr, /authority recovery is required: proposal .*engine release/);
+    }
+  }
   await Deno.remove(root, { recursive: true });
 });
 

@@ -213,18 +213,29 @@ Deno.test("exact-key retrieval: current, history, held, typed JSON, exit codes",
   });
 
   await t.step("a current lookup reads no history; history and search do", async () => {
-    // Damage records only history needs: a held decision and an unrelated archive month.
-    Deno.writeTextFileSync(join(root, ".bimri", "decisions", "R000002-Q003.json"), "{broken");
+    // Damage what only history needs: an unrelated archive month.
     Deno.writeTextFileSync(
       join(root, ".bimri", "archive", "2001-01.md"),
       "[ARCHIVED:not-a-date] malformed\n",
     );
     const current = await retrieve(root, ["get", "--key", "checkout.next-step"]);
     assertEquals([current.code, current.stdout], [0, NEXT_STEP_V2 + "\n"]);
-    const history = await retrieve(root, ["get", "--key", "checkout.next-step", "--history"]);
-    assertEquals(history.code, 2);
     const search = await retrieve(root, ["search", "--query", "checkout"]);
     assertEquals(search.code, 2);
+  });
+
+  await t.step("a damaged authority record stops every read, current ones too", async () => {
+    Deno.writeTextFileSync(join(root, ".bimri", "decisions", "R000002-Q003.json"), "{broken");
+    for (
+      const args of [
+        ["get", "--key", "checkout.next-step"],
+        ["get", "--key", "checkout.next-step", "--history"],
+      ]
+    ) {
+      const refused = await retrieve(root, args);
+      assertEquals([refused.code, refused.stdout], [2, ""], args.join(" "));
+      assertMatch(refused.stderr, /authority recovery is required: decision R000002-Q003 /);
+    }
   });
 
   await Deno.remove(root, { recursive: true });

@@ -99,21 +99,38 @@ Deno.test("ranking and Unicode queries", async (t) => {
   await subject("emoji.launch", "Launch day 🚀 went well 👍🏽");
   await must(root, ["sync", "--run", run]);
 
-  await t.step("relevance orders a group where key order would not", async () => {
-    const r = await retrieve(root, ["search", "--query", "retry", "--json"]);
-    const doc = JSON.parse(r.stdout) as { matches: { key: string; score: number }[] };
-    assertEquals(doc.matches.map((m) => m.key), ["zzz.retry", "mmm.queue", "aaa.misc"]);
-    const [a, b, c] = doc.matches.map((m) => m.score);
-    assertEquals(a > b && b > c, true);
-    const limited = await retrieve(root, ["search", "--query", "retry", "--limit", "1"]);
-    assertMatch(limited.stdout, /^HOT\tzzz\.retry\t/);
-    assertMatch(limited.stdout, /^BIMRI: 2 additional matches omitted\.$/m);
+  await t.step("by default a group is in key order, as the reference prints it", async () => {
+    for (const verb of ["search", "recall"]) {
+      const r = await retrieve(root, [verb, "--query", "retry", "--json"]);
+      const doc = withoutScores(r.stdout) as { matches: { key: string }[] };
+      assertEquals(doc.matches.map((m) => m.key), ["aaa.misc", "mmm.queue", "zzz.retry"], verb);
+      const limited = await retrieve(root, [verb, "--query", "retry", "--limit", "1"]);
+      assertMatch(limited.stdout, /^HOT\taaa\.misc\t/);
+      assertMatch(limited.stdout, /^BIMRI: 2 additional matches omitted\.$/m);
+    }
+  });
+
+  await t.step("--rank orders a group by relevance and adds the score", async () => {
+    for (const verb of ["search", "recall"]) {
+      const r = await retrieve(root, [verb, "--query", "retry", "--rank", "--json"]);
+      const doc = JSON.parse(r.stdout) as { matches: { key: string; score: number }[] };
+      assertEquals(doc.matches.map((m) => m.key), ["zzz.retry", "mmm.queue", "aaa.misc"], verb);
+      const [a, b, c] = doc.matches.map((m) => m.score);
+      assertEquals(a > b && b > c, true);
+      const limited = await retrieve(root, [verb, "--query", "retry", "--rank", "--limit", "1"]);
+      assertMatch(limited.stdout, /^HOT\tzzz\.retry\t/);
+      assertMatch(limited.stdout, /^BIMRI: 2 additional matches omitted\.$/m);
+    }
+    const keyed = await retrieve(root, ["recall", "--key", "zzz.retry", "--rank"]);
+    assertEquals(keyed.code, 2);
   });
 
   await t.step("results repeat byte for byte", async () => {
-    const first = await retrieve(root, ["search", "--query", "retry", "--json"]);
-    const second = await retrieve(root, ["search", "--query", "retry", "--json"]);
-    assertEquals(second.stdout, first.stdout);
+    for (const flags of [[], ["--rank"]]) {
+      const first = await retrieve(root, ["search", "--query", "retry", "--json", ...flags]);
+      const second = await retrieve(root, ["search", "--query", "retry", "--json", ...flags]);
+      assertEquals(second.stdout, first.stdout);
+    }
   });
 
   await t.step("German, Korean, Japanese and emoji terms", async () => {

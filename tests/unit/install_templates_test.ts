@@ -21,8 +21,12 @@ Deno.test("templates carry the placeholder, the markers and no machine path", ()
       `${name} has an absolute path`,
     );
     assert(!/[A-Za-z]:\\\\/.test(text), `${name} has a Windows path`);
-    assert(!text.includes("python"), `${name} mentions python`);
+    // The launcher is the one Python file: it runs the bound bimri for `python3 bimri-engine.py`.
+    if (name !== "bimri-engine.py") assert(!text.includes("python"), `${name} mentions python`);
   }
+  const launcher = TEMPLATES["bimri-engine.py"];
+  assert(launcher.includes('".bimri", "runtime.local.json"'), "the launcher reads the binding");
+  assert(launcher.length < 4096, "the launcher stays a launcher");
   const block = TEMPLATES["BIMRI-AGENT-BLOCK.md"];
   assert(block.includes("\n<!-- BIMRI:RUNTIME-BINDING:START -->\n"));
   assert(block.includes("\n<!-- BIMRI:RUNTIME-BINDING:END -->\n"));

@@ -115,20 +115,36 @@ Deno.test("TSV and JSON rendering follow the reference's shapes", () => {
     queryTerms("alpha"),
   );
   const first = matches.filter((m) => m.key === "a.one");
-  const result = { target: "alpha", matches: first, total: 2, omitted: 1 };
+  const result = { target: "alpha", matches: first, total: 2, omitted: 1, ranked: false };
   assertEquals(
     renderTsv(result),
     "HOT\ta.one\tR000001-E005\tcurrent\tworking\tagent\tAlpha café 🚀\nBIMRI: 1 additional matches omitted.\n",
   );
   assertEquals(
-    renderTsv({ target: "zebra", matches: [], total: 0, omitted: 0 }),
+    renderTsv({ target: "zebra", matches: [], total: 0, omitted: 0, ranked: false }),
     "BIMRI: no memory matched zebra.\n",
   );
   const json = compactSortedJson(resultJson(result));
   assert(json.startsWith('{"matches": [{"id": "R000001-E005", "key": "a.one", "location": "HOT"'));
   assert(json.includes('"text": "Alpha café 🚀"'), "non-ASCII stays raw, as ensure_ascii=False");
   assert(json.endsWith('"omitted": 1, "total": 2}'));
-  assertEquals(JSON.parse(json).matches[0].score, first[0].score);
+  assertEquals("score" in JSON.parse(json).matches[0], false, "no score unless ranked");
+  const ranked = JSON.parse(compactSortedJson(resultJson({ ...result, ranked: true })));
+  assertEquals(ranked.matches[0].score, first[0].score);
+});
+
+Deno.test("unranked search keeps the reference's key order and scores nothing", () => {
+  const records = [
+    record("aaa.misc", "One retry among many other words about lunch and parking."),
+    record("zzz.retry", "Retry budget is three."),
+  ];
+  const terms = queryTerms("retry");
+  assertEquals(searchRecords(records, terms).map((m) => m.key), ["zzz.retry", "aaa.misc"]);
+  const plain = searchRecords(records, terms, 0, false);
+  assertEquals(plain.map((m) => [m.key, m.score]), [["aaa.misc", 0], ["zzz.retry", 0]]);
+  assertEquals(searchFirst(records, terms, 0, 1, null, false).matches.map((m) => m.key), [
+    "aaa.misc",
+  ]);
 });
 
 const VIEW = `# BIMRI Memory
