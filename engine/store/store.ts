@@ -343,7 +343,7 @@ export function loadHead(
   if (hash !== state.head_hash) {
     throw new BimriError(
       "store-corrupt",
-      "the accepted head revision does not match state.head_hash; run doctor.",
+      "state head hash does not match the accepted head revision; run doctor.",
     );
   }
   const text = decodeUtf8Strict(bytes);
