@@ -649,7 +649,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
           issue(
             "resolution",
             id,
-            `resolution ${field} precedes a candidate proposal's base revision`,
+            field === "revision_before"
+              // The reference's words: the conflict's snapshot of the live
+              // value cannot be in a revision older than a candidate's base.
+              ? "conflict hot snapshot is not present in its recorded revision: resolution revision_before precedes a candidate proposal's base revision"
+              : `resolution ${field} precedes a candidate proposal's base revision`,
           ),
         );
       }
