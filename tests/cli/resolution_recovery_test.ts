@@ -123,3 +123,44 @@ Deno.test("a stale proposal without a preflight receipt blocks only its own sync
   assert(!pathExists(join(root, ".bimri/decisions", `${pending}.json`)));
   assertEquals(readStoreJson(root, "state.json").conflict_count, 0);
 });
+
+Deno.test("replaying a close whose archive row names a different line stops: authority recovery is required", async () => {
+  const root = await tempStore();
+  const run = await startRun(root, "archiver");
+  await must(root, newSubject(run, "archived.key", "The exact archived line.", WORKING));
+  await must(root, ["sync", "--run", run]);
+  const close = (await must(root, [
+    "propose",
+    "--run",
+    run,
+    "--operation",
+    "close",
+    "--key",
+    "archived.key",
+    ...WORKING,
+  ])).trim();
+  await must(root, ["sync", "--run", run]);
+  const folder = join(root, ".bimri/archive");
+  const month = [...Deno.readDirSync(folder)].map((e) => e.name).find((n) => n.endsWith(".md"));
+  assert(month !== undefined);
+  const archive = Deno.readTextFileSync(join(folder, month));
+  const row = archive.split("\n").find((l) => l.includes(`[BY:${close}] [closed] `));
+  assert(row !== undefined, archive);
+  Deno.writeTextFileSync(
+    join(folder, month),
+    archive.replace(row, `${row.slice(0, row.indexOf("[closed] "))}[closed] another line`),
+  );
+  const proposal = readStoreJson(root, `proposals/${close}.json`);
+  writeJson(root, `decisions/${close}.json`, {
+    bimri_version: "5.0",
+    proposal_id: close,
+    outcome: "applying",
+    recorded_at: readStoreJson(root, `decisions/${close}.json`).recorded_at,
+    base_hash: proposal.base_hash,
+    revision_before: proposal.base_revision,
+  });
+  const replay = await bimri(root, ["sync", "--run", run]);
+  assertEquals(replay.code, 2, replay.stdout);
+  assertMatch(replay.stderr, /authority recovery is required/);
+  assertMatch(replay.stderr, /close target is absent without exact archive provenance/);
+});
