@@ -7,10 +7,32 @@
  * loads only then.
  */
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
+import { OlderV5FormatPending } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
+  command: Command,
+  ctx: CommandContext,
+  flags: FlagValues,
+  positionals: string[],
+): Promise<CommandResult> {
+  let upgrade: string[] = [];
+  try {
+    return await runFinishingRetirement(command, ctx, flags, positionals);
+  } catch (error) {
+    if (!(error instanceof OlderV5FormatPending)) throw error;
+    // As the reference's loader: a writer first brings an older v5 state to
+    // 5.1.0, by the same upgrade `migrate` performs, then runs.
+    const { upgradeV50State } = await import("../engine/migrate/v50.ts");
+    upgrade = upgradeV50State(ctx.root, error.version);
+  }
+  const result = await runFinishingRetirement(command, ctx, flags, positionals);
+  return { ...result, stderr: [...upgrade, ...(result.stderr ?? [])] };
+}
+
+/** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
+async function runFinishingRetirement(
   command: Command,
   ctx: CommandContext,
   flags: FlagValues,

@@ -547,7 +547,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
       const p = proposal.get(id);
       if (!p) {
         out.push(
-          issue("proposal", id, `is referenced by the log of ${run} but the record is missing`),
+          issue(
+            "proposal",
+            id,
+            `is missing despite its durable reference (the log of ${run} names it)`,
+          ),
         );
         continue;
       }
@@ -555,7 +559,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
         (active !== undefined && usable(p) && active.base_revision > (p.baseRevision ?? 0));
       if (decided && !decision.has(id)) {
         out.push(
-          issue("decision", id, "is required (its run synced or closed) but the record is missing"),
+          issue(
+            "decision",
+            id,
+            "is missing after its proposal was durably processed (its run synced or closed)",
+          ),
         );
       }
     }
@@ -575,7 +583,7 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
         issue(
           "decision",
           id,
-          "is required (its run synced or closed after this proposal, which its log does not name) but the record is missing",
+          "is missing after its proposal was durably processed (its run synced or closed after this proposal, which its log does not name)",
         ),
       );
     }
@@ -647,7 +655,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
           issue(
             "resolution",
             id,
-            `resolution ${field} precedes a candidate proposal's base revision`,
+            field === "revision_before"
+              // The reference's words: the conflict's snapshot of the live
+              // value cannot be in a revision older than a candidate's base.
+              ? "conflict hot snapshot is not present in its recorded revision: resolution revision_before precedes a candidate proposal's base revision"
+              : `resolution ${field} precedes a candidate proposal's base revision`,
           ),
         );
       }
@@ -946,7 +958,11 @@ function activeRunIssues(store: Store): AuthorityIssue[] {
       const p = factsAt(store.paths, "proposal", id);
       if (!p) {
         out.push(
-          issue("proposal", id, `is referenced by the log of ${run} but the record is missing`),
+          issue(
+            "proposal",
+            id,
+            `is missing despite its durable reference (the log of ${run} names it)`,
+          ),
         );
         continue;
       }
@@ -957,7 +973,11 @@ function activeRunIssues(store: Store): AuthorityIssue[] {
         (!p.problem && !p.stub && active.base_revision > (p.baseRevision ?? 0));
       if (decided && !d) {
         out.push(
-          issue("decision", id, "is required (its run synced or closed) but the record is missing"),
+          issue(
+            "decision",
+            id,
+            "is missing after its proposal was durably processed (its run synced or closed)",
+          ),
         );
       }
     }
@@ -1078,6 +1098,10 @@ export function refreshAuthoritySummary(store: Store): void {
 /** Text of one issue as the brief and status list it. */
 export function issueLine(i: AuthorityIssue): string {
   const problem = /[.!?]$/.test(i.problem) ? i.problem : `${i.problem}.`;
+  // A missing record reads as one sentence about it, as the reference words it.
+  if (i.problem.startsWith("is missing")) {
+    return `${i.kind} ${i.id} ${problem} Expected at ${i.path}.`;
+  }
   return `${i.kind} ${i.id} (${i.path}): ${problem}`;
 }
 
@@ -1170,6 +1194,6 @@ export function requireHealthyAuthority(store: Store, options: HealthOptions = {
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
   throw new BimriError(
     "authority-recovery-needed",
-    `AUTHORITY RECOVERY NEEDED: ${first}${more} shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
+    `AUTHORITY RECOVERY NEEDED: ${first}${more} shared-memory writes are paused until authority is repaired; authority recovery is required. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
   );
 }

@@ -14,7 +14,8 @@ import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
 import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
 import { claimOfState, lineageProblem, type RecordProver } from "../migrate/legacy_claim.ts";
-import { type MemoryEntry, parseAnyEntry, parseEntryForTier } from "../model/hot.ts";
+import { type MemoryEntry, parseAnyEntry, parseEntryForTier, parseView } from "../model/hot.ts";
+import { candidateSetMatches, readCandidateAt } from "../memory/review.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
@@ -927,6 +928,11 @@ class Audit {
       this.errors.push(`proposal ${id}: base revision ${revisionName(base)}.md is missing.`);
       return;
     }
+    if (p.v51 && !p.hasReceipt) {
+      this.warnings.push(
+        `proposal ${id} has no preflight receipt: it is applied only while its base is still current; once stale, its sync refuses it and its run must stage it again.`,
+      );
+    }
     if (p.hasReceipt && p.observedHeadHash !== revHash) {
       this.errors.push(
         `proposal ${id}: preflight_receipt does not match revision ${revisionName(base)}.`,
@@ -986,7 +992,13 @@ class Audit {
       // the touch holds the key too, so its presence proves nothing).
       ok = (found !== null && found.lastRun === p.run) || cooledNow;
     } else if (p.tier === 3) ok = found !== null && found.tier === 3;
-    else ok = (found !== null && found.id === p.entryId) || cooledNow;
+    else {
+      ok = (found !== null && found.id === p.entryId) || cooledNow ||
+        // An owner's choice of a value another run already made current
+        // finalizes without a revision: the live line carries that claim.
+        (typeof resolutionId === "string" && found !== null &&
+          this.chosenClaimHolds(id, revision, p.key));
+    }
     if (!ok) {
       // An owner's choice is judged as the resolution's effect (the reference's wording).
       this.errors.push(
@@ -998,6 +1010,21 @@ class Audit {
             revisionName(revision)
           }, which does not contain the proposal's recorded effect.`,
       );
+    }
+  }
+
+  /** True when `revision` holds `key` with exactly the claim choosing proposal `id` writes. */
+  private chosenClaimHolds(id: string, revision: number, key: string): boolean {
+    const bytes = readBytesOrNull(this.paths.revision(revision));
+    const text = bytes === null ? null : decodeUtf8Strict(bytes);
+    if (text === null) return false;
+    const entry = parseView(text, Number.MAX_SAFE_INTEGER).entries
+      .find((e) => e.entry.key === key)?.entry ?? null;
+    try {
+      return candidateSetMatches(readCandidateAt(this.paths, id), entry);
+    } catch (error) {
+      if (error instanceof BimriError) return false;
+      throw error;
     }
   }
 

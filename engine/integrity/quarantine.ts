@@ -147,7 +147,8 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
   if (
     kind === "decision" &&
     authorityIssues(store.state, facts).some((i) =>
-      i.kind === "decision" && i.id === id && i.problem.startsWith("is required")
+      i.kind === "decision" && i.id === id &&
+      i.problem.startsWith("is missing after its proposal was durably processed")
     )
   ) {
     return true;

@@ -176,7 +176,11 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
   checkVersionAndId(p, value, "proposal_id", id);
   const v51 = isV51(value);
   const required = v51 ? PROPOSAL_FIELDS_V51 : PROPOSAL_FIELDS_V50;
-  for (const field of required) p.need(field in value, `missing field ${field}`);
+  for (const field of required) {
+    // A receiptless proposal is readable authority (the reference keeps
+    // consuming it); only its stale path refuses, in the commit.
+    if (field !== "preflight_receipt") p.need(field in value, `missing field ${field}`);
+  }
   if (v51) {
     for (const field of Object.keys(value)) {
       p.need(PROPOSAL_FIELDS_V51.includes(field), `unexpected field ${field}`);
@@ -277,7 +281,9 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
       "invalid hold_reason",
     );
     const receipt = value.preflight_receipt;
-    if (!isJsonObject(receipt)) p.need(false, "invalid preflight_receipt");
+    if (!("preflight_receipt" in value)) {
+      // No receipt: consumed as a legacy proposal (see above).
+    } else if (!isJsonObject(receipt)) p.need(false, "invalid preflight_receipt");
     else {
       const keys = Object.keys(receipt).sort().join(",");
       p.need(
@@ -311,7 +317,13 @@ export function decisionProblems(value: JsonObject, id: string): string[] {
   checkVersionAndId(p, value, "proposal_id", id);
   p.need(isTimestamp(value.recorded_at), "invalid recorded_at");
   const outcome = value.outcome;
-  const resolved = "resolution_id" in value || "initial_outcome" in value;
+  // A contested decision may keep initial_outcome from a finalization cut
+  // short (the reference's resolve retries it); it is still contested.
+  const resolved = "resolution_id" in value ||
+    ("initial_outcome" in value && outcome !== "contested");
+  if (outcome === "contested" && "initial_outcome" in value) {
+    p.need(value.initial_outcome === "contested", "invalid initial_outcome");
+  }
   switch (outcome) {
     case "applying":
       p.need(isHashOrAbsent(value.base_hash), "applying decision needs base_hash");

@@ -668,7 +668,7 @@ function raiseConflict(
   if (proposal.operation === "close" && live === null) {
     throw new BimriError(
       "authority-recovery-needed",
-      `the close target of ${proposal.proposal_id} is absent without exact archive provenance; authority recovery is required (run doctor).`,
+      `${proposal.proposal_id}: close target is absent without exact archive provenance; authority recovery is required (run doctor).`,
     );
   }
   if (proposal.preflight_receipt === null) {

@@ -10,6 +10,7 @@ import { type MemoryEntry, parseAnyEntry, parseView } from "../model/hot.ts";
 import { isJsonObject, type JsonObject } from "../model/json.ts";
 import { listNames } from "../store/files.ts";
 import { readRecord } from "../store/records.ts";
+import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { coldRecordOf } from "../model/state.ts";
 
@@ -130,8 +131,13 @@ export function readConflict(store: Store, id: string): ConflictRecord | null {
 
 /** Reads proposal `id` (fails closed when it is missing or malformed). */
 export function readCandidate(store: Store, id: string): CandidateProposal {
+  return readCandidateAt(store.paths, id);
+}
+
+/** `readCandidate` from the store's paths alone (the audit holds no loaded store). */
+export function readCandidateAt(paths: StorePaths, id: string): CandidateProposal {
   const label = `proposal ${id}`;
-  const record = readRecord(store.paths.proposal(id), label);
+  const record = readRecord(paths.proposal(id), label);
   if (!record) {
     throw new BimriError("store-corrupt", `${label} is missing; run doctor.`);
   }

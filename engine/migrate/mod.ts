@@ -6,7 +6,8 @@
  */
 import { BimriError } from "../errors.ts";
 import { detectStoreFormat, rejectUnclaimedLegacyRoots, type StoreDetection } from "./detect.ts";
-import { type MigrationReceipt, profileText } from "./receipt.ts";
+import { metadataRevisionLine, type MigrationReceipt, profileText } from "./receipt.ts";
+import { normalizeCurrentHead } from "./current_head.ts";
 import { stateLimits } from "./common.ts";
 import { join } from "node:path";
 import { lstatOrNull } from "../store/files.ts";
@@ -42,9 +43,12 @@ function verifyCurrent(
   detection: StoreDetection,
   earlier: string[] = [],
 ): MigrationReceipt {
+  const initialized = detection.format === "empty" || detection.format === "v5-view";
+  // A current store: its head must parse, and stale historical metadata gets
+  // its metadata-only revision, before the view is synchronized.
+  const metadataRevision = initialized ? null : normalizeCurrentHead(root);
   const notices = [...earlier, ...syncViewAndIndex(root)];
   const paths = new StorePaths(root);
-  const initialized = detection.format === "empty" || detection.format === "v5-view";
   return finishReceipt(
     root,
     {
@@ -57,11 +61,16 @@ function verifyCurrent(
       inherited_overflow: [],
       backup: null,
       migration_record: null,
-      metadata_revision: null,
+      metadata_revision: metadataRevision,
       warnings: notices,
     },
     initialized
       ? [`Memory: initialized at v${AUTHORITY_FORMAT} (${profileText(stateLimits(paths))}).`]
+      : metadataRevision !== null
+      ? [
+        "Memory: existing v5.1.0 verified.",
+        metadataRevisionLine(metadataRevision),
+      ]
       : ["Memory: existing v5.1.0 verified; no migration performed."],
   );
 }

@@ -252,7 +252,11 @@ export function migrateV4(root: string): MigrationReceipt {
     }
   }
   const hotInfo = lstatOrNull(paths.view);
-  if (!hotInfo) refuse("v4 state exists but bimri.md is missing; restore it from a backup first.");
+  if (!hotInfo) {
+    refuse(
+      "v4 state exists but bimri.md is missing; BIMRI stopped without creating replacement memory. Restore bimri.md from a backup first.",
+    );
+  }
   if (hotInfo.isSymlink || !hotInfo.isFile) {
     refuse("v4 bimri.md must be a regular file, not a link.");
   }

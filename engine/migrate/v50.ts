@@ -167,6 +167,11 @@ export function upgradeV50(
       `this store uses memory format v${sourceVersion}. Stop every agent and BIMRI process using the folder, then rerun with --quiescent to upgrade it to v5.1.0. Nothing was changed.`,
     );
   }
+  return upgradeV50Receipt(root, sourceVersion);
+}
+
+/** The upgrade's durable steps under the lock, then the view sync; returns what the receipt needs. */
+function upgradeCore(root: string, sourceVersion: UpgradableV5Version) {
   const paths = new StorePaths(root);
   const outcome = withEngineLock(paths, () => {
     const raw = readRawState(paths);
@@ -264,6 +269,30 @@ export function upgradeV50(
   // Lifecycle repair path: layout, view synchronization (manual-edit recovery).
   ensureLayout(paths);
   const notices = syncViewAndIndex(root);
+  return { outcome, notices };
+}
+
+/**
+ * The upgrade a writer performs before it runs (commands/run.ts), as the
+ * reference's loader does: the same durable steps as `migrate`. Returns the
+ * lines for stderr: what was upgraded, then the view sync's notices.
+ */
+export function upgradeV50State(root: string, sourceVersion: UpgradableV5Version): string[] {
+  const { outcome, notices } = upgradeCore(root, sourceVersion);
+  const revision = outcome.metadataRevision === null
+    ? ""
+    : ` ${metadataRevisionLine(outcome.metadataRevision)}`;
+  return [
+    `BIMRI NOTICE: memory format v${sourceVersion} was upgraded to v${AUTHORITY_FORMAT} before this command (the old state is kept at ${outcome.backup}).${revision}`,
+    ...notices,
+  ];
+}
+
+function upgradeV50Receipt(
+  root: string,
+  sourceVersion: UpgradableV5Version,
+): MigrationReceipt {
+  const { outcome, notices } = upgradeCore(root, sourceVersion);
   // The reference words only 5.0.1 as "limits preserved"; a 5.0.2 source,
   // whose profile is never expanded either, reads "custom limits preserved".
   const disposition = sourceVersion === "5.0.1"

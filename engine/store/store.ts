@@ -357,7 +357,7 @@ export function loadHead(
   if (hash !== state.head_hash) {
     throw new BimriError(
       "store-corrupt",
-      "the accepted head revision does not match state.head_hash; run doctor.",
+      "state head hash does not match the accepted head revision; run doctor.",
     );
   }
   const text = decodeUtf8Strict(bytes);
@@ -393,6 +393,40 @@ export function refuseLegacyRootFiles(
   throw role === "writer" ? new LegacyRetirementPending(files) : pendingRetirementError(files);
 }
 
+/** The older v5 state versions a writer upgrades before it runs, as the reference's loader does. */
+export const UPGRADABLE_V5_VERSIONS = ["5.0", "5.0.1", "5.0.2"] as const;
+
+/**
+ * A writer found a v5.0, v5.0.1 or v5.0.2 state. The command runner
+ * (commands/run.ts) performs the state upgrade `migrate` performs (exact old
+ * state kept in .bimri/backups/, metadata-only revision, view sync) and runs
+ * the command again; anything else reports the message.
+ */
+export class OlderV5FormatPending extends BimriError {
+  /** The state's version. */
+  readonly version: (typeof UPGRADABLE_V5_VERSIONS)[number];
+
+  /** A pending upgrade from `version`, reported with the refusal `message`. */
+  constructor(version: (typeof UPGRADABLE_V5_VERSIONS)[number], message: string) {
+    super("store-corrupt", message);
+    this.version = version;
+  }
+}
+
+/** On a state refused by `loadState`: the pending upgrade when it is an older v5 state. */
+function olderV5Pending(paths: StorePaths, error: unknown): OlderV5FormatPending | null {
+  if (!(error instanceof BimriError) || error.code !== "store-corrupt") return null;
+  try {
+    const raw = JSON.parse(new TextDecoder().decode(Deno.readFileSync(paths.state)));
+    const version = (UPGRADABLE_V5_VERSIONS as readonly unknown[]).includes(raw?.bimri_version)
+      ? raw.bimri_version as (typeof UPGRADABLE_V5_VERSIONS)[number]
+      : null;
+    return version === null ? null : new OlderV5FormatPending(version, error.message);
+  } catch {
+    return null;
+  }
+}
+
 /** Opens an existing store for reading without creating or changing anything. */
 export function openExisting(paths: StorePaths): Store {
   refuseUnsafeLayout(paths);
@@ -414,7 +448,12 @@ export function withStore<T>(
   ensureLayout(paths);
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);
-    const state = loadState(paths);
+    let state: State;
+    try {
+      state = loadState(paths);
+    } catch (error) {
+      throw olderV5Pending(paths, error) ?? error;
+    }
     refuseLegacyRootFiles(paths, state, "writer");
     const foreign = foreignStates.has(state);
     if (options.withoutHead && !foreign) return action(storeWithoutHead(paths, state));

@@ -144,13 +144,21 @@ Deno.test("version-aware rules: v5.0.2 records keep their contract, a v5.1.0 rec
   const p = JSON.parse(Deno.readTextFileSync(proposal));
   delete p.preflight_receipt;
   Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
+  // A proposal without its receipt stays readable authority (the reference
+  // keeps consuming it, refusing only its stale path): a warning, not damage.
+  const receiptless = await bimri(root, ["doctor", "--read-only"]);
+  assertEquals(receiptless.code, 0, receiptless.stdout);
+  assertMatch(receiptless.stdout, /proposal R000001-Q001 has no preflight receipt/);
+  p.preflight_receipt = "not a receipt";
+  Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
   const bad = await bimri(root, ["doctor", "--read-only"]);
   assertEquals(bad.code, 1);
   // A damaged authority record is reported as the reference's doctor does.
   assertMatch(
     bad.stdout,
-    /^ {2}- authority recovery needed: proposal R000001-Q001 .*missing field preflight_receipt/m,
+    /^ {2}- authority recovery needed: proposal R000001-Q001 .*invalid preflight_receipt/m,
   );
+  delete p.preflight_receipt;
   p.bimri_version = "5.0.2";
   Deno.writeTextFileSync(proposal, JSON.stringify(p, null, 2) + "\n");
   const old = await bimri(root, ["doctor", "--read-only"]);
@@ -283,7 +291,7 @@ Deno.test("plain doctor stops with exit 2 on a store it cannot open, changing no
     ],
     ["altered head revision", (root) => {
       Deno.writeTextFileSync(headOf(root), "# changed\n", { append: true });
-    }, /does not match state\.head_hash/],
+    }, /state head hash does not match the accepted head revision/],
   ];
   for (const [what, damage, reason] of damages) {
     const root = await copyStore(base);

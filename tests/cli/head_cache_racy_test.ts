@@ -27,7 +27,7 @@ Deno.test("a head forged in the second it was written, mtime put back, is refuse
 
   const get = await bimri(root, ["get", "--key", "k.a"]);
   assertEquals(get.code, 2, get.stdout);
-  assertMatch(get.stderr, /accepted head revision does not match state\.head_hash/);
+  assertMatch(get.stderr, /state head hash does not match the accepted head revision/);
   const start = await bimri(root, ["start", "--actor", "b"]);
   assertEquals(start.code, 2, start.stdout);
 });

@@ -34,7 +34,7 @@ async function expectEditedHeadRefused(root: string, commands: string[][]): Prom
   for (const args of commands) {
     const result = await bimri(root, args);
     assertEquals(result.code, 2, args.join(" "));
-    assertMatch(result.stderr, /does not match state\.head_hash/);
+    assertMatch(result.stderr, /state head hash does not match the accepted head revision/);
   }
 }
 

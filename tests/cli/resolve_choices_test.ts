@@ -491,7 +491,7 @@ Deno.test("an answer recorded before a candidate's base is damaged authority: st
     assertEquals(status.code, 1, status.stdout);
     assertMatch(
       status.stdout,
-      /resolution revision_before precedes a candidate proposal's base revision/,
+      /conflict hot snapshot is not present in its recorded revision: resolution revision_before precedes a candidate proposal.s base revision/,
     );
     await unchangedExceptLock(root, async () => {
       const r = await bimri(root, ["resolve", conflict, "--choose", losers[0], "--human-approved"]);
