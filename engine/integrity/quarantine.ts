@@ -32,6 +32,7 @@ import {
   authorityIssues,
   collectFacts,
   factsFromBytes,
+  missingDecisionPrefix,
   QUARANTINED_PROBLEM,
   type RecordFacts,
 } from "./authority.ts";
@@ -150,7 +151,7 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
   if (
     kind === "decision" &&
     authorityIssues(store.state, facts).some((i) =>
-      i.kind === "decision" && i.id === id && i.problem.startsWith("is required")
+      i.kind === "decision" && i.id === id && i.problem.startsWith(missingDecisionPrefix(id))
     )
   ) {
     return true;
@@ -230,7 +231,7 @@ export function quarantineAuthority(
     if (!isAnchored(store, kind, id)) {
       throw new BimriError(
         "refused",
-        `${relative} does not exist and no run log, dependent record or conflict counter refers to ${kind} ${id}; nothing was quarantined. Check the kind and ID.`,
+        `${relative} does not exist and ${kind} ${id} has no durable BIMRI reference (no run log, dependent record or conflict counter refers to it); nothing was quarantined. Check the kind and ID.`,
       );
     }
     originalType = "missing";
@@ -559,7 +560,7 @@ export function restoreAuthority(
   if (blocking.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} fails authority-graph validation (${
+      `the ${kind} ${id} replacement fails authority-graph validation (${
         blocking[0].problem
       }); it stays behind its quarantine stub and no receipt was written.`,
     );
@@ -573,7 +574,7 @@ export function restoreAuthority(
   if (auditBlocking.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} fails the audit (${
+      `the ${kind} ${id} replacement fails the audit (${
         auditBlocking[0]
       }); it stays behind its quarantine stub and no receipt was written.`,
     );

@@ -18,7 +18,7 @@ import {
   tempStore,
 } from "../helpers/cli.ts";
 
-const MISSING = /decision R000002-Q001 .*is required .*but the record is missing/;
+const MISSING = /decision R000002-Q001 is missing after its proposal was durably processed/;
 
 /** A store whose run R000002 crashed after writing proposal R000002-Q001, before its log line. */
 async function crashedProposalStore(): Promise<{ root: string; seed: string; crashed: string }> {
