@@ -130,7 +130,7 @@ function errorResult(error: BimriError): CommandResult {
   return {
     exitCode: error.exitCode,
     text: "",
-    stderr: [`BIMRI ERROR: ${error.message}`],
+    stderr: [...error.notices, `BIMRI ERROR: ${error.message}`],
     data: { ok: false, error: { code: error.code, message: error.message } },
   };
 }

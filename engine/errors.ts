@@ -23,6 +23,11 @@ export class BimriError extends Error {
   readonly code: ErrorCode;
   /** Process exit code (always 2 for refusals and failures). */
   readonly exitCode: number;
+  /**
+   * stderr notices of work the command finished before it was refused (a
+   * direct edit of bimri.md preserved, say), printed before the error.
+   */
+  notices: string[] = [];
 
   /** A refusal or failure with its stable `code`, the message shown, and the exit code. */
   constructor(code: ErrorCode, message: string, exitCode = 2) {

@@ -71,7 +71,9 @@
  * and close ask for it (`everyday`); index, maintain and resolve always check
  * every file.
  * Semantic effect checks (revision bindings of decisions, base snapshots)
- * belong to the full audit in doctor.ts.
+ * belong to the full audit in doctor.ts, except for the few records a command
+ * consumes without deciding them itself (consumed.ts): the slow path here
+ * proves answers whose decisions are not finalized yet.
  */
 import { BimriError } from "../errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
@@ -92,6 +94,7 @@ import {
   WATCHED_FOLDERS,
 } from "./summary.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
+import { unprovenAnswerIssues } from "./consumed.ts";
 import {
   AUTHORITY_KINDS,
   type AuthorityKind,
@@ -520,6 +523,30 @@ function issue(kind: AuthorityKind, id: string, problem: string): AuthorityIssue
   return { kind, id, path: recordRelPath(kind, id), problem };
 }
 
+// The two deletion-anchor findings use the reference's wording, which scripts look for.
+
+/** A proposal its run's log names, whose record is gone. */
+function missingLoggedProposal(id: string, run: string): AuthorityIssue {
+  return issue(
+    "proposal",
+    id,
+    `proposal ${id} is missing despite its durable reference in the log of ${run}`,
+  );
+}
+
+/** Start of the problem of a required decision that is missing (quarantine anchors on it). */
+export function missingDecisionPrefix(id: string): string {
+  return `decision ${id} is missing after its proposal was durably processed`;
+}
+
+/** A decision the graph requires (its run synced past the proposal or closed), whose record is gone. */
+function missingDecision(id: string, why: string, conflict?: string): AuthorityIssue {
+  const candidate = conflict
+    ? `; conflict ${conflict} candidate ${id} has no safe decision record`
+    : "";
+  return issue("decision", id, `${missingDecisionPrefix(id)} (${why})${candidate}`);
+}
+
 /** The graph checks over collected facts: every reason canonical writes must pause. */
 export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityIssue[] {
   const out: AuthorityIssue[] = [];
@@ -529,6 +556,11 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
   }
   const usable = (f: RecordFacts | undefined) => f !== undefined && !f.problem && !f.stub;
   const marked = new Set<string>();
+  // A missing decision of a conflict candidate also names its conflict.
+  const candidateOf = new Map<string, string>();
+  for (const [id, c] of conflict) {
+    if (usable(c)) { for (const candidate of c.proposalIds ?? []) candidateOf.set(candidate, id); }
+  }
   // Deletion anchors: run-log proposal markers and the conflict counter.
   for (const [run, log] of facts.logs) {
     const active = state.active_runs[run];
@@ -547,24 +579,14 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
       const p = proposal.get(id);
       if (!p) {
         out.push(
-          issue(
-            "proposal",
-            id,
-            `is missing despite its durable reference (the log of ${run} names it)`,
-          ),
+          missingLoggedProposal(id, run),
         );
         continue;
       }
       const decided = log.closed ||
         (active !== undefined && usable(p) && active.base_revision > (p.baseRevision ?? 0));
       if (decided && !decision.has(id)) {
-        out.push(
-          issue(
-            "decision",
-            id,
-            "is missing after its proposal was durably processed (its run synced or closed)",
-          ),
-        );
+        out.push(missingDecision(id, "its run synced or closed", candidateOf.get(id)));
       }
     }
   }
@@ -580,10 +602,10 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
       (active !== undefined && active.base_revision > (p.baseRevision ?? 0));
     if (decided && !decision.has(id)) {
       out.push(
-        issue(
-          "decision",
+        missingDecision(
           id,
-          "is missing after its proposal was durably processed (its run synced or closed after this proposal, which its log does not name)",
+          "its run synced or closed after this proposal, which its log does not name",
+          candidateOf.get(id),
         ),
       );
     }
@@ -958,11 +980,7 @@ function activeRunIssues(store: Store): AuthorityIssue[] {
       const p = factsAt(store.paths, "proposal", id);
       if (!p) {
         out.push(
-          issue(
-            "proposal",
-            id,
-            `is missing despite its durable reference (the log of ${run} names it)`,
-          ),
+          missingLoggedProposal(id, run),
         );
         continue;
       }
@@ -973,11 +991,7 @@ function activeRunIssues(store: Store): AuthorityIssue[] {
         (!p.problem && !p.stub && active.base_revision > (p.baseRevision ?? 0));
       if (decided && !d) {
         out.push(
-          issue(
-            "decision",
-            id,
-            "is missing after its proposal was durably processed (its run synced or closed)",
-          ),
+          missingDecision(id, "its run synced or closed"),
         );
       }
     }
@@ -1020,7 +1034,7 @@ export function cachedAuthorityIssues(
   // Slow path, also whenever the fast path found damage: the full list, in the usual order.
   const cache = loadCache(store.paths);
   const facts = collectFacts(store.paths, cache, new Set(Object.keys(store.state.active_runs)));
-  const issues = authorityIssues(store.state, facts);
+  const issues = [...authorityIssues(store.state, facts), ...unprovenAnswerIssues(store, facts)];
   if (issues.length === 0) {
     verified.set(store, {
       cache: facts.dirty ? cache : null,
@@ -1097,6 +1111,10 @@ export function refreshAuthoritySummary(store: Store): void {
 
 /** Text of one issue as the brief and status list it. */
 export function issueLine(i: AuthorityIssue): string {
+  // A problem worded as a whole sentence about the record names it itself.
+  if (i.problem.startsWith(`${i.kind} ${i.id} `)) {
+    return `${i.problem.replace(/[.!?]$/, "")} (${i.path}).`;
+  }
   const problem = /[.!?]$/.test(i.problem) ? i.problem : `${i.problem}.`;
   // A missing record reads as one sentence about it, as the reference words it.
   if (i.problem.startsWith("is missing")) {
@@ -1140,7 +1158,7 @@ export function fullFactsOf(store: Store): AuthorityFacts | undefined {
 export function authorityStatusLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
   const facts = strictFacts(store.paths, store.state, true);
   statusFacts.set(store, facts);
-  const issues = authorityIssues(store.state, facts);
+  const issues = [...authorityIssues(store.state, facts), ...unprovenAnswerIssues(store, facts)];
   if (issues.length > 0) forgetSummary(store.paths);
   return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
 }
@@ -1176,6 +1194,11 @@ export type HealthOptions = {
    * Other canonical writes (index, maintain, resolve) always check every file.
    */
   everyday?: boolean;
+  /**
+   * stderr notices of what the command already did (a direct edit of bimri.md
+   * preserved before the check): a refusal still prints them.
+   */
+  notices?: readonly string[];
 };
 
 /**
@@ -1190,10 +1213,20 @@ export function requireHealthyAuthority(store: Store, options: HealthOptions = {
       i.problem.startsWith("resolution status is failed"))
   );
   if (issues.length === 0) return;
+  refuseForIssues(issues, options.notices);
+}
+
+/** Refuses a canonical write for `issues` (not empty), printing `notices` first. */
+export function refuseForIssues(
+  issues: readonly AuthorityIssue[],
+  notices: readonly string[] = [],
+): never {
   const first = issueLine(issues[0]);
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  throw new BimriError(
+  const error = new BimriError(
     "authority-recovery-needed",
-    `AUTHORITY RECOVERY NEEDED: ${first}${more} shared-memory writes are paused until authority is repaired; authority recovery is required. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
+    `AUTHORITY RECOVERY NEEDED: ${first}${more} authority recovery is required: shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
   );
+  error.notices.push(...notices);
+  throw error;
 }

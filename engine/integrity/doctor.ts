@@ -386,7 +386,12 @@ class Audit {
           ["proposals", "decisions", "conflicts", "resolutions"].includes(folder) &&
           !/^(R[0-9]{6}-Q[0-9]{3}|C[0-9]{6})\.json$/.test(name)
         ) {
-          this.warnings.push(`unexpected file .bimri/${folder}/${name}.`);
+          // The reference's wording for a JSON file no record ID names.
+          this.warnings.push(
+            name.endsWith(".json")
+              ? `ignored non-authority JSON filename in ${folder.slice(0, -1)} directory: ${name}.`
+              : `unexpected file .bimri/${folder}/${name}.`,
+          );
         }
       }
     }
@@ -894,8 +899,15 @@ class Audit {
       if (r.status === "resolved" && choice !== "current" && choice !== "dismiss") {
         const d = this.decisions.get(choice);
         if (d && (d.outcome !== "accepted" || d.resolutionId !== id)) {
+          // Not finalized from the answer yet: its own revision must hold the choice.
+          const unproven = d.outcome === "contested" &&
+            typeof r.revision_after === "number" && !this.answerHolds(id, choice, r.revision_after);
           this.errors.push(
-            `resolution ${id} chose ${choice}, but that decision is not accepted by it.`,
+            unproven
+              ? `resolution ${id}: resolved conflict ${id} names revision ${
+                revisionName(r.revision_after as number)
+              }, but that revision does not contain the chosen proposal's effect.`
+              : `resolution ${id} chose ${choice}, but that decision is not accepted by it.`,
           );
         }
       }
@@ -917,6 +929,25 @@ class Audit {
         );
       }
     }
+  }
+
+  /**
+   * Whether revision `after` holds the chosen candidate's effect on its
+   * conflict's key (the proof a repeated resolve makes); true when it cannot
+   * tell (a missing revision or record is reported on its own).
+   */
+  private answerHolds(conflictId: string, choice: string, after: number): boolean {
+    const p = this.proposals.get(choice);
+    const key = this.conflicts.get(conflictId)?.key;
+    if (!p || typeof key !== "string") return true;
+    const found = this.keyLine(after, key);
+    if (found === undefined) return true;
+    if (p.operation === "close") return found === null;
+    if (p.operation === "touch") {
+      return found !== null && found.tier === 2 && found.lastRun === p.run;
+    }
+    // A chosen set may have landed cold (cooled by its own commit): absent proves nothing.
+    return found === null || (p.tier === 3 ? found.tier === 3 : found.id === p.entryId);
   }
 
   private checkProposalBase(id: string, p: ProposalFacts): void {
@@ -1059,14 +1090,22 @@ class Audit {
     const path = this.paths.folder("recovery") + "/" + match[1];
     const info = lstatOrNull(path);
     const bytes = info?.isFile && !info.isSymlink ? readBytesOrNull(path) : null;
+    // A restore receipt's evidence is worded as the reference words it.
+    const receipt = owner.startsWith("restore receipt ");
     if (bytes === null) {
-      this.errors.push(`${owner} names missing recovery evidence ${relative}.`);
+      this.errors.push(
+        receipt
+          ? `${owner}: recovery evidence is damaged: authority restore receipt recovery copy is missing (${relative}).`
+          : `${owner} names missing recovery evidence ${relative}.`,
+      );
       return;
     }
     const hash = /-([0-9a-f]{64})\.(md|bin|json)$/.exec(match[1]);
     if (hash && sha256Hex(bytes) !== hash[1]) {
       this.errors.push(
-        `recovery evidence ${relative} was altered (its hash no longer matches its name).`,
+        receipt
+          ? `${owner}: recovery evidence is damaged: authority restore receipt recovery hash does not match (${relative}).`
+          : `recovery evidence ${relative} was altered (its hash no longer matches its name).`,
       );
     }
   }

@@ -29,6 +29,7 @@ import {
   authorityIssues,
   collectFacts,
   factsFromBytes,
+  missingDecisionPrefix,
   QUARANTINED_PROBLEM,
   type RecordFacts,
 } from "./authority.ts";
@@ -147,8 +148,7 @@ function isAnchored(store: Store, kind: AuthorityKind, id: string): boolean {
   if (
     kind === "decision" &&
     authorityIssues(store.state, facts).some((i) =>
-      i.kind === "decision" && i.id === id &&
-      i.problem.startsWith("is missing after its proposal was durably processed")
+      i.kind === "decision" && i.id === id && i.problem.startsWith(missingDecisionPrefix(id))
     )
   ) {
     return true;
@@ -228,7 +228,7 @@ export function quarantineAuthority(
     if (!isAnchored(store, kind, id)) {
       throw new BimriError(
         "refused",
-        `${relative} does not exist and no run log, dependent record or conflict counter refers to ${kind} ${id}; nothing was quarantined. Check the kind and ID.`,
+        `${relative} does not exist and ${kind} ${id} has no durable BIMRI reference (no run log, dependent record or conflict counter refers to it); nothing was quarantined. Check the kind and ID.`,
       );
     }
     originalType = "missing";
@@ -557,7 +557,7 @@ export function restoreAuthority(
   if (blocking.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} fails authority-graph validation (${
+      `the ${kind} ${id} replacement fails authority-graph validation (${
         blocking[0].problem
       }); it stays behind its quarantine stub and no receipt was written.`,
     );
@@ -571,7 +571,7 @@ export function restoreAuthority(
   if (auditBlocking.length > 0) {
     throw new BimriError(
       "refused",
-      `the replacement ${kind} ${id} fails the audit (${
+      `the ${kind} ${id} replacement fails the audit (${
         auditBlocking[0]
       }); it stays behind its quarantine stub and no receipt was written.`,
     );

@@ -103,12 +103,14 @@ class Problems {
 function checkVersionAndId(
   p: Problems,
   value: JsonObject,
-  idField: string,
+  kind: AuthorityKind,
   id: string,
 ): void {
+  const idField = kind === "decision" || kind === "proposal" ? "proposal_id" : "conflict_id";
+  // The reference's wording ("resolution BIMRI version ..."), which scripts look for.
   p.need(
     typeof value.bimri_version === "string" && RECORD_VERSIONS.includes(value.bimri_version),
-    `unsupported bimri_version ${JSON.stringify(value.bimri_version ?? null)}`,
+    `unsupported ${kind} BIMRI version ${JSON.stringify(value.bimri_version ?? null)}`,
   );
   // "invalid proposal ID" (conflict, ...): the reference's words for an ID that is not the file's.
   p.need(
@@ -173,7 +175,7 @@ const PROPOSAL_FIELDS_V50 = [
 /** Problems of a proposal record named `id` (empty when intrinsically valid). */
 export function proposalProblems(value: JsonObject, id: string): string[] {
   const p = new Problems();
-  checkVersionAndId(p, value, "proposal_id", id);
+  checkVersionAndId(p, value, "proposal", id);
   const v51 = isV51(value);
   const required = v51 ? PROPOSAL_FIELDS_V51 : PROPOSAL_FIELDS_V50;
   for (const field of required) {
@@ -296,11 +298,11 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
       );
       p.need(
         receipt.observed_head_revision === value.base_revision,
-        "preflight_receipt does not observe base_revision",
+        "proposal preflight revision does not match proposal base revision",
       );
       p.need(
         receipt.observed_key_hash === value.base_hash,
-        "preflight_receipt does not observe base_hash",
+        "proposal preflight key hash does not match proposal base hash",
       );
       p.need(
         typeof receipt.observed_head_hash === "string" && HEX64.test(receipt.observed_head_hash),
@@ -314,7 +316,7 @@ export function proposalProblems(value: JsonObject, id: string): string[] {
 /** Problems of a decision record named `id`. */
 export function decisionProblems(value: JsonObject, id: string): string[] {
   const p = new Problems();
-  checkVersionAndId(p, value, "proposal_id", id);
+  checkVersionAndId(p, value, "decision", id);
   p.need(isTimestamp(value.recorded_at), "invalid recorded_at");
   const outcome = value.outcome;
   // A contested decision may keep initial_outcome from a finalization cut
@@ -347,7 +349,7 @@ export function decisionProblems(value: JsonObject, id: string): string[] {
     case "noop":
     case "held":
     case "contested":
-      p.need(isInt(value.revision), `${outcome} decision needs a revision`);
+      p.need(isInt(value.revision), `${outcome} decision revision is missing or invalid`);
       break;
     default:
       p.need(false, `invalid outcome ${JSON.stringify(outcome ?? null)}`);
@@ -397,7 +399,7 @@ export function decisionProblems(value: JsonObject, id: string): string[] {
 /** Problems of a conflict record named `id`. */
 export function conflictProblems(value: JsonObject, id: string): string[] {
   const p = new Problems();
-  checkVersionAndId(p, value, "conflict_id", id);
+  checkVersionAndId(p, value, "conflict", id);
   p.need(CONFLICT_TYPES.includes(value.type as string), "invalid type");
   p.need(typeof value.key === "string" && KEY.test(value.key), "invalid key");
   p.need(isTimestamp(value.created_at), "invalid created_at");
@@ -468,7 +470,7 @@ export function conflictProblems(value: JsonObject, id: string): string[] {
 /** Problems of a resolution record named `id`. */
 export function resolutionProblems(value: JsonObject, id: string): string[] {
   const p = new Problems();
-  checkVersionAndId(p, value, "conflict_id", id);
+  checkVersionAndId(p, value, "resolution", id);
   const ids = value.proposal_ids;
   const idsOk = isStringArray(ids) && ids.every((x) => PROPOSAL_ID.test(x)) &&
     new Set(ids).size === ids.length;

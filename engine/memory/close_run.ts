@@ -60,7 +60,7 @@ export function closeRun(
 ): CloseResult {
   const { outcome, summary } = closeInput(outcomeInput, summaryInput);
   const sync = syncView(store);
-  requireHealthyAuthority(store, { everyday: true });
+  requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
   const memory = applyPendingProposals(store, run);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const closedAt = utcTimestamp();

@@ -81,8 +81,10 @@ import { readConflict, renderNewConflictNotices } from "./review.ts";
 import {
   noteHeldDecision,
   refreshAuthoritySummary,
+  refuseForIssues,
   requireHealthyAuthority,
 } from "../integrity/authority.ts";
+import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView, syncView } from "./view_sync.ts";
 
@@ -117,10 +119,20 @@ export function applyPendingProposals(store: Store, run: string): ApplySummary {
   const summary = emptySummary();
   const logFacts = scanRunLog(run, readRunLog(store.paths, run));
   const ids = runProposalIds(store.paths, run, logFacts.proposalMarkers);
+  const decided = new Map<string, Decision>();
   const pending = ids.filter((id) => {
     const decision = readDecision(store.paths, id);
+    if (decision !== null && decision.outcome !== "applying") decided.set(id, decision);
     return decision === null || decision.outcome === "applying";
   });
+  // A terminal decision this run has not synced past is taken as decided: prove it first.
+  const unproven = unprovenRunDecisions(
+    store,
+    run,
+    decided,
+    (id) => requireProposal(store.paths, id).proposal,
+  );
+  if (unproven.length > 0) refuseForIssues(unproven);
   if (pending.length === 0) return summary;
   // The reference's audit checkpoint must re-prove the store after authority writes.
   invalidateAuditWitness(store.paths);
@@ -716,7 +728,7 @@ export function syncRun(store: Store, runInput: string): SyncResult {
   if (!store.state.active_runs[run]) {
     throw new BimriError("unknown-run", `${run} is not an active run.`);
   }
-  requireHealthyAuthority(store, { everyday: true });
+  requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
   const memory = applyPendingProposals(store, run);
   const entry = store.state.active_runs[run];
   entry.base_revision = store.head.revision;

@@ -260,13 +260,21 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const run = requireActiveRun(store.state, input.run);
   const runMeta = store.state.active_runs[run];
   const baseRevision = runMeta.base_revision;
+  // An older base is read only as the regular file it must be: never through a link.
+  const baseInfo = baseRevision === store.head.revision
+    ? null
+    : lstatOrNull(store.paths.revision(baseRevision));
   const baseText = baseRevision === store.head.revision
     ? store.head.text
-    : readRevision(store.paths, baseRevision);
+    : baseInfo?.isFile && !baseInfo.isSymlink
+    ? readRevision(store.paths, baseRevision)
+    : null;
   if (baseText === null) {
     throw new BimriError(
       "store-corrupt",
-      `${run} base revision V${String(baseRevision).padStart(6, "0")} is missing; run doctor.`,
+      `${run} base revision V${
+        String(baseRevision).padStart(6, "0")
+      } is missing or unsafe (it must be a regular file, not a link); nothing was staged. Run doctor.`,
     );
   }
   const baseView = baseRevision === store.head.revision

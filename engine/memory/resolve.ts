@@ -158,6 +158,24 @@ function requireProvenResolvedAnswer(
 }
 
 /**
+ * Why the resolved answer to `conflict` is not proven (the same proof a
+ * repeated resolve makes before finalizing from it), or null when it is or
+ * when the conflict has no resolved answer. Reads that answer's record and
+ * the revisions it names only.
+ */
+export function unprovenAnswerProblem(store: Store, conflict: ConflictRecord): string | null {
+  const record = readResolution(store, conflict.conflict_id);
+  if (!record || record.status !== "resolved") return null;
+  try {
+    requireProvenResolvedAnswer(store, conflict, record);
+    return null;
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+    return error.message.replace(/ Nothing was written; run doctor\.$/, "");
+  }
+}
+
+/**
  * Whether a resolved record choosing the close `candidate` can be proven by
  * the reference engine. It proves a chosen close only through the archive row
  * of the conflict's live line, and only for a close whose own base was that

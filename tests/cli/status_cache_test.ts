@@ -136,7 +136,7 @@ Deno.test("a closed log that gains a marker in place is caught by status and rev
   assertMatch(
     found[0],
     new RegExp(
-      `proposal ${first}-Q009 is missing despite its durable reference \\(the log of ${first}`,
+      `proposal ${first}-Q009 is missing despite its durable reference in the log of ${first}`,
     ),
   );
   assertEquals(found[1].split("\n")[0], "review --all -> 1");
