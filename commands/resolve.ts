@@ -6,6 +6,9 @@ import { commitProposalEffect } from "../engine/memory/commit.ts";
 import { requireProposal } from "../engine/memory/proposal_record.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { withStore } from "../engine/store/store.ts";
+import { exportResolution, finishPendingExports } from "../engine/share/export.ts";
+import { saveShare } from "../engine/share/state.ts";
+import { readResolution } from "../engine/memory/review.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 import { BimriError } from "../engine/errors.ts";
 
@@ -40,7 +43,14 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
     const approved = boolFlag(flags, "human-approved");
     return withStore(ctx.root, (store) => {
       const view = syncView(store);
+      const share = finishPendingExports(store);
       requireHealthyAuthority(store, { retryConflict: conflictId });
+      const shareAnswer = share !== null &&
+        readResolution(store, conflictId)?.status !== "resolved";
+      if (shareAnswer) {
+        share.state.pendingResolution = conflictId;
+        saveShare(share);
+      }
       const warnings: string[] = [];
       const result = resolveConflict(store, conflictId, choice, approved, (s, proposalId) => {
         const proposal = requireProposal(s.paths, proposalId).proposal;
@@ -48,6 +58,7 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
         if (committed.warning) warnings.push(committed.warning);
         return committed.revision;
       });
+      if (shareAnswer) exportResolution(store, share, conflictId);
       const text = result.already_resolved
         ? `BIMRI: ${result.conflict_id} already resolved as ${result.choice}.\n`
         : `BIMRI: ${result.conflict_id} resolved with ${result.choice}.\n`;
