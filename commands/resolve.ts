@@ -7,6 +7,7 @@ import { requireProposal } from "../engine/memory/proposal_record.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { withStore } from "../engine/store/store.ts";
 import { exportResolution, finishPendingExports } from "../engine/share/export.ts";
+import { faultPoint } from "../engine/store/fault.ts";
 import { saveShare } from "../engine/share/state.ts";
 import { readResolution } from "../engine/memory/review.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
@@ -58,7 +59,10 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
         if (committed.warning) warnings.push(committed.warning);
         return committed.revision;
       });
-      if (shareAnswer) exportResolution(store, share, conflictId);
+      if (shareAnswer) {
+        faultPoint("share-before-export");
+        exportResolution(store, share, conflictId);
+      }
       const text = result.already_resolved
         ? `BIMRI: ${result.conflict_id} already resolved as ${result.choice}.\n`
         : `BIMRI: ${result.conflict_id} resolved with ${result.choice}.\n`;
