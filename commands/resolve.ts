@@ -9,7 +9,8 @@ import { withStore } from "../engine/store/store.ts";
 import { exportResolution, finishPendingExports } from "../engine/share/export.ts";
 import { faultPoint } from "../engine/store/fault.ts";
 import { saveShare } from "../engine/share/state.ts";
-import { readResolution } from "../engine/memory/review.ts";
+import { readConflict, readResolution } from "../engine/memory/review.ts";
+import { closeAnsweredHere } from "../engine/share/import.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 import { BimriError } from "../engine/errors.ts";
 
@@ -62,6 +63,8 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
       if (shareAnswer) {
         faultPoint("share-before-export");
         exportResolution(store, share, conflictId);
+        const key = readConflict(store, conflictId)?.key;
+        if (key) closeAnsweredHere(store, share, key);
       }
       const text = result.already_resolved
         ? `BIMRI: ${result.conflict_id} already resolved as ${result.choice}.\n`

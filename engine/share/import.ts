@@ -96,6 +96,20 @@ class Pull {
     const content = this.currentContent(key);
     const kind = classifyRecord(record, { events, content });
     this.result.imported++;
+    const open = kind === "apply" ? this.openImportConflicts(key) : [];
+    if (open.length > 0 && record.kind === "resolution" && this.answers(record, open)) {
+      this.applyResolution(record, event);
+      return;
+    }
+    if (open.length > 0) {
+      // While the owner's question on this key is open, later changes join it
+      // as candidates (a new question when the live value moved since), so
+      // the owner decides among all of them once.
+      this.flush(key);
+      this.contest(record, event);
+      this.keys[key] = [...events, event];
+      return;
+    }
     if (kind === "apply" && record.kind === "resolution") {
       this.applyResolution(record, event);
       return;
@@ -194,6 +208,9 @@ class Pull {
     } else if (live === null) {
       return null;
     }
+    // An import run observes the head it stages against (another replica's
+    // import may have moved the key since this run last synced).
+    this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
     try {
       return propose(this.store, input).proposal_id;
     } catch (error) {
@@ -258,7 +275,7 @@ class Pull {
           (vectorCovers(record.vector, candidate) || record.resolves.includes(candidate));
       });
       if (!answered) continue;
-      this.closeConflict(id, conflict.proposal_ids, record);
+      this.closeConflict(id, conflict.proposal_ids, key, record.entry);
     }
     this.keys[key] = [event];
     if (!sameContent(record.entry, this.liveContent(key))) {
@@ -269,25 +286,65 @@ class Pull {
     }
   }
 
-  /** Resolves local conflict `id` the way the owner answered it elsewhere. */
-  closeConflict(id: string, candidates: string[], record: ShareRecord): void {
+  /**
+   * Resolves local conflict `id` the way the owner answered it elsewhere: the
+   * candidate carrying the answer when the live value has not moved, else
+   * `dismiss` (the answer itself is then imported as the key's new value).
+   */
+  closeConflict(id: string, candidates: string[], key: string, answer: SharedEntry | null): void {
     const chosen = candidates.find((pid) => {
       const p = requireProposal(this.store.paths, pid).proposal;
-      return sameContent(proposalContent(p), record.entry);
+      return sameContent(proposalContent(p), answer);
     });
-    const live = this.liveContent(record.key);
-    const choice = chosen ?? (sameContent(live, record.entry) ? "current" : "dismiss");
-    try {
-      resolveConflict(this.store, id, choice, true, (s, pid) => {
-        const proposal = requireProposal(s.paths, pid).proposal;
-        return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
-      });
-    } catch (error) {
-      if (!(error instanceof BimriError)) throw error;
-      return; // The live value moved since: the owner is asked here too.
+    const commit = (s: Store, pid: string) => {
+      const proposal = requireProposal(s.paths, pid).proposal;
+      return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
+    };
+    const live = this.liveContent(key);
+    const choices = [chosen ?? (sameContent(live, answer) ? "current" : "dismiss")];
+    if (choices[0] !== "dismiss") choices.push("dismiss");
+    for (const choice of choices) {
+      try {
+        resolveConflict(this.store, id, choice, true, commit, true);
+      } catch (error) {
+        if (!(error instanceof BimriError)) throw error;
+        continue;
+      }
+      for (const pid of candidates) delete this.ctx.state.candidates[pid];
+      this.result.resolved++;
+      return;
     }
-    for (const pid of candidates) delete this.ctx.state.candidates[pid];
-    this.result.resolved++;
+  }
+
+  /** True when `record` saw every candidate of the conflicts `ids`. */
+  answers(record: ShareRecord, ids: string[]): boolean {
+    return ids.every((id) => {
+      const conflict = readConflict(this.store, id);
+      return conflict !== null && conflict.proposal_ids.every((pid) => {
+        const candidate = this.ctx.state.candidates[pid];
+        return candidate !== undefined &&
+          (vectorCovers(record.vector, candidate) || record.resolves.includes(candidate));
+      });
+    });
+  }
+
+  /**
+   * Open conflicts on `key` that hold candidates from other clones, which a
+   * record that does not answer them must join instead of moving the live
+   * value (the owner could no longer keep it, and every clone would be stuck).
+   */
+  openImportConflicts(key: string): string[] {
+    const candidates = this.ctx.state.candidates;
+    const pids = Object.keys(candidates);
+    if (pids.length === 0) return [];
+    const out: string[] = [];
+    for (const id of listConflictIds(this.store)) {
+      const conflict = readConflict(this.store, id);
+      if (!conflict || conflict.key !== key || conflict.type !== "stale-base") continue;
+      if (readResolution(this.store, id) !== null) continue;
+      if (conflict.proposal_ids.some((p) => candidates[p] !== undefined)) out.push(id);
+    }
+    return out;
   }
 
   finish(): void {
@@ -295,6 +352,25 @@ class Pull {
     for (const run of this.runs.values()) this.closeImportRun(run);
     this.runs.clear();
   }
+}
+
+/**
+ * After the owner answered a question on `key` in this clone: the other open
+ * questions on the key from other clones (one raised before an agent here
+ * moved the live value) are closed with the same answer, as the other clones
+ * close theirs when the answer arrives.
+ */
+export function closeAnsweredHere(store: Store, ctx: ShareContext, key: string): number {
+  const pull = new Pull(store, ctx);
+  let closed = 0;
+  for (const id of pull.openImportConflicts(key)) {
+    const conflict = readConflict(store, id);
+    if (!conflict) continue;
+    pull.closeConflict(id, conflict.proposal_ids, key, pull.liveContent(key));
+    closed++;
+  }
+  if (closed > 0) saveShare(ctx);
+  return closed;
 }
 
 /** The content a proposal would write (for matching an answer to a candidate). */
