@@ -15,6 +15,8 @@ import {
   type RecordProver,
   requireLineage,
 } from "../engine/migrate/legacy_claim.ts";
+import { isShared, loadShare } from "../engine/share/state.ts";
+import { problemMessage, scanShare } from "../engine/share/scan.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
 function render(readOnly: boolean, passed: boolean, errors: string[], warnings: string[]): string {
@@ -39,6 +41,19 @@ function auditUnderLock(
   const lock = lstatOrNull(paths.lock);
   if (lock === null || lock.isSymlink || !lock.isFile) return auditStore(paths, undefined, prover);
   return withSharedEngineLock(paths, () => auditStore(paths, undefined, prover));
+}
+
+/** Refused shared records (team memory), reported without failing the store's own audit. */
+function shareWarnings(paths: StorePaths): string[] {
+  if (!isShared(paths)) return [];
+  try {
+    const ctx = loadShare(paths, false);
+    if (ctx === null) return [];
+    return scanShare(ctx).problems.map((p) => problemMessage(p));
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+    return [`team memory: ${error.message}`];
+  }
 }
 
 /** The doctor verb. */
@@ -101,6 +116,7 @@ finds no error, rebuilds the index.
       }
     }
     const audit = auditUnderLock(paths, prover);
+    audit.warnings.push(...shareWarnings(paths));
     const report = viewErrors.length === 0 ? audit : {
       passed: false,
       errors: [...viewErrors, ...audit.errors],

@@ -5,6 +5,10 @@
 import { BimriError } from "../engine/errors.ts";
 import { installProject } from "../engine/install/install.ts";
 import { SENTINEL_VERB, sentinelAnswer } from "../engine/install/runtime.ts";
+import { resolve } from "node:path";
+import { hasShareFolder } from "../engine/share/init.ts";
+import { isShared } from "../engine/share/state.ts";
+import { StorePaths } from "../engine/store/paths.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 
 /** The install verb. */
@@ -26,7 +30,18 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
   async run(_ctx, flags) {
     const target = requiredFlag(flags, "install", "target");
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
-    return ok(report.lines.join("\n") + "\n", { installed: true, ...report });
+    const result = ok(report.lines.join("\n") + "\n", { installed: true, ...report });
+    // A fresh clone of a project whose team shares memory: build the store from the records.
+    const root = resolve(Deno.cwd(), target);
+    if (hasShareFolder(root) && !isShared(new StorePaths(root))) {
+      const { pullAt } = await import("./share.ts");
+      const pulled = pullAt(root);
+      result.text += pulled.text;
+      result.data.share = pulled.data;
+      result.stderr = [...(result.stderr ?? []), ...(pulled.stderr ?? [])];
+      if (pulled.exitCode !== 0) result.exitCode = pulled.exitCode;
+    }
+    return result;
   },
 };
 

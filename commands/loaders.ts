@@ -25,6 +25,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, Loader>> = {
   "restore-authority": () => import("./restore.ts").then((m) => m.restoreCommand),
   review: () => import("./review.ts").then((m) => m.reviewCommand),
   resolve: () => import("./resolve.ts").then((m) => m.resolveCommand),
+  share: () => import("./share.ts").then((m) => m.shareCommand),
   migrate: () => import("./migrate.ts").then((m) => m.migrateCommand),
   index: () => import("./index.ts").then((m) => m.indexCommand),
   recall: () => import("./recall.ts").then((m) => m.recallCommand),

@@ -20,6 +20,7 @@ import { searchCommand } from "./search.ts";
 import { mcpCommand } from "./mcp.ts";
 import { hookCloseCommand, hookStartCommand } from "./hooks.ts";
 import { installCommand, sentinelCommand } from "./install.ts";
+import { shareCommand } from "./share.ts";
 
 /** Every verb, in help order. */
 export const COMMANDS: readonly Command[] = [
@@ -36,6 +37,7 @@ export const COMMANDS: readonly Command[] = [
   restoreCommand,
   reviewCommand,
   resolveCommand,
+  shareCommand,
   migrateCommand,
   indexCommand,
   recallCommand,

@@ -6,6 +6,11 @@ import { commitProposalEffect } from "../engine/memory/commit.ts";
 import { requireProposal } from "../engine/records/proposal.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
 import { withStore } from "../engine/store/store.ts";
+import { exportResolution, finishPendingExports } from "../engine/share/export.ts";
+import { faultPoint } from "../engine/store/fault.ts";
+import { saveShare } from "../engine/share/state.ts";
+import { readConflict, readResolution } from "../engine/memory/review.ts";
+import { closeAnsweredHere } from "../engine/share/import.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 import { BimriError } from "../engine/errors.ts";
 
@@ -40,7 +45,14 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
     const approved = boolFlag(flags, "human-approved");
     return withStore(ctx.root, (store) => {
       const view = syncView(store);
+      const share = finishPendingExports(store);
       requireHealthyAuthority(store, { retryConflict: conflictId });
+      const shareAnswer = share !== null &&
+        readResolution(store, conflictId)?.status !== "resolved";
+      if (shareAnswer) {
+        share.state.pendingResolution = conflictId;
+        saveShare(share);
+      }
       const warnings: string[] = [];
       const result = resolveConflict(store, conflictId, choice, approved, (s, proposalId) => {
         const proposal = requireProposal(s.paths, proposalId).proposal;
@@ -48,6 +60,12 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
         if (committed.warning) warnings.push(committed.warning);
         return committed.revision;
       });
+      if (shareAnswer) {
+        faultPoint("share-before-export");
+        exportResolution(store, share, conflictId);
+        const key = readConflict(store, conflictId)?.key;
+        if (key) closeAnsweredHere(store, share, key);
+      }
       const text = result.already_resolved
         ? `BIMRI: ${result.conflict_id} already resolved as ${result.choice}.\n`
         : `BIMRI: ${result.conflict_id} resolved with ${result.choice}.\n`;

@@ -1,6 +1,8 @@
 /** `start [--actor A] [--session S]`: open (or resume) a run and print the brief. */
 import { startRun } from "../engine/memory/runs.ts";
 import { withStore } from "../engine/store/store.ts";
+import { finishPendingExports } from "../engine/share/export.ts";
+import { countWaiting } from "../engine/share/scan.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
@@ -20,10 +22,20 @@ export const startCommand: Command = {
     const session = stringFlag(flags, "session");
     return withStore(ctx.root, (store) => {
       proveBeforeStart(store);
+      const share = finishPendingExports(store);
       const result = startRun(store, actor, session);
       const recovery = authorityBriefLines(store);
       if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
+      const waiting = share === null ? null : countWaiting(share);
+      if (waiting !== null) {
+        recovery.lines.push(
+          waiting > 0
+            ? `Team memory: ${waiting} records from other clones are waiting; run \`bimri share pull\`.`
+            : "Team memory: no records from other clones are waiting.",
+        );
+      }
       return ok(renderBrief(result, recovery.lines), {
+        share_waiting: waiting,
         run: result.run,
         resumed: result.resumed,
         actor: result.actor,

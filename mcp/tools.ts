@@ -58,6 +58,8 @@ export type ToolSpec = {
   args: Record<string, ArgSpec>;
   /** Arguments that must be present. */
   required: string[];
+  /** Fixed positionals the verb always receives first (a subcommand such as `pull`). */
+  positionalPrefix?: string[];
   /** Session-run behaviour. */
   session: SessionRole;
   /** True when the verb never writes. */
@@ -483,6 +485,32 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
       revision_after: INT,
     }, ["conflict_id", "choice"]),
   },
+  {
+    name: "memory_share_pull",
+    command: "share",
+    positionalPrefix: ["pull"],
+    title: "Import team memory from other clones",
+    description:
+      "Import the memory changes other clones of this git repository exported to .bimri-share/ (call after git pull). Changes that saw the local value apply; identical ones are no-ops; concurrent, different edits of one key become ordinary conflicts for the owner (see memory_review). A fresh clone's store is built from the records. Refused record files are reported by name and nothing is imported from them.",
+    args: {},
+    required: [],
+    session: "none",
+    readOnly: false,
+    output: object({
+      replica: STR,
+      revision: INT,
+      imported: INT,
+      applied: INT,
+      noop: INT,
+      superseded: INT,
+      conflicts: INT,
+      conflict_ids: STRINGS,
+      resolved: INT,
+      held: INT,
+      waiting: INT,
+      problems: { type: "array" },
+    }, ["imported"]),
+  },
 ];
 
 /** The inputSchema of a tool, as tools/list advertises it. */
@@ -607,5 +635,6 @@ export function toArgv(spec: ToolSpec, args: Record<string, unknown>): string[] 
     } else if (arg.kind === "list") argv.push(`--${arg.flag}=${(value as string[]).join(",")}`);
     else argv.push(`--${arg.flag}=${String(value)}`);
   }
-  return positionals.length > 0 ? [...argv, "--", ...positionals] : argv;
+  const all = [...(spec.positionalPrefix ?? []), ...positionals];
+  return all.length > 0 ? [...argv, "--", ...all] : argv;
 }

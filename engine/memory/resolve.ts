@@ -404,6 +404,9 @@ function outcome(record: JsonObject, already: boolean): ResolveOutcome {
  * Resolves conflict `conflictInput` with `choiceInput` (a candidate proposal
  * ID, `current` or `dismiss`). Must run under the engine lock on a freshly
  * loaded store; `commitChosen` applies a chosen candidate's effect.
+ * `answeredElsewhere` (team memory only): the owner answered this question
+ * in another clone with every candidate in view, so `dismiss` closes it even
+ * though the live value moved since it was raised.
  */
 export function resolveConflict(
   store: Store,
@@ -411,6 +414,7 @@ export function resolveConflict(
   choiceInput: string,
   humanApproved: boolean,
   commitChosen: ChosenEffectCommitter,
+  answeredElsewhere = false,
 ): ResolveOutcome {
   const conflictId = requireConflictId(conflictInput);
   const choice = cleanScalar(choiceInput, "resolution choice", 80);
@@ -515,6 +519,28 @@ export function resolveConflict(
       record.archived_raw = conflict.current_line;
     }
     return outcome(complete(store, conflict, record, head), false);
+  }
+  if (
+    liveHash !== conflict.current_hash && answeredElsewhere && choice === "dismiss" && !existing
+  ) {
+    // Answered in another clone after the live value moved here: the
+    // question is closed as of the revision it was asked at, which still
+    // holds the value it named (so the answer stays verifiable).
+    const at = highestContestedRevision(store, conflict);
+    requireRecordedResidency(store, conflict, at);
+    const record: JsonObject = {
+      authority: "human-asserted",
+      bimri_version: AUTHORITY_FORMAT,
+      by: "user",
+      choice,
+      conflict_id: conflictId,
+      intended_revision_after: at,
+      proposal_ids: ids,
+      revision_before: at,
+      started_at: utcTimestamp(),
+      status: "applying",
+    };
+    return outcome(complete(store, conflict, record, at), false);
   }
   if (liveHash !== conflict.current_hash) throw new BimriError("refused", CHANGED_MESSAGE);
   const revisionBefore = typeof existing?.revision_before === "number"

@@ -12,6 +12,7 @@ const ALL_TOOLS = [
   "memory_status",
   "memory_review",
   "memory_resolve",
+  "memory_share_pull",
 ];
 
 Deno.test("an MCP client runs a full session and the CLI sees the result", async () => {

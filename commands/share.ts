@@ -1,0 +1,203 @@
+/** `share init|pull|status`: team memory across clones through git. */
+import { BimriError } from "../engine/errors.ts";
+import { withStore } from "../engine/store/store.ts";
+import type { Store } from "../engine/store/store.ts";
+import { finishPendingExports } from "../engine/share/export.ts";
+import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
+import {
+  addIgnoreLines,
+  hasShareFolder,
+  initShare,
+  missingIgnoreLines,
+} from "../engine/share/init.ts";
+import { problemMessage, scanShare } from "../engine/share/scan.ts";
+import { seenVector, type ShareContext } from "../engine/share/state.ts";
+import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
+import { readTextOrNull } from "../engine/store/files.ts";
+import { boolFlag, type Command, type CommandContext, type CommandResult, ok } from "./command.ts";
+import { join } from "node:path";
+
+const HELP = `usage: bimri share init [--yes]
+       bimri share pull
+       bimri share status
+
+Team memory across clones of one git repository. Every clone keeps its own
+local store (bimri.md and .bimri/ stay out of git); accepted changes are also
+written as immutable records to .bimri-share/<replica>/, which git carries.
+
+  init     make this store a replica: a random replica ID, .bimri-share/ (commit
+           it), seed records of the current memory, and bimri.md and .bimri/ in
+           .gitignore (asks first; --yes to skip the question)
+  pull     import the other replicas' records (run after git pull); concurrent
+           edits of one key become ordinary conflicts (bimri review)
+  status   replicas, records waiting to be pulled, conflicts from imports
+
+  --yes    init: update .gitignore without asking`;
+
+function askYes(question: string): boolean {
+  if (!Deno.stdin.isTerminal()) return false;
+  const answer = prompt(question);
+  return answer !== null && /^y(es)?$/i.test(answer.trim());
+}
+
+function init(ctx: CommandContext, yes: boolean): CommandResult {
+  const missing = missingIgnoreLines(readTextOrNull(join(ctx.root, ".gitignore")));
+  let ignoreAdded: string[] = [];
+  const notices: string[] = [];
+  if (missing.length > 0) {
+    if (
+      yes ||
+      askYes(`Add ${missing.join(" and ")} to .gitignore (the local store stays out of git)? [y/N]`)
+    ) {
+      ignoreAdded = addIgnoreLines(ctx.root);
+    } else {
+      notices.push(
+        `BIMRI: .gitignore was not changed; add ${
+          missing.join(" and ")
+        } to it (or run \`bimri share init --yes\`), so git carries only .bimri-share/.`,
+      );
+    }
+  }
+  return withStore(ctx.root, (store) => {
+    finishPendingExports(store);
+    const { result } = initShare(store);
+    const lines = result.created
+      ? [
+        `BIMRI: share initialized; replica ${result.replica}; exported ${result.seeded} seed records to .bimri-share/${result.replica}/.`,
+        "Commit .bimri-share/ (and .gitignore); after each git pull run `bimri share pull`.",
+      ]
+      : [`BIMRI: already shared as replica ${result.replica}.`];
+    return ok(lines.join("\n") + "\n", {
+      replica: result.replica,
+      created: result.created,
+      seeded: result.seeded,
+      gitignore_added: ignoreAdded,
+    }, notices);
+  });
+}
+
+/** The context of a store that is shared, making a fresh clone a replica on first pull. */
+function replicaContext(store: Store): ShareContext {
+  const ctx = finishPendingExports(store);
+  if (ctx !== null) return ctx;
+  if (!hasShareFolder(store.paths.root)) {
+    throw new BimriError(
+      "refused",
+      "this store is not shared and the project has no .bimri-share/ folder; run `bimri share init` first.",
+    );
+  }
+  return initShare(store).ctx;
+}
+
+/** Renders a pull's summary line. */
+export function pullSummary(r: PullResult): string {
+  return `BIMRI: share pull imported ${r.imported} records; applied ${r.applied}, already current ${r.noop}, superseded ${r.superseded}, new conflicts ${r.conflicts}, answered elsewhere ${r.resolved}, held ${r.held}, waiting ${r.blocked}.`;
+}
+
+/** Runs a pull on the store at `root` (also used by install and the MCP server). */
+export function pullAt(root: string): CommandResult {
+  return withStore(root, (store) => {
+    const ctx = replicaContext(store);
+    const result = pullShare(store, ctx);
+    const lines = [
+      ...result.conflictIds.map((id) =>
+        `BIMRI CONFLICT ${id}: concurrent edits from another clone; run \`bimri review\` and let the owner resolve it.`
+      ),
+      pullSummary(result),
+    ];
+    const out = ok(lines.join("\n") + "\n", {
+      replica: ctx.state.replica,
+      revision: store.head.revision,
+      imported: result.imported,
+      applied: result.applied,
+      noop: result.noop,
+      superseded: result.superseded,
+      conflicts: result.conflicts,
+      conflict_ids: result.conflictIds,
+      resolved: result.resolved,
+      held: result.held,
+      waiting: result.blocked,
+      problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
+    });
+    if (result.problems.length > 0) {
+      out.exitCode = 2;
+      out.stderr = problemLines(result.problems);
+    }
+    return out;
+  });
+}
+
+function status(ctx: CommandContext): CommandResult {
+  return withStore(ctx.root, (store) => {
+    const share = finishPendingExports(store);
+    if (share === null) {
+      const text = hasShareFolder(ctx.root)
+        ? "BIMRI SHARE: this store is not a replica yet; run `bimri share pull` to build it from .bimri-share/.\n"
+        : "BIMRI SHARE: not shared; run `bimri share init` to share this memory through git.\n";
+      return ok(text, { shared: false, share_folder: hasShareFolder(ctx.root) });
+    }
+    const scan = scanShare(share);
+    const seen = seenVector(share.state);
+    const lines = [`BIMRI SHARE: replica ${share.state.replica} (${share.paths.root})`];
+    const replicas = scan.replicas.map((r) => {
+      const own = r.replica === share.state.replica;
+      const pending = own ? 0 : scan.pending.get(r.replica)?.length ?? 0;
+      const imported = own ? r.newest : seen[r.replica] ?? 0;
+      lines.push(
+        own
+          ? `  ${r.replica}  this clone: exported ${r.newest} records`
+          : `  ${r.replica}  ${r.newest} records; imported through ${imported}; waiting ${
+            Math.max(0, r.newest - imported)
+          }`,
+      );
+      return { replica: r.replica, own, newest: r.newest, imported, waiting: pending };
+    });
+    const waiting = scan.replicas.filter((r) => r.replica !== share.state.replica)
+      .reduce((n, r) => n + Math.max(0, r.newest - (seen[r.replica] ?? 0)), 0);
+    const candidates = new Set(Object.keys(share.state.candidates));
+    const open = listConflictIds(store).filter((id) => {
+      if (readResolution(store, id) !== null) return false;
+      const c = readConflict(store, id);
+      return c !== null && c.proposal_ids.some((p) => candidates.has(p));
+    });
+    lines.push(`Records waiting to be pulled: ${waiting}.`);
+    lines.push(
+      `Open conflicts from other clones: ${open.length}${
+        open.length ? ` (${open.join(", ")})` : ""
+      }.`,
+    );
+    const c = share.state.counts;
+    lines.push(
+      `Imported so far: applied ${c.applied}, already current ${c.noop}, superseded ${c.superseded}, conflicts ${c.conflicts}, answered elsewhere ${c.resolved}, held ${c.held}.`,
+    );
+    for (const p of scan.problems) lines.push(`REFUSED: ${p.file} ${p.message}`);
+    return ok(lines.join("\n") + "\n", {
+      shared: true,
+      replica: share.state.replica,
+      replicas,
+      waiting,
+      open_conflicts: open,
+      counts: { ...c },
+      problems: scan.problems.map((p) => ({ ...p })),
+    });
+  });
+}
+
+/** The share verb. */
+export const shareCommand: Command = {
+  name: "share",
+  summary: "team memory across clones through git (init, pull, status)",
+  help: HELP,
+  flags: { yes: { type: "boolean" } },
+  positionals: 1,
+  run(ctx, flags, positionals) {
+    const sub = positionals[0];
+    if (sub === "init") return init(ctx, boolFlag(flags, "yes"));
+    if (sub === "pull") return pullAt(ctx.root);
+    if (sub === "status") return status(ctx);
+    throw new BimriError(
+      "usage",
+      "share: name a subcommand: init, pull or status (bimri share --help).",
+    );
+  },
+};

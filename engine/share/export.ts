@@ -1,0 +1,194 @@
+/**
+ * Export: every accepted change of a shared store (sync, close, resolve)
+ * also becomes one immutable record in `.bimri-share/<replica>/`.
+ *
+ * Exactly once across crashes: a record is written only after its commit is
+ * durable, named by the next seq, created exclusively; the share state
+ * (next seq, the key's shared event, the export cursor) is saved after it.
+ * Whichever locked command of the store runs next (`finishPendingExports`)
+ * finds a commit the head carries but the cursor does not name, or a
+ * resolution still marked pending, and exports it then; a record already on
+ * disk for the same source is adopted, never written twice.
+ */
+import { join } from "node:path";
+import { BimriError } from "../errors.ts";
+import { utcTimestamp } from "../model/time.ts";
+import { createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { faultPoint } from "../store/fault.ts";
+import type { Store } from "../store/store.ts";
+import type { StorePaths } from "../store/paths.ts";
+import { finalizeInterruptedCommit } from "../memory/commit.ts";
+import { readDecision } from "../records/decision.ts";
+import { readProposal } from "../records/proposal.ts";
+import { findLive } from "../memory/residency.ts";
+import { sharedEntryOf } from "./classify.ts";
+import { eventId, isImportActor, recordName } from "./ids.ts";
+import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
+import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
+import { sortedVector } from "./vector.ts";
+
+/** The fields of a record that the caller decides. */
+export type RecordDraft = Pick<
+  ShareRecord,
+  "kind" | "key" | "operation" | "resolves" | "run" | "actor" | "source"
+>;
+
+/** Creates the record folder of this replica when missing. */
+export function ensureReplicaFolder(ctx: ShareContext): string {
+  const folder = join(ctx.shareDir, ctx.state.replica);
+  const info = lstatOrNull(folder);
+  if (info?.isSymlink) {
+    throw new BimriError("store-unsafe", `${folder} is a symbolic link; BIMRI refuses it.`);
+  }
+  if (info === null) Deno.mkdirSync(folder, { recursive: true });
+  return folder;
+}
+
+/**
+ * Writes the next record of this replica for `draft` with the key's content
+ * at the current head, then saves the share state. A record already on disk
+ * under the next seq with the same source (a crash after the write) is
+ * adopted instead. Returns the event ID.
+ */
+export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDraft): string {
+  const s = ctx.state;
+  const keys = keysOf(ctx);
+  const folder = ensureReplicaFolder(ctx);
+  const seq = s.nextSeq;
+  const path = join(folder, recordName(seq));
+  const event = eventId(s.replica, seq);
+  const existing = readBytesOrNull(path);
+  if (existing !== null) {
+    let source = "";
+    try {
+      source = parseRecordBytes(existing, s.replica, seq).source;
+    } catch { /* refused below */ }
+    if (source !== draft.source) {
+      throw new BimriError(
+        "store-corrupt",
+        `${path} already exists and does not record ${draft.source}; this replica's folder was written by someone else. Run \`bimri share init\` to take a new replica ID.`,
+      );
+    }
+  } else {
+    const live = findLive(store.head.view, store.state, draft.key);
+    const record: ShareRecord = {
+      ...draft,
+      replica: s.replica,
+      seq,
+      entry: draft.operation === "close" ? null : sharedEntryOf(live?.entry ?? null),
+      operation: draft.operation !== "close" && live === null ? "close" : draft.operation,
+      replaces: keys[draft.key]?.[0] ?? null,
+      at: utcTimestamp(),
+      vector: sortedVector(seenVector(s)),
+    };
+    if (record.operation === "close") record.entry = null;
+    if (!createExclusive(path, recordText(record))) {
+      throw new BimriError("io", `${path} appeared while exporting; retry.`);
+    }
+    faultPoint("share-after-record");
+  }
+  s.nextSeq = seq + 1;
+  keys[draft.key] = [event];
+  return event;
+}
+
+/** Exports the accepted change `proposalId` of a local run (not an import). */
+function exportChange(store: Store, ctx: ShareContext, proposalId: string): void {
+  const proposal = readProposal(store.paths, proposalId)?.proposal;
+  if (!proposal || isImportActor(proposal.actor)) return;
+  writeNextRecord(store, ctx, {
+    kind: "change",
+    key: proposal.key,
+    operation: proposal.operation,
+    resolves: [],
+    run: proposal.run_id,
+    actor: proposal.actor,
+    source: proposalId,
+  });
+  ctx.state.lastSource = proposalId;
+  saveShare(ctx);
+}
+
+/**
+ * Called by the commit protocol after a run's proposal is accepted: exports
+ * it when the store is shared (one lstat when it is not).
+ */
+export function afterAcceptedCommit(store: Store, proposalId: string, actor: string): void {
+  if (isImportActor(actor) || !isShared(store.paths)) return;
+  const ctx = loadShare(store.paths, true)!;
+  if (ctx.state.lastSource === proposalId) return;
+  faultPoint("share-before-export");
+  exportChange(store, ctx, proposalId);
+}
+
+/** Marks resolution `conflictId` as due for export before it is applied. */
+export function beforeResolution(paths: StorePaths, conflictId: string): ShareContext | null {
+  if (!isShared(paths)) return null;
+  const ctx = loadShare(paths, true)!;
+  ctx.state.pendingResolution = conflictId;
+  saveShare(ctx);
+  return ctx;
+}
+
+/** Exports the owner's answer to `conflictId` once its resolution is `resolved`. */
+export function exportResolution(store: Store, ctx: ShareContext, conflictId: string): void {
+  const resolution = readRecordValue(store.paths.resolution(conflictId));
+  if (resolution === null || resolution.status !== "resolved") return;
+  const conflict = readRecordValue(store.paths.conflict(conflictId));
+  const key = typeof conflict?.key === "string" ? conflict.key : null;
+  if (key === null || conflict?.type !== "stale-base") {
+    ctx.state.pendingResolution = null;
+    saveShare(ctx);
+    return;
+  }
+  const ids = Array.isArray(resolution.proposal_ids) ? resolution.proposal_ids : [];
+  const resolves = ids.flatMap((id) =>
+    typeof id === "string" && ctx.state.candidates[id] ? [ctx.state.candidates[id]] : []
+  );
+  const live = findLive(store.head.view, store.state, key);
+  writeNextRecord(store, ctx, {
+    kind: "resolution",
+    key,
+    operation: live === null ? "close" : "set",
+    resolves: [...keysOf(ctx)[key] ?? [], ...resolves],
+    run: null,
+    actor: "user",
+    source: conflictId,
+  });
+  for (const id of ids) if (typeof id === "string") delete ctx.state.candidates[id];
+  ctx.state.pendingResolution = null;
+  saveShare(ctx);
+}
+
+function readRecordValue(path: string): Record<string, unknown> | null {
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return null;
+  try {
+    const value = JSON.parse(new TextDecoder().decode(bytes));
+    return typeof value === "object" && value !== null ? value as Record<string, unknown> : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Recovery, under the engine lock before a command changes memory: exports
+ * the head's own commit when a crash came between it and its record, and a
+ * resolution left pending. Costs one lstat on a store that is not shared.
+ */
+export function finishPendingExports(store: Store): ShareContext | null {
+  if (!isShared(store.paths)) return null;
+  const ctx = loadShare(store.paths, true)!;
+  finalizeInterruptedCommit(store);
+  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
+  if (reason !== null && reason[1] !== ctx.state.lastSource) {
+    const decision = readDecision(store.paths, reason[1]);
+    if (decision?.outcome === "accepted" && typeof decision.resolution_id !== "string") {
+      exportChange(store, ctx, reason[1]);
+    }
+  }
+  if (ctx.state.pendingResolution !== null) {
+    exportResolution(store, ctx, ctx.state.pendingResolution);
+  }
+  return ctx;
+}

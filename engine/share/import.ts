@@ -1,0 +1,436 @@
+/**
+ * `share pull`: imports every other replica's records this replica has not
+ * imported, in causal order (ties: lowest replica ID first), through the
+ * normal commit protocol. Each replica's records are proposed by an import
+ * run (actor `share-<replica>`) and synced:
+ *
+ * - a record that replaced (or saw) the key's local generation applies; when
+ *   a later record of the same pull supersedes it, only the newest effect is
+ *   committed;
+ * - a concurrent record whose effect is already current is a no-op;
+ * - a concurrent, different record becomes a contested candidate in an
+ *   ordinary stale-base conflict for the owner;
+ * - an owner's resolution exported by another replica dominates both sides:
+ *   it applies, and this replica's own open conflict on the key is closed
+ *   with the same answer instead of asking the owner again.
+ */
+import { BimriError } from "../errors.ts";
+import type { Store } from "../store/store.ts";
+import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
+import { closeRun } from "../memory/close_run.ts";
+import { startRun } from "../memory/runs.ts";
+import { propose, type ProposeInput } from "../memory/propose.ts";
+import { requireProposal } from "../records/proposal.ts";
+import { findLive } from "../memory/residency.ts";
+import { raiseStaleBaseConflict } from "../memory/conflicts.ts";
+import { writeDecision } from "../memory/decision_record.ts";
+import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.ts";
+import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
+import { resolveConflict } from "../memory/resolve.ts";
+import { classifyRecord, sameContent, sharedEntryOf } from "./classify.ts";
+import { eventId, importActor } from "./ids.ts";
+import type { SharedEntry, ShareRecord } from "./record.ts";
+import { problemMessage, scanShare, type ShareProblem } from "./scan.ts";
+import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
+import { causallyReady, vectorCovers } from "./vector.ts";
+
+/** What a pull did. */
+export type PullResult = {
+  imported: number;
+  applied: number;
+  noop: number;
+  superseded: number;
+  conflicts: number;
+  held: number;
+  resolved: number;
+  /** New conflict IDs raised by this pull. */
+  conflictIds: string[];
+  problems: ShareProblem[];
+  /** Records still waiting (their causal predecessors have not arrived). */
+  blocked: number;
+};
+
+/** Proposals an import run may stage before it is closed and a new one started. */
+const RUN_PROPOSALS = 900;
+
+type ImportRun = { run: string; proposals: number; keys: Set<string> };
+
+/** One pull under the engine lock. */
+class Pull {
+  readonly result: PullResult = {
+    imported: 0,
+    applied: 0,
+    noop: 0,
+    superseded: 0,
+    conflicts: 0,
+    held: 0,
+    resolved: 0,
+    conflictIds: [],
+    problems: [],
+    blocked: 0,
+  };
+  /** Effects decided but not committed yet, by key (a later record may supersede them). */
+  readonly pendingApply = new Map<string, ShareRecord>();
+  readonly runs = new Map<string, ImportRun>();
+  readonly keys: Record<string, string[]>;
+
+  constructor(readonly store: Store, readonly ctx: ShareContext) {
+    this.keys = keysOf(ctx);
+  }
+
+  liveContent(key: string): SharedEntry | null {
+    const live = findLive(this.store.head.view, this.store.state, key);
+    return sharedEntryOf(live?.entry ?? null);
+  }
+
+  currentContent(key: string): SharedEntry | null {
+    const pending = this.pendingApply.get(key);
+    return pending ? pending.entry : this.liveContent(key);
+  }
+
+  /** Decides one record (its causal predecessors are already processed). */
+  process(record: ShareRecord): void {
+    const key = record.key;
+    const event = eventId(record.replica, record.seq);
+    const events = this.keys[key] ?? [];
+    const content = this.currentContent(key);
+    const kind = classifyRecord(record, { events, content });
+    this.result.imported++;
+    const open = kind === "apply" ? this.openImportConflicts(key) : [];
+    if (open.length > 0 && record.kind === "resolution" && this.answers(record, open)) {
+      this.applyResolution(record, event);
+      return;
+    }
+    if (open.length > 0) {
+      // While the owner's question on this key is open, later changes join it
+      // as candidates (a new question when the live value moved since), so
+      // the owner decides among all of them once.
+      this.flush(key);
+      this.contest(record, event);
+      this.keys[key] = [...events, event];
+      return;
+    }
+    if (kind === "apply" && record.kind === "resolution") {
+      this.applyResolution(record, event);
+      return;
+    }
+    if (kind === "apply") {
+      this.keys[key] = [event];
+      if (sameContent(record.entry, content)) {
+        this.result.noop++;
+        return;
+      }
+      if (this.pendingApply.has(key)) this.result.superseded++;
+      this.pendingApply.set(key, record);
+      return;
+    }
+    if (kind === "noop") {
+      this.keys[key] = [...events, event];
+      this.result.noop++;
+      return;
+    }
+    this.flush(key);
+    this.contest(record, event);
+  }
+
+  /** Commits the pending effect of `key`, if any. */
+  flush(key: string): void {
+    const record = this.pendingApply.get(key);
+    if (!record) return;
+    this.pendingApply.delete(key);
+    if (sameContent(record.entry, this.liveContent(key))) {
+      this.result.noop++;
+      return;
+    }
+    const run = this.runFor(record.replica, key);
+    const staged = this.stage(run, record);
+    if (staged === null) return;
+    const summary = applyPendingProposals(this.store, run.run);
+    this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
+    if (summary.applied > 0) this.result.applied++;
+    else if (summary.held > 0) this.result.held++;
+    else this.result.noop++;
+  }
+
+  /** An import run for `replica` in which `key` has no proposal yet. */
+  runFor(replica: string, key: string): ImportRun {
+    let run = this.runs.get(replica);
+    if (run && (run.proposals >= RUN_PROPOSALS || run.keys.has(key))) {
+      this.closeImportRun(run);
+      run = undefined;
+    }
+    if (!run) {
+      const started = startRun(this.store, importActor(replica), undefined);
+      run = { run: started.run, proposals: 0, keys: new Set() };
+      this.runs.set(replica, run);
+    }
+    run.keys.add(key);
+    run.proposals++;
+    return run;
+  }
+
+  closeImportRun(run: ImportRun): void {
+    closeRun(this.store, run.run, "success", `share pull imported ${run.proposals} records`);
+  }
+
+  /** Stages `record` as a proposal of `run`; null (reported) when it cannot be proposed. */
+  stage(run: ImportRun, record: ShareRecord): string | null {
+    const live = findLive(this.store.head.view, this.store.state, record.key);
+    const entry = record.entry;
+    const input: ProposeInput = {
+      run: run.run,
+      key: record.key,
+      operation: record.operation === "close" || entry === null ? "close" : "set",
+      rationale: `Imported from replica ${record.replica} record ${record.seq} (${
+        record.run ?? record.kind
+      } by ${record.actor}).`,
+    };
+    if (entry !== null) {
+      input.newSubject = live === null;
+      input.tier = String(entry.tier);
+      input.text = entry.text;
+      if (entry.tier === 3) {
+        input.confidence = entry.confidence;
+        input.observations = String(entry.observations);
+        if (entry.evidence.length > 0) input.evidence = entry.evidence.join(",");
+        input.falsifier = entry.falsifier;
+      } else {
+        input.trust = entry.trust;
+        // Confirmed memory is the owner's word; an import states it as such.
+        input.source = entry.trust === "confirmed" ? "user" : entry.source;
+        input.tags = entry.tags.join(",");
+        if (entry.tier === 1) input.kind = entry.kind;
+        else {
+          input.importance = String(entry.importance);
+          input.status = entry.status;
+        }
+      }
+    } else if (live === null) {
+      return null;
+    }
+    // An import run observes the head it stages against (another replica's
+    // import may have moved the key since this run last synced).
+    this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
+    try {
+      return propose(this.store, input).proposal_id;
+    } catch (error) {
+      if (!(error instanceof BimriError)) throw error;
+      this.result.held++;
+      this.result.problems.push({
+        file: `.bimri-share/${record.replica}/${String(record.seq).padStart(8, "0")}.json`,
+        message: `could not be proposed here (${error.message})`,
+      });
+      return null;
+    }
+  }
+
+  /** A concurrent, different change: an ordinary stale-base conflict for the owner. */
+  contest(record: ShareRecord, event: string): void {
+    const run = this.runFor(record.replica, record.key);
+    const id = this.stage(run, record);
+    if (id === null) return;
+    const loaded = requireProposal(this.store.paths, id);
+    const log = scanRunLog(run.run, readRunLog(this.store.paths, run.run));
+    if (!log.proposalMarkers.includes(id)) {
+      const p = loaded.proposal;
+      appendProposeMarker(this.store.paths, run.run, id, p.operation, p.key, p.base_hash, p.text);
+    }
+    const live = findLive(this.store.head.view, this.store.state, record.key);
+    const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, record.key, {
+      line: live?.raw ?? null,
+      storage: live?.storage ?? "absent",
+      archiveProposalId: live?.archiveProposalId,
+      archiveDate: live?.archiveDate,
+    });
+    writeDecision(this.store.paths, id, "contested", {
+      conflict_id: raised.conflictId,
+      revision: this.store.head.revision,
+    }, true);
+    this.ctx.state.candidates[id] = event;
+    this.result.conflicts++;
+    if (!this.result.conflictIds.includes(raised.conflictId)) {
+      this.result.conflictIds.push(raised.conflictId);
+    }
+    saveShare(this.ctx);
+  }
+
+  /**
+   * An owner's answer from another replica: close this replica's open
+   * conflicts on the key whose candidates the answer saw, with the same
+   * effect, then make the answer current.
+   */
+  applyResolution(record: ShareRecord, event: string): void {
+    const key = record.key;
+    if (this.pendingApply.has(key)) {
+      this.pendingApply.delete(key);
+      this.result.superseded++;
+    }
+    for (const id of listConflictIds(this.store)) {
+      const conflict = readConflict(this.store, id);
+      if (!conflict || conflict.key !== key || conflict.type !== "stale-base") continue;
+      if (readResolution(this.store, id) !== null) continue;
+      const answered = conflict.proposal_ids.every((pid) => {
+        const candidate = this.ctx.state.candidates[pid];
+        return candidate !== undefined &&
+          (vectorCovers(record.vector, candidate) || record.resolves.includes(candidate));
+      });
+      if (!answered) continue;
+      this.closeConflict(id, conflict.proposal_ids, key, record.entry);
+    }
+    this.keys[key] = [event];
+    if (!sameContent(record.entry, this.liveContent(key))) {
+      this.pendingApply.set(key, record);
+      this.flush(key);
+    } else {
+      this.result.noop++;
+    }
+  }
+
+  /**
+   * Resolves local conflict `id` the way the owner answered it elsewhere: the
+   * candidate carrying the answer when the live value has not moved, else
+   * `dismiss` (the answer itself is then imported as the key's new value).
+   */
+  closeConflict(id: string, candidates: string[], key: string, answer: SharedEntry | null): void {
+    const chosen = candidates.find((pid) => {
+      const p = requireProposal(this.store.paths, pid).proposal;
+      return sameContent(proposalContent(p), answer);
+    });
+    const commit = (s: Store, pid: string) => {
+      const proposal = requireProposal(s.paths, pid).proposal;
+      return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
+    };
+    const live = this.liveContent(key);
+    const choices = [chosen ?? (sameContent(live, answer) ? "current" : "dismiss")];
+    if (choices[0] !== "dismiss") choices.push("dismiss");
+    for (const choice of choices) {
+      try {
+        resolveConflict(this.store, id, choice, true, commit, true);
+      } catch (error) {
+        if (!(error instanceof BimriError)) throw error;
+        continue;
+      }
+      for (const pid of candidates) delete this.ctx.state.candidates[pid];
+      this.result.resolved++;
+      return;
+    }
+  }
+
+  /** True when `record` saw every candidate of the conflicts `ids`. */
+  answers(record: ShareRecord, ids: string[]): boolean {
+    return ids.every((id) => {
+      const conflict = readConflict(this.store, id);
+      return conflict !== null && conflict.proposal_ids.every((pid) => {
+        const candidate = this.ctx.state.candidates[pid];
+        return candidate !== undefined &&
+          (vectorCovers(record.vector, candidate) || record.resolves.includes(candidate));
+      });
+    });
+  }
+
+  /**
+   * Open conflicts on `key` that hold candidates from other clones, which a
+   * record that does not answer them must join instead of moving the live
+   * value (the owner could no longer keep it, and every clone would be stuck).
+   */
+  openImportConflicts(key: string): string[] {
+    const candidates = this.ctx.state.candidates;
+    const pids = Object.keys(candidates);
+    if (pids.length === 0) return [];
+    const out: string[] = [];
+    for (const id of listConflictIds(this.store)) {
+      const conflict = readConflict(this.store, id);
+      if (!conflict || conflict.key !== key || conflict.type !== "stale-base") continue;
+      if (readResolution(this.store, id) !== null) continue;
+      if (conflict.proposal_ids.some((p) => candidates[p] !== undefined)) out.push(id);
+    }
+    return out;
+  }
+
+  finish(): void {
+    for (const key of [...this.pendingApply.keys()]) this.flush(key);
+    for (const run of this.runs.values()) this.closeImportRun(run);
+    this.runs.clear();
+  }
+}
+
+/**
+ * After the owner answered a question on `key` in this clone: the other open
+ * questions on the key from other clones (one raised before an agent here
+ * moved the live value) are closed with the same answer, as the other clones
+ * close theirs when the answer arrives.
+ */
+export function closeAnsweredHere(store: Store, ctx: ShareContext, key: string): number {
+  const pull = new Pull(store, ctx);
+  let closed = 0;
+  for (const id of pull.openImportConflicts(key)) {
+    const conflict = readConflict(store, id);
+    if (!conflict) continue;
+    pull.closeConflict(id, conflict.proposal_ids, key, pull.liveContent(key));
+    closed++;
+  }
+  if (closed > 0) saveShare(ctx);
+  return closed;
+}
+
+/** The content a proposal would write (for matching an answer to a candidate). */
+function proposalContent(p: ReturnType<typeof requireProposal>["proposal"]): SharedEntry | null {
+  if (p.operation === "close") return null;
+  if (p.tier === 3) {
+    return {
+      tier: 3,
+      text: p.text,
+      confidence: p.confidence,
+      observations: p.observations,
+      evidence: [...p.evidence],
+      falsifier: p.falsifier,
+    };
+  }
+  const claim = { text: p.text, trust: p.trust, source: p.source, tags: [...p.tags] };
+  return p.tier === 1
+    ? { tier: 1, kind: p.kind, ...claim }
+    : { tier: 2, importance: p.importance, status: p.status, ...claim };
+}
+
+/** Imports every waiting record; must run under the engine lock on a replica's store. */
+export function pullShare(store: Store, ctx: ShareContext): PullResult {
+  const scan = scanShare(ctx);
+  const pull = new Pull(store, ctx);
+  pull.result.problems.push(...scan.problems);
+  const processed = seenVector(ctx.state);
+  const queues = [...scan.pending.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
+  const heads = new Map<string, number>(queues.map(([replica]) => [replica, 0]));
+  let progressed = true;
+  while (progressed) {
+    progressed = false;
+    for (const [replica, records] of queues) {
+      let i = heads.get(replica)!;
+      while (i < records.length && causallyReady(records[i].vector, replica, processed)) {
+        pull.process(records[i]);
+        processed[replica] = records[i].seq;
+        ctx.state.vector[replica] = records[i].seq;
+        i++;
+        progressed = true;
+      }
+      heads.set(replica, i);
+    }
+  }
+  for (const [replica, records] of queues) {
+    pull.result.blocked += records.length - heads.get(replica)!;
+  }
+  pull.finish();
+  const counts = ctx.state.counts;
+  counts.applied += pull.result.applied;
+  counts.noop += pull.result.noop;
+  counts.superseded += pull.result.superseded;
+  counts.conflicts += pull.result.conflicts;
+  counts.held += pull.result.held;
+  counts.resolved += pull.result.resolved;
+  saveShare(ctx);
+  return pull.result;
+}
+
+/** The stderr lines for refused files. */
+export function problemLines(problems: ShareProblem[]): string[] {
+  return problems.map((p) => `BIMRI ERROR: ${problemMessage(p)}`);
+}

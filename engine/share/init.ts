@@ -1,0 +1,117 @@
+/**
+ * `share init`: makes this store a replica. Mints the replica ID, creates
+ * `.bimri-share/` (committed) with this replica's folder, and exports the
+ * current memory as seed records so the other clones receive it. The
+ * `.gitignore` lines that keep the local store out of git are computed here;
+ * the command asks before writing them.
+ */
+import { join } from "node:path";
+import { atomicReplace, lstatOrNull, readTextOrNull } from "../store/files.ts";
+import type { Store } from "../store/store.ts";
+import type { StorePaths } from "../store/paths.ts";
+import { mintReplicaId } from "./ids.ts";
+import { ensureReplicaFolder, writeNextRecord } from "./export.ts";
+import {
+  freshShareState,
+  loadShare,
+  saveShare,
+  SHARE_FOLDER,
+  type ShareContext,
+  shareDir,
+  writeReplicaFile,
+} from "./state.ts";
+
+/** The lines `share init` adds to `.gitignore`: the local store stays local. */
+export const IGNORED = ["bimri.md", ".bimri/"] as const;
+
+const README = `# Team memory records (bimri share)
+
+Each folder here belongs to one clone (a replica) and holds immutable
+records of the memory changes that clone accepted. Commit this folder; run
+\`bimri share pull\` after \`git pull\` to import the other clones' records.
+Never edit or delete records by hand.
+`;
+
+/** The `.gitignore` lines still missing from `text` (null: no file). */
+export function missingIgnoreLines(text: string | null): string[] {
+  const lines = new Set((text ?? "").split(/\r?\n/).map((l) => l.trim()));
+  return IGNORED.filter((l) =>
+    !lines.has(l) && !lines.has(`/${l}`) && !lines.has(l.replace(/\/$/, ""))
+  );
+}
+
+/** Adds the missing lines to `<root>/.gitignore`; returns the lines added. */
+export function addIgnoreLines(root: string): string[] {
+  const path = join(root, ".gitignore");
+  const text = readTextOrNull(path);
+  const missing = missingIgnoreLines(text);
+  if (missing.length === 0) return [];
+  const base = text === null || text === "" || text.endsWith("\n") ? (text ?? "") : text + "\n";
+  atomicReplace(
+    path,
+    base + "# bimri: the local memory store (shared through .bimri-share/)\n" +
+      missing.join("\n") + "\n",
+  );
+  return missing;
+}
+
+/** What `share init` did. */
+export type InitResult = { replica: string; created: boolean; seeded: number };
+
+/**
+ * Makes the store a replica (idempotent): an existing replica keeps its ID
+ * (a copied or moved folder gets a new one). New replicas export every
+ * current subject as a seed record.
+ */
+export function initShare(store: Store): { ctx: ShareContext; result: InitResult } {
+  const existing = loadShare(store.paths, true);
+  if (existing !== null) {
+    ensureShareFolder(store.paths);
+    ensureReplicaFolder(existing);
+    return {
+      ctx: existing,
+      result: { replica: existing.state.replica, created: false, seeded: 0 },
+    };
+  }
+  const replica = mintReplicaId();
+  const state = freshShareState(replica, store.paths.root);
+  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
+  state.lastSource = reason ? reason[1] : null;
+  const ctx: ShareContext = { paths: store.paths, shareDir: shareDir(store.paths), state };
+  ensureShareFolder(store.paths);
+  ensureReplicaFolder(ctx);
+  // The share state first: a crash before the replica file leaves no replica
+  // (init runs again); after it, the seeds continue from the saved cursor.
+  saveShare(ctx);
+  writeReplicaFile(store.paths, replica);
+  const keys = [
+    ...store.head.view.entries.map((e) => e.entry.key),
+    ...Object.keys(store.state.cold_current),
+  ].sort();
+  for (const key of keys) {
+    writeNextRecord(store, ctx, {
+      kind: "seed",
+      key,
+      operation: "set",
+      resolves: [],
+      run: null,
+      actor: "share",
+      source: "seed",
+    });
+    saveShare(ctx);
+  }
+  return { ctx, result: { replica, created: true, seeded: keys.length } };
+}
+
+/** Creates `.bimri-share/` and its README when missing. */
+function ensureShareFolder(paths: StorePaths): void {
+  const dir = shareDir(paths);
+  if (lstatOrNull(dir) === null) Deno.mkdirSync(dir, { recursive: true });
+  const readme = join(dir, "README.md");
+  if (lstatOrNull(readme) === null) atomicReplace(readme, README);
+}
+
+/** True when the project holds a `.bimri-share/` folder. */
+export function hasShareFolder(root: string): boolean {
+  return lstatOrNull(join(root, SHARE_FOLDER))?.isDirectory === true;
+}

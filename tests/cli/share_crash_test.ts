@@ -1,0 +1,103 @@
+/**
+ * Crash injection between a commit and its shared record: the process is
+ * killed (BIMRI_FAULT) after the commit is durable but before the record is
+ * written, or after the record but before the share state names it. The next
+ * command of the store finishes the export exactly once, and the following
+ * change takes the next seq.
+ */
+import { join } from "node:path";
+import { assertEquals } from "../helpers/assert.ts";
+import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
+import { agentSets, textOf } from "../helpers/share.ts";
+
+type Exported = { seq: number; source: string; key: string; text: string | null };
+
+function exported(root: string): Exported[] {
+  const share = join(root, ".bimri-share");
+  const replica = [...Deno.readDirSync(share)].find((e) => e.isDirectory)!.name;
+  return [...Deno.readDirSync(join(share, replica))].map((e) => {
+    const r = JSON.parse(Deno.readTextFileSync(join(share, replica, e.name)));
+    return { seq: r.seq, source: r.source, key: r.key, text: r.entry?.text ?? null };
+  }).sort((a, b) => a.seq - b.seq);
+}
+
+function sourcesOnce(records: Exported[]): void {
+  const sources = records.filter((r) => r.source !== "seed").map((r) => r.source);
+  assertEquals(new Set(sources).size, sources.length, `exported twice: ${sources.join(",")}`);
+  assertEquals(records.map((r) => r.seq), records.map((_, i) => i + 1));
+}
+
+for (const point of ["after-state", "after-view", "share-before-export", "share-after-record"]) {
+  for (const next of ["start", "sync", "share status"]) {
+    Deno.test(`a sync killed at ${point} is exported exactly once by the next ${next}`, async () => {
+      const root = await tempStore();
+      await agentSets(root, "codex", { "k.one": "One." });
+      await must(root, ["share", "init", "--yes"]);
+      const run = await startRun(root);
+      await must(root, ["propose", "--run", run, "--key", "k.one", "--text", "One v2."]);
+      const killed = await bimri(root, ["sync", "--run", run], { env: { BIMRI_FAULT: point } });
+      assertEquals(killed.code, 86, killed.stderr);
+      assertEquals(await textOf(root, "k.one"), "One v2.");
+      const before = exported(root);
+      assertEquals(before.length, point === "share-after-record" ? 2 : 1);
+      const args = next === "sync" ? ["sync", "--run", run] : next.split(" ");
+      if (next === "start") args.push("--actor", "codex");
+      await must(root, args);
+      await must(root, args);
+      const after = exported(root);
+      assertEquals(after.length, 2);
+      assertEquals(after[1].text, "One v2.");
+      sourcesOnce(after);
+      // The following change takes the next seq and replaces the recovered one
+      // (the killed sync never moved the run's base: sync it first).
+      await must(root, ["sync", "--run", run]);
+      assertEquals(exported(root).length, 2);
+      await must(root, ["propose", "--run", run, "--key", "k.one", "--text", "One v3."]);
+      await must(root, ["sync", "--run", run]);
+      const last = exported(root);
+      assertEquals(last.length, 3);
+      assertEquals(last[2].text, "One v3.");
+      const third = JSON.parse(
+        Deno.readTextFileSync(
+          join(
+            root,
+            ".bimri-share",
+            [...Deno.readDirSync(join(root, ".bimri-share"))]
+              .find((e) => e.isDirectory)!.name,
+            "00000003.json",
+          ),
+        ),
+      );
+      assertEquals(third.replaces.endsWith(":2"), true);
+      sourcesOnce(last);
+    });
+  }
+}
+
+Deno.test("a resolve killed before its record is exported once by the next command", async () => {
+  const root = await tempStore();
+  await agentSets(root, "codex", { "k.two": "Two." });
+  await must(root, ["share", "init", "--yes"]);
+  const r1 = await startRun(root, "codex");
+  const r2 = await startRun(root, "claude");
+  await must(root, ["propose", "--run", r1, "--key", "k.two", "--text", "Two from one."]);
+  await must(root, ["propose", "--run", r2, "--key", "k.two", "--text", "Two from two."]);
+  await must(root, ["sync", "--run", r1]);
+  const synced = await must(root, ["sync", "--run", r2]);
+  const conflict = /C[0-9]{6}/.exec(synced)![0];
+  const killed = await bimri(root, [
+    "resolve",
+    conflict,
+    "--choose",
+    "current",
+    "--human-approved",
+  ], { env: { BIMRI_FAULT: "share-before-export" } });
+  assertEquals(killed.code, 86);
+  assertEquals(exported(root).length, 2);
+  await must(root, ["share", "status"]);
+  await must(root, ["resolve", conflict, "--choose", "current", "--human-approved"]);
+  const records = exported(root);
+  assertEquals(records.length, 3);
+  assertEquals(records[2].source, conflict);
+  sourcesOnce(records);
+});

@@ -1,0 +1,28 @@
+/** The MCP tool memory_share_pull imports other clones' records like `bimri share pull`. */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { must, tempStore } from "../helpers/cli.ts";
+import { agentSets, textOf as getText } from "../helpers/share.ts";
+import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
+
+Deno.test("memory_share_pull builds a fresh clone's memory and reports what it imported", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await must(a, ["share", "init", "--yes"]);
+  const b = await tempStore();
+  const copy = await new Deno.Command("cp", { args: ["-a", join(a, ".bimri-share"), b] })
+    .output();
+  assert(copy.success);
+  const mcp = await connectMcp(b);
+  try {
+    const result = await callTool(mcp, "memory_share_pull");
+    assertEquals(result.isError ?? false, false, textOf(result));
+    assertMatch(textOf(result), /share pull imported 2 records; applied 2/);
+    assertEquals(dataOf(result).imported, 2);
+    const again = await callTool(mcp, "memory_share_pull");
+    assertEquals(dataOf(again).imported, 0);
+  } finally {
+    await mcp.close();
+  }
+  assertEquals(await getText(b, "k.two"), "Two.");
+});

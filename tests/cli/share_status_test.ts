@@ -1,0 +1,90 @@
+/**
+ * Team memory around the edges: a fresh clone's install builds the store
+ * from the records, start's brief and share status count the records
+ * waiting, an unshared store says nothing about sharing, and a copied store
+ * writes as a new replica.
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
+import { copyStore, must, tempStore } from "../helpers/cli.ts";
+import { agentSets, textOf } from "../helpers/share.ts";
+
+async function copyShare(from: string, to: string): Promise<void> {
+  const out = await new Deno.Command("cp", {
+    args: ["-a", join(from, ".bimri-share"), to],
+  }).output();
+  assert(out.success);
+}
+
+function replicaFolders(root: string): string[] {
+  return [...Deno.readDirSync(join(root, ".bimri-share"))].filter((e) => e.isDirectory)
+    .map((e) => e.name).sort();
+}
+
+Deno.test("install builds a fresh clone's store from the records; start and status count what waits", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await must(a, ["share", "init", "--yes"]);
+  const b = await tempStore();
+  await copyShare(a, b);
+  const installed = await must(b, ["install", "--target", b]);
+  assertMatch(installed, /share pull imported 2 records; applied 2/);
+  assertEquals(await textOf(b, "k.one"), "One.");
+  assertEquals(await textOf(b, "k.two"), "Two.");
+
+  await agentSets(a, "codex", { "k.one": "One v2.", "k.three": "Three." });
+  Deno.removeSync(join(b, ".bimri-share"), { recursive: true });
+  await copyShare(a, b);
+  const brief = await must(b, ["start", "--actor", "claude"]);
+  assertMatch(
+    brief,
+    /Team memory: 2 records from other clones are waiting; run `bimri share pull`\./,
+  );
+  assert(brief.indexOf("Team memory") < brief.indexOf("=== END BRIEF ==="));
+  const status = await must(b, ["share", "status"]);
+  assertMatch(status, /Records waiting to be pulled: 2\./);
+  const json = JSON.parse(await must(b, ["share", "status", "--json"]));
+  assertEquals(json.waiting, 2);
+  await must(b, ["share", "pull"]);
+  assertEquals(await textOf(b, "k.one"), "One v2.");
+  assertMatch(await must(b, ["share", "status"]), /Records waiting to be pulled: 0\./);
+  assertMatch(
+    await must(b, ["start", "--actor", "claude"]),
+    /Team memory: no records from other clones are waiting\./,
+  );
+});
+
+Deno.test("an unshared store's brief says nothing about team memory", async () => {
+  const root = await tempStore();
+  const brief = await must(root, ["start", "--actor", "codex"]);
+  assertNotMatch(brief, /Team memory/);
+  assertMatch(await must(root, ["share", "status"]), /not shared/);
+});
+
+Deno.test("a copied store mints its own replica ID on its next write; the original keeps its own", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One." });
+  await must(a, ["share", "init", "--yes"]);
+  const [original] = replicaFolders(a);
+  const copy = await copyStore(a);
+  await agentSets(copy, "codex", { "k.one": "One from the copy." });
+  const folders = replicaFolders(copy);
+  assertEquals(folders.length, 2);
+  const minted = folders.find((f) => f !== original)!;
+  assertEquals([...Deno.readDirSync(join(copy, ".bimri-share", minted))].length, 1);
+  assertEquals([...Deno.readDirSync(join(copy, ".bimri-share", original))].length, 1);
+  const replica = JSON.parse(Deno.readTextFileSync(join(copy, ".bimri", "replica.local.json")));
+  assertEquals(replica.replica, minted);
+  assertEquals(replica.store_path, copy);
+  // The original still writes as itself.
+  await agentSets(a, "codex", { "k.one": "One from the original." });
+  assertEquals(replicaFolders(a), [original]);
+  assertEquals([...Deno.readDirSync(join(a, ".bimri-share", original))].length, 2);
+  // Both changes replaced the same seed: each side sees one conflict after pulling the other.
+  Deno.mkdirSync(join(a, ".bimri-share", minted));
+  Deno.copyFileSync(
+    join(copy, ".bimri-share", minted, "00000001.json"),
+    join(a, ".bimri-share", minted, "00000001.json"),
+  );
+  assertMatch(await must(a, ["share", "pull"]), /new conflicts 1/);
+});

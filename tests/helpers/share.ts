@@ -1,0 +1,109 @@
+/** Helpers for the team-memory tests: real git clones and shared stores driven through the CLI. */
+import { join } from "node:path";
+import { bimri, must, startRun, tempStore } from "./cli.ts";
+
+/** Result of one git invocation. */
+export type GitResult = { code: number; out: string };
+
+/** Runs git in `cwd` with a fixed identity and no user configuration. */
+export async function git(cwd: string, args: string[]): Promise<GitResult> {
+  const out = await new Deno.Command("git", {
+    args: [
+      "-c",
+      "user.name=bimri-test",
+      "-c",
+      "user.email=test@bimri.invalid",
+      "-c",
+      "init.defaultBranch=main",
+      "-c",
+      "pull.rebase=false",
+      "-c",
+      "commit.gpgsign=false",
+      ...args,
+    ],
+    cwd,
+    env: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1", GIT_TERMINAL_PROMPT: "0" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { code: out.code, out: d.decode(out.stdout) + d.decode(out.stderr) };
+}
+
+/** Runs git and fails on a non-zero exit or any merge conflict. */
+export async function gitOk(cwd: string, args: string[]): Promise<string> {
+  const r = await git(cwd, args);
+  if (r.code !== 0 || /CONFLICT/.test(r.out)) {
+    throw new Error(`git ${args.join(" ")} in ${cwd} failed (${r.code}):\n${r.out}`);
+  }
+  return r.out;
+}
+
+/** A bare origin and a first clone. */
+export async function originAndClone(): Promise<{ base: string; origin: string; first: string }> {
+  const base = await tempStore("bimri-share-");
+  const origin = join(base, "origin.git");
+  await gitOk(base, ["init", "--bare", "-q", origin]);
+  const first = join(base, "a");
+  await gitOk(base, ["clone", "-q", origin, first]);
+  Deno.writeTextFileSync(join(first, "README.md"), "project\n");
+  await gitOk(first, ["add", "README.md"]);
+  await gitOk(first, ["commit", "-q", "-m", "initial"]);
+  await gitOk(first, ["push", "-q", "-u", "origin", "HEAD"]);
+  return { base, origin, first };
+}
+
+/** Clones `origin` into `<base>/<name>`. */
+export async function cloneAs(base: string, origin: string, name: string): Promise<string> {
+  const dir = join(base, name);
+  await gitOk(base, ["clone", "-q", origin, dir]);
+  return dir;
+}
+
+/** Commits whatever changed in `.bimri-share/` (and .gitignore), pulls (merge) and pushes. */
+export async function publish(clone: string, message: string): Promise<void> {
+  await gitOk(clone, ["add", "-A", ".bimri-share"]);
+  try {
+    Deno.lstatSync(join(clone, ".gitignore"));
+    await gitOk(clone, ["add", ".gitignore"]);
+  } catch { /* none */ }
+  const status = await gitOk(clone, ["status", "--porcelain"]);
+  if (status.trim() !== "") await gitOk(clone, ["commit", "-q", "-m", message]);
+  await gitOk(clone, ["pull", "-q", "--no-edit", "origin", "main"]);
+  await gitOk(clone, ["push", "-q", "origin", "HEAD:main"]);
+}
+
+/** `git pull` then `bimri share pull`; returns the pull's stdout. */
+export async function fetchMemory(clone: string): Promise<string> {
+  await gitOk(clone, ["pull", "-q", "--no-edit", "origin", "main"]);
+  return await must(clone, ["share", "pull"]);
+}
+
+/** An agent's session: start, propose `sets` (key -> text; new subjects when absent), close. */
+export async function agentSets(
+  clone: string,
+  actor: string,
+  sets: Record<string, string>,
+): Promise<void> {
+  const run = await startRun(clone, actor);
+  for (const [key, text] of Object.entries(sets)) {
+    const got = await bimri(clone, ["get", "--key", key]);
+    const args = ["propose", "--run", run, "--key", key, "--text", text];
+    if (got.code !== 0) args.push("--tier", "2", "--new-subject");
+    await must(clone, args);
+  }
+  await must(clone, ["close", "--run", run, "--outcome", "success"]);
+}
+
+/** The text `get --key` answers (7th TSV column), or null when the key is absent. */
+export async function textOf(clone: string, key: string): Promise<string | null> {
+  const r = await bimri(clone, ["get", "--key", key]);
+  if (r.code !== 0) return null;
+  return r.stdout.trimEnd().split("\t")[6] ?? null;
+}
+
+/** IDs of the conflicts `review` lists as actionable concurrent conflicts. */
+export async function openConflicts(clone: string): Promise<string[]> {
+  const out = await must(clone, ["review", "--limit", "50"]);
+  return [...out.matchAll(/^MEMORY CONFLICT (C[0-9]{6})/gm)].map((m) => m[1]);
+}
