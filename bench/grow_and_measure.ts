@@ -15,7 +15,12 @@
  * subject list) and reused by later invocations, so growth to 10,000 runs is
  * paid once; measurements always run on a fresh copy.
  *
- * Prints a table per size and one JSON line with every figure.
+ * Prints a table per size and one JSON line with every figure. Every CLI
+ * figure is also given as a multiple of an empty script's `deno run` measured
+ * the same way in the same invocation (p50 over its p50, p95 over its p95),
+ * so figures compare across hosts, followed by a line that states the targets
+ * (at 10,000 runs: status and review p50 at most 10x the floor's p50, the
+ * everyday commands at most 3.5x) and whether this size meets them.
  */
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -299,18 +304,104 @@ async function measureMcpAll(
   return out;
 }
 
-function table(size: number, results: Record<string, Figures>, title = "runs"): string {
+/** A time as a multiple of the floor's (one decimal), or "n/a" without a floor. */
+function times(ms: number, floorMs: number): string {
+  return floorMs > 0 ? `${(ms / floorMs).toFixed(1)}x` : "n/a";
+}
+
+function table(
+  size: number,
+  results: Record<string, Figures>,
+  title = "runs",
+  floor: Figures | null = null,
+): string {
+  // CLI tables also give p50 and p95 as multiples of the empty `deno run`'s
+  // p50 and p95 in this same run, so figures compare across hosts.
   const rows = Object.entries(results).map(([name, f]) =>
     `| ${name.padEnd(24)} | ${String(f.p50).padStart(7)} | ${String(f.p95).padStart(7)} | ${
-      String(f.maxRssMb ?? "n/a").padStart(8)
-    } | ${String(f.faults ?? "n/a").padStart(6)} | ${String(f.failures).padStart(8)} |`
+      floor
+        ? `${times(f.p50, floor.p50).padStart(11)} | ${times(f.p95, floor.p95).padStart(11)} | `
+        : ""
+    }${String(f.maxRssMb ?? "n/a").padStart(8)} | ${String(f.faults ?? "n/a").padStart(6)} | ${
+      String(f.failures).padStart(8)
+    } |`
   );
   return [
     `\n${size} ${title}`,
-    `| command                  | p50 ms  | p95 ms  | peak MB  | faults | failures |`,
-    `|--------------------------|---------|---------|----------|--------|----------|`,
+    `| command                  | p50 ms  | p95 ms  | ${
+      floor ? "p50 x floor | p95 x floor | " : ""
+    }peak MB  | faults | failures |`,
+    `|--------------------------|---------|---------|${
+      floor ? "-------------|-------------|" : ""
+    }----------|--------|----------|`,
     ...rows,
   ].join("\n");
+}
+
+/**
+ * The targets, as multiples of the empty `deno run`'s p50 (issue 33), judged
+ * on each command's p50 at 10,000 runs: status and review at most 10x, the
+ * everyday commands at most 3.5x.
+ */
+const TARGETS: { label: string; commands: string[]; max: number }[] = [
+  { label: "status", commands: ["status"], max: 10 },
+  { label: "review", commands: ["review"], max: 10 },
+  {
+    label: "everyday",
+    commands: [
+      "start",
+      "journal",
+      "propose",
+      "sync",
+      "close",
+      "get --key (hot)",
+      "get --key (cold)",
+    ],
+    max: 3.5,
+  },
+];
+
+type TargetResult = {
+  target: string;
+  max: number;
+  worst: string;
+  p50_x_floor: number;
+  met: boolean;
+};
+
+/** Each target's worst command at this size (p50 over the floor's p50), and whether it is met. */
+function targetResults(results: Record<string, Figures>, floor: Figures): TargetResult[] {
+  const out: TargetResult[] = [];
+  for (const t of TARGETS) {
+    let worst: [string, number] | null = null;
+    for (const name of t.commands) {
+      const f = results[name];
+      if (!f || floor.p50 <= 0) continue;
+      const ratio = f.p50 / floor.p50;
+      if (!worst || ratio > worst[1]) worst = [name, ratio];
+    }
+    if (!worst) continue;
+    const rounded = Math.round(worst[1] * 10) / 10;
+    out.push({
+      target: t.label,
+      max: t.max,
+      worst: worst[0],
+      p50_x_floor: rounded,
+      met: worst[1] <= t.max,
+    });
+  }
+  return out;
+}
+
+function targetLine(size: number, results: TargetResult[]): string {
+  const parts = results.map((r) =>
+    `${r.target} <= ${r.max}x: ${r.met ? "met" : "NOT met"} (${
+      r.target === "everyday" ? `worst ${r.worst} ` : ""
+    }${r.p50_x_floor}x)`
+  );
+  return `targets at ${size} runs (p50 as a multiple of the empty deno run's p50; set for 10,000 runs): ${
+    parts.join("; ")
+  }`;
 }
 
 if (import.meta.main) {
@@ -330,6 +421,7 @@ if (import.meta.main) {
   const live: number[] = [];
   const report: Record<string, Record<string, Figures>> = {};
   const mcpReport: Record<string, Record<string, Figures>> = {};
+  const targets: Record<string, TargetResult[]> = {};
   let grown = 0;
   const touchMicros = firstTouchMicros();
   console.error(
@@ -408,7 +500,9 @@ if (import.meta.main) {
     await settle();
     report[size] = await measureAll(root, samples, live);
     grown += samples + 1;
-    console.log(table(size, report[size]));
+    console.log(table(size, report[size], "runs", floor));
+    targets[size] = targetResults(report[size], floor);
+    console.log(targetLine(size, targets[size]));
     mcpReport[size] = await measureMcpAll(root, samples, live);
     grown += samples;
     console.log(table(size, mcpReport[size], "runs, per call on one resident bimri mcp server"));
@@ -422,6 +516,7 @@ if (import.meta.main) {
       arch: Deno.build.arch,
       first_touch_us_per_page: touchMicros,
       bare_deno_run: floor,
+      targets,
     }),
   );
   if (!values.keep) await Deno.remove(root, { recursive: true });

@@ -95,6 +95,7 @@ import {
 } from "./summary.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { unprovenAnswerIssues } from "./consumed.ts";
+import { proveSettled, recordSettled, type SettledProof, type SettlingFile } from "./settled.ts";
 import {
   AUTHORITY_KINDS,
   type AuthorityKind,
@@ -278,6 +279,11 @@ export type CollectOptions = {
    * full read (status and review).
    */
   strictLogs?: boolean;
+  /**
+   * Receives each folder's listing as the check read it (names, and for
+   * revisions which are not regular files), to record settled history.
+   */
+  onListed?: (folder: string, names: string[], nonRegular?: string[]) => void;
 };
 
 /** Hashes the conflict candidates a lazy (`lazySha`) collection left unhashed. */
@@ -382,7 +388,9 @@ export function collectFacts(
       }
       continue;
     }
-    for (const name of listNames(folder)) {
+    const listed = listNames(folder);
+    options.onListed?.(KIND_FOLDER[kind], listed);
+    for (const name of listed) {
       if (!name.endsWith(".json")) continue;
       const id = name.slice(0, -5);
       if (!grammar.test(id)) continue;
@@ -424,7 +432,9 @@ export function collectFacts(
   }
   const outcomes = options.strictLogs ? new Map<string, string | null>() : undefined;
   const unsafeLogs: string[] = [];
-  for (const name of listNames(logFolder)) {
+  const logNames = listNames(logFolder);
+  options.onListed?.("log", logNames);
+  for (const name of logNames) {
     const run = name.endsWith(".md") ? name.slice(0, -3) : "";
     if (!RUN_ID.test(run)) continue;
     let facts = cache?.logs[run];
@@ -468,14 +478,19 @@ export function collectFacts(
   }
   // Only a regular file is a revision: a link could show any bytes, so it counts as missing.
   const revisions = new Set<number>();
+  const revisionNames: string[] = [];
+  const nonRegular: string[] = [];
   try {
     for (const entry of Deno.readDirSync(paths.folder("revisions"))) {
+      revisionNames.push(entry.name);
+      if (!entry.isFile || entry.isSymlink) nonRegular.push(entry.name);
       const m = /^V([0-9]{6})\.md$/.exec(entry.name);
       if (m && entry.isFile && !entry.isSymlink) revisions.add(Number(m[1]));
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
+  options.onListed?.("revisions", revisionNames, nonRegular);
   return outcomes
     ? { records, logs, dirty, outcomes, revisions, unsafeLogs }
     : { records, logs, dirty, revisions, unsafeLogs };
@@ -796,6 +811,7 @@ function revisionBindingIssues(state: State, facts: AuthorityFacts): AuthorityIs
  * never written). Same answers as reading every file; see `strictFacts`.
  */
 export function fullAuthorityIssues(paths: StorePaths, state: State): AuthorityIssue[] {
+  if (proveSettled(paths, state, SETTLED_HELPERS, false)) return [];
   return authorityIssues(state, strictFacts(paths, state, false));
 }
 
@@ -809,9 +825,66 @@ export function fullAuthorityIssues(paths: StorePaths, state: State): AuthorityI
 function strictFacts(paths: StorePaths, state: State, persist: boolean): AuthorityFacts {
   const cache = loadCache(paths);
   const active = new Set(Object.keys(state.active_runs));
-  const facts = collectFacts(paths, cache, active, { strictLogs: true });
+  // With persist (status), folder prints are taken before the check lists
+  // each folder, so settled history can reuse the listing while they hold.
+  const prints: Record<string, string | null> = {};
+  if (persist) {
+    for (const folder of SETTLED_FOLDERS) prints[folder] = folderPrint(paths, folder);
+  }
+  const listed: Record<string, { print: string; names: string[]; nonRegular?: string[] }> = {};
+  const facts = collectFacts(paths, cache, active, {
+    strictLogs: true,
+    onListed: persist
+      ? (folder, names, nonRegular) => {
+        const print = prints[folder];
+        if (print) listed[folder] = nonRegular ? { print, names, nonRegular } : { print, names };
+      }
+      : undefined,
+  });
   if (persist && facts.dirty) writeFactsCache(paths, cache);
+  if (persist) {
+    const issues = authorityIssues(state, facts);
+    checkedIssues.set(facts, issues);
+    if (issues.length === 0) recordSettled(paths, state, settlingFiles(facts, cache), listed);
+  }
   return facts;
+}
+
+/** The issues a persisting strict check already computed for its facts. */
+const checkedIssues = new WeakMap<AuthorityFacts, AuthorityIssue[]>();
+
+const SETTLED_FOLDERS = [
+  "proposals",
+  "decisions",
+  "conflicts",
+  "resolutions",
+  "log",
+  "revisions",
+] as const;
+
+/** Every proposal, decision and log file a strict check saw, for `recordSettled`. */
+function* settlingFiles(
+  facts: AuthorityFacts,
+  cache: CacheDoc,
+): Iterable<SettlingFile & { run: string }> {
+  for (const [folder, kind] of [["proposals", "proposal"], ["decisions", "decision"]] as const) {
+    for (const [id, record] of facts.records[kind]) {
+      yield { folder, name: `${id}.json`, fp: record.fp, record, run: id.slice(0, 7) };
+    }
+  }
+  for (const [run, log] of facts.logs) {
+    const cached = cache.logs[run];
+    if (!cached) continue;
+    yield {
+      folder: "log",
+      name: `${run}.md`,
+      fp: cached.fp,
+      log: "outcome" in cached
+        ? { closed: log.closed, outcome: cached.outcome }
+        : { closed: log.closed },
+      run,
+    };
+  }
 }
 
 /** A store folder's entries in name order (types from the listing: no lstat per file). */
@@ -1146,6 +1219,22 @@ export function authorityBriefLines(store: Store): { lines: string[]; issues: Au
   return { lines: recoveryBlock(issues), issues };
 }
 
+/** Settled proofs (settled.ts) of the status checks that took them, per loaded store. */
+const settledProofs = new WeakMap<Store, SettledProof>();
+
+/** The settled proof status's check took for `store` (then `fullFactsOf` has none). */
+export function settledProofOf(store: Store): SettledProof | undefined {
+  return settledProofs.get(store);
+}
+
+/** How settled.ts reads records, scans logs and runs the graph checks. */
+const SETTLED_HELPERS = {
+  read: (path: string, kind: AuthorityKind, id: string, info: Deno.FileInfo) =>
+    readFactsOfNode(path, kind, id, info, fingerprint(info)),
+  scan: scanLogMarkers,
+  issues: (state: State, facts: AuthorityFacts) => authorityIssues(state, facts),
+};
+
 /** Facts of the full check `authorityStatusLines` ran on this loaded store (status reuses them). */
 const statusFacts = new WeakMap<Store, AuthorityFacts>();
 
@@ -1156,9 +1245,17 @@ export function fullFactsOf(store: Store): AuthorityFacts | undefined {
 
 /** The full status report block (every issue; the per-file check of `strictFacts`). */
 export function authorityStatusLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
+  const proof = proveSettled(store.paths, store.state, SETTLED_HELPERS, true);
+  if (proof) {
+    settledProofs.set(store, proof);
+    return { lines: [], issues: [] };
+  }
   const facts = strictFacts(store.paths, store.state, true);
   statusFacts.set(store, facts);
-  const issues = [...authorityIssues(store.state, facts), ...unprovenAnswerIssues(store, facts)];
+  const issues = [
+    ...(checkedIssues.get(facts) ?? authorityIssues(store.state, facts)),
+    ...unprovenAnswerIssues(store, facts),
+  ];
   if (issues.length > 0) forgetSummary(store.paths);
   return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
 }

@@ -11,7 +11,7 @@ import { type HeadSummary, headSummary, orphanCandidates } from "./runs.ts";
 import { HOLD_MESSAGES } from "./decision_record.ts";
 import { classifyReviews, listConflictIds, readResolution, reviewCounts } from "./review.ts";
 import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
-import { fullFactsOf } from "../integrity/authority.ts";
+import { fullFactsOf, settledProofOf } from "../integrity/authority.ts";
 
 /** One held candidate as status lists it. */
 export type HeldCandidate = { proposal_id: string; key: string; reason: string };
@@ -56,10 +56,15 @@ const OUTCOME_LINE = /^\[OUTCOME:(success|partial|overflow|fail)\]/;
  */
 export function countOutcomes(store: Store): Record<string, number> {
   const outcomes: Record<string, number> = {};
+  // The status check proved every run log from settled history and read the
+  // rest: it counted the outcomes of every log named like a run.
+  const proof = settledProofOf(store);
+  if (proof) Object.assign(outcomes, proof.outcomes);
   // The status check just read every regular run log: reuse its outcomes.
   const known = fullFactsOf(store)?.outcomes;
-  for (const name of listNames(store.paths.folder("log"))) {
+  for (const name of proof ? proof.logNames : listNames(store.paths.folder("log"))) {
     if (!/^R[0-9]+\.md$/.test(name)) continue;
+    if (proof && /^R[0-9]{6}\.md$/.test(name)) continue;
     if (known?.has(name)) {
       const outcome = known.get(name);
       if (outcome) outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
@@ -84,9 +89,10 @@ export function heldCandidates(store: Store): HeldCandidate[] {
   // The status check just read every decision: its held ones, in file order.
   const facts = fullFactsOf(store);
   const decisions = facts ? [...facts.records.decision] : [];
-  const heldIds = facts && decisions.every(([, d]) => !d.problem)
-    ? decisions.filter(([, d]) => d.outcome === "held").map(([id]) => id)
-    : undefined;
+  const heldIds = settledProofOf(store)?.held ??
+    (facts && decisions.every(([, d]) => !d.problem)
+      ? decisions.filter(([, d]) => d.outcome === "held").map(([id]) => id)
+      : undefined);
   return heldRecords(store, currentEntriesByKey(store), undefined, heldIds).map((record) => ({
     proposal_id: record.id,
     key: record.key,
@@ -120,10 +126,13 @@ function tolerate<T>(tolerant: boolean, compute: () => T, fallback: T): T {
  */
 export function statusReport(store: Store, damagedAuthority = false): StatusReport {
   const { paths, state } = store;
-  const proposals = listNames(paths.folder("proposals")).filter((n) =>
-    /^R[0-9]{6}-Q[0-9]{3}\.json$/.test(n)
-  );
-  const revisions = listNames(paths.folder("revisions")).filter((n) => /^V[0-9]{6}\.md$/.test(n));
+  // A settled proof listed both folders already.
+  const proof = settledProofOf(store);
+  const proposals = proof?.proposalFiles ??
+    listNames(paths.folder("proposals")).filter((n) => /^R[0-9]{6}-Q[0-9]{3}\.json$/.test(n))
+      .length;
+  const revisions = proof?.revisionFiles ??
+    listNames(paths.folder("revisions")).filter((n) => /^V[0-9]{6}\.md$/.test(n)).length;
   const held = tolerate(damagedAuthority, () => heldCandidates(store), []);
   const counts = tolerate(damagedAuthority, () => reviewCounts(classifyReviews(store)), {
     concurrent: 0,
@@ -144,8 +153,8 @@ export function statusReport(store: Store, damagedAuthority = false): StatusRepo
     coldCurrent: Object.keys(state.cold_current).length,
     held,
     openConflicts: tolerate(damagedAuthority, () => openConflictCount(store), 0),
-    proposals: proposals.length,
-    revisions: revisions.length,
+    proposals,
+    revisions,
     actionableConflicts: counts.concurrent,
     legacyReviews: counts.legacy,
     recoveryReviews: counts.recovery,

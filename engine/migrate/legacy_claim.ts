@@ -4,7 +4,7 @@
  * legacy converter. Proving a present record is `legacy_lineage.ts`, which
  * commands load only for a store that has one (most never were v1-v3 memory).
  */
-import { join } from "node:path";
+import { nativePath } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import type { State } from "../model/state.ts";
 import type { JsonObject, JsonValue } from "../model/json.ts";
@@ -44,7 +44,7 @@ export function claimOfRaw(raw: JsonObject): LineageClaim {
 
 /** Absolute path of the migration record. */
 export function legacyMarkerPath(paths: StorePaths): string {
-  return join(paths.folder("migrations"), "legacy-to-v5.json");
+  return nativePath.join(paths.folder("migrations"), "legacy-to-v5.json");
 }
 
 /**

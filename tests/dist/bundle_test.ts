@@ -25,6 +25,7 @@ const MACHINE_CACHES = new Set([
   ".bimri/audit-integrity-state.json",
   ".bimri/audit-integrity-patterns.json",
   ".bimri/audit-integrity-mentions.json",
+  ".bimri/audit-integrity-settled.json",
 ]);
 
 /** The store's files and hashes, without the machine-specific caches. */
