@@ -150,7 +150,7 @@ Deno.test("damage to settled history after the record vouched for it is reported
     append: true,
   });
   const marked = await answers(log);
-  assertMatch(marked[0], new RegExp(`proposal ${seed}-Q009 .*referenced by the log of ${seed}`));
+  assertMatch(marked[0], new RegExp(`proposal ${seed}-Q009 .*in the log of ${seed}`));
   assertEquals(await answersWithoutCaches(log), marked);
 
   // A record added to a settled run.
