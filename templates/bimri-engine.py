@@ -5,11 +5,14 @@ This file holds no engine code. It reads the command the installer proved on
 this machine (`argv_prefix` in .bimri/runtime.local.json, next to this file)
 and runs it with the arguments given here, so `python3 bimri-engine.py ...`
 keeps working where scripts expect the Python reference engine. Without
---root or BIMRI_ROOT, the memory is the one in this file's folder.
+--root or BIMRI_ROOT, the memory is the one in this file's folder. A binding
+written on another machine (its program is not here) falls back to a `bimri`
+executable on PATH, so that bimri can rebind the folder with install.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -39,6 +42,16 @@ def main():
         and all(isinstance(part, str) and part for part in prefix)
     ):
         return fail(f"{binding} holds no usable argv_prefix. {reinstall}")
+    program = prefix[0]
+    if not (os.path.isfile(program) or shutil.which(program)):
+        found = shutil.which("bimri")
+        if found is None:
+            return fail(f"cannot run {program}: it is not on this machine. {reinstall}")
+        sys.stderr.write(
+            f"BIMRI NOTICE: {program} (from {binding}) is not on this machine; "
+            f"running {found} instead. {reinstall}\n"
+        )
+        prefix = [found]
     command = prefix + sys.argv[1:]
     environment = dict(os.environ)
     environment.setdefault("BIMRI_ROOT", here)

@@ -206,6 +206,9 @@ const WRITE_FOLDERS: readonly string[] = [
   UPDATE_BACKUPS,
 ];
 
+/** Folders the reference engine's installer writes into (bimri leaves them alone). */
+const REFERENCE_PACKAGE_FOLDERS: readonly string[] = ["legacy", "legacy/v1", "legacy/v3"];
+
 /** Refuses symlinks and folders where the installer writes files (validate before any write). */
 function validateWriteTargets(target: string): void {
   const info = lstatOrNull(target);
@@ -214,6 +217,17 @@ function validateWriteTargets(target: string): void {
   }
   // Parents first: a linked .bimri is refused before anything is looked up through it.
   for (const name of WRITE_FOLDERS) refuseUnsafeWriteFolder(target, name);
+  // The reference installer writes its legacy notes under legacy/; a folder
+  // redirected there would send that engine's writes outside the project, so
+  // both engines refuse it before anything is written.
+  for (const name of REFERENCE_PACKAGE_FOLDERS) {
+    if (lstatOrNull(join(target, name))?.isSymlink) {
+      throw new BimriError(
+        "store-unsafe",
+        `refusing to install through a redirected directory: ${name} is a symbolic link or junction. Replace it with a real folder (or remove it), then install again; nothing was changed.`,
+      );
+    }
+  }
   for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
     const entry = lstatOrNull(join(target, name));
     if (entry && (entry.isSymlink || !entry.isFile)) {
@@ -261,7 +275,9 @@ function writePackageAndAdapters(target: string): void {
 function writeLocalBindings(target: string, prefix: RuntimePrefix): string {
   atomicReplace(
     join(target, ".bimri", "runtime.local.json"),
-    canonicalJson(runtimeBinding(prefix, utcTimestamp())),
+    canonicalJson(
+      runtimeBinding(prefix, utcTimestamp(), join(Deno.realPathSync(target), "bimri-engine.py")),
+    ),
   );
   const hooks = renderHooks(template("hooks-example.json"), prefix.argv);
   atomicReplace(join(target, ".bimri", "hooks.claude.local.json"), hooks);
@@ -1120,7 +1136,7 @@ export function renderInstallLines(report: InstallReport): string[] {
       // owner's to repair, with tools this install has just put in place.
       lines.push(
         "AUTHORITY RECOVERY NEEDED — shared-memory writes stay paused until the records above are repaired; the install itself is complete.",
-        "Repair tools remain installed: run `doctor` for the full audit; with the owner's explicit approval, use `quarantine-authority` to preserve a damaged record and `restore-authority` to put back a validated replacement.",
+        "The repair tools remain installed: run `doctor` for the full audit; with the owner's explicit approval, use `quarantine-authority` to preserve a damaged record and `restore-authority` to put back a validated replacement.",
       );
     }
     lines.push(`Receipt: ${report.receipt}`);

@@ -145,11 +145,21 @@ export async function verifyRuntimePrefix(
   }
 }
 
-/** The `.bimri/runtime.local.json` document (canonical JSON; host-bound, never authority). */
-export function runtimeBinding(prefix: RuntimePrefix, verifiedAt: string): JsonObject {
+/**
+ * The `.bimri/runtime.local.json` document (canonical JSON; host-bound, never
+ * authority). `enginePath` is the project's `bimri-engine.py` launcher, named
+ * `engine_path` as in the reference's binding so scripts that run
+ * `<python> <engine_path> ...` still reach bimri.
+ */
+export function runtimeBinding(
+  prefix: RuntimePrefix,
+  verifiedAt: string,
+  enginePath: string,
+): JsonObject {
   const versions = ownVersions();
   return {
     argv_prefix: [...prefix.argv],
+    engine_path: enginePath,
     host_bound: true,
     runtime: prefix.kind,
     executable: prefix.argv[0],

@@ -21,7 +21,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts"
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { STORE_FOLDERS, type StorePaths } from "../store/paths.ts";
 import { loadState } from "../store/store.ts";
-import { coldRecordOf, type State } from "../model/state.ts";
+import { coldRecordOf, type State, StateFormatError } from "../model/state.ts";
 import { revisionName } from "../model/ids.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import {
@@ -312,6 +312,14 @@ class Audit {
     try {
       this.state = loadState(this.paths, { audit: true });
     } catch (error) {
+      if (error instanceof StateFormatError) {
+        // The reference's words, which scripts look for; then the next step.
+        const found = typeof error.found === "string" ? error.found : JSON.stringify(error.found);
+        this.errors.push(
+          `read-only audit requires memory format v${AUTHORITY_FORMAT}; found ${found}. Run install --target <project> --quiescent (or migrate) to upgrade it.`,
+        );
+        return;
+      }
       if (error instanceof BimriError) {
         this.errors.push(error.message);
         return;
@@ -344,7 +352,10 @@ class Audit {
       const info = lstatOrNull(this.paths.folder(folder));
       // The reference's audit-manifests cache folder may be absent (v5.0.x stores).
       if (!info && folder === "audit-manifests") continue;
-      if (!info || !info.isDirectory || info.isSymlink) {
+      if (info?.isSymlink) {
+        // The reference's words: a redirected folder would let writes escape the store.
+        this.errors.push(`.bimri/${folder} cannot be a symbolic link.`);
+      } else if (!info || !info.isDirectory) {
         this.errors.push(`.bimri/${folder} is missing or unsafe.`);
       }
     }

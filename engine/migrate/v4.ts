@@ -220,7 +220,9 @@ export function ensureV4Quiescent(root: string): void {
     return text.split(/\r\n|\r|\n/).some((line) => pyStrip(line).startsWith(`[CLOSED:${run}`));
   };
   const stop = (run: string) =>
-    refuse(`v4 run ${run} appears active. Stop or close every v4 agent, then retry the migration.`);
+    refuse(
+      `v4 run ${run} appears active; a v4 writer does not participate in the v5 lock. Stop or close every v4 agent, then retry the migration.`,
+    );
   const current = old.current_run_id;
   if (current === undefined || current === null) {
     const runs = listNames(paths.folder("log"))

@@ -338,7 +338,9 @@ export function parseView(text: string, entryMaxChars = 500, memo?: ViewParseMem
     if (!KEY.test(entry.key) || entry.key.length > 80) {
       errors.push(`key ${entry.key} is not normalized`);
     }
-    if (codePointLength(raw) > 4096) errors.push(`entry ${entry.id} exceeds 4096 characters`);
+    if (codePointLength(raw) > 4096) {
+      errors.push(`entry ${entry.id}: serialized entry exceeds 4096 characters`);
+    }
     if (entry.tier === 3) {
       if (!PATTERN_ID.test(entry.id)) errors.push(`pattern ${entry.id} has an invalid ID`);
       if (entry.evidence.length === 0 || entry.evidence.length > 24) {

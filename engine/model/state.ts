@@ -233,6 +233,19 @@ function ownMaps(raw: JsonObject): StateMaps {
   };
 }
 
+/** A state.json of another memory format than the one bimri reads (`found` is its bimri_version). */
+export class StateFormatError extends BimriError {
+  /** Creates the refusal for the state's `bimri_version` value. */
+  constructor(readonly found: JsonValue) {
+    super(
+      "store-corrupt",
+      `this store has memory format ${
+        JSON.stringify(found)
+      }; bimri reads ${AUTHORITY_FORMAT}. Run install --target <project> --quiescent (or migrate) to upgrade it.`,
+    );
+  }
+}
+
 /**
  * Validates parsed state JSON of format 5.1.0 and returns the typed state.
  * With `ownWrite` (the file is proven to be bimri's own canonical write, see
@@ -242,14 +255,7 @@ function ownMaps(raw: JsonObject): StateMaps {
 export function parseState(raw: JsonValue, ownWrite = false): State {
   if (!isJsonObject(raw)) fail("the top level must be an object");
   const version = raw.bimri_version;
-  if (version !== AUTHORITY_FORMAT) {
-    throw new BimriError(
-      "store-corrupt",
-      `this store has memory format ${
-        JSON.stringify(version ?? null)
-      }; bimri reads ${AUTHORITY_FORMAT}. Run install --target <project> --quiescent (or migrate) to upgrade it.`,
-    );
-  }
+  if (version !== AUTHORITY_FORMAT) throw new StateFormatError(version ?? null);
   const required = [...TYPED_FIELDS].filter((f) => f !== "last_revision_reason");
   for (const field of required) if (!(field in raw)) fail(`${field} is missing`);
   const headHash = raw.head_hash;

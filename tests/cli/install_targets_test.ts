@@ -118,7 +118,7 @@ Deno.test("install into a v5.0.1 store with a damaged conflict record upgrades i
     /^ {2}- authority recovery needed: conflict C000001 \(\.bimri\/conflicts\/C000001\.json\): is unreadable; BIMRI stopped without resetting it: it is not valid JSON\.$/m,
   );
   assertMatch(r.stdout, /^AUTHORITY RECOVERY NEEDED — /m);
-  assertMatch(r.stdout, /^Repair tools remain installed: run `doctor` /m);
+  assertMatch(r.stdout, /^The repair tools remain installed: run `doctor` /m);
   assertNotMatch(r.stdout, /could not be brought/);
   // The upgrade committed, and so did everything after it.
   const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));

@@ -146,3 +146,41 @@ Deno.test("bimri-engine.py becomes a launcher of the bound bimri; a reference en
   assertEquals(Deno.readTextFileSync(`${fresh}/bimri-engine.py`), launcher);
   for (const path of [root, fresh, elsewhere]) await Deno.remove(path, { recursive: true });
 });
+
+Deno.test("the binding names the launcher as engine_path; a binding from another machine falls back to bimri on PATH", async () => {
+  const root = await tempStore("bimri-install-moved-binding-");
+  const r = await bimri(root, ["install", "--target", root], { noRoot: true });
+  assertEquals(r.code, 0, r.stderr + r.stdout);
+  const bindingPath = `${root}/.bimri/runtime.local.json`;
+  const binding = JSON.parse(Deno.readTextFileSync(bindingPath));
+  assertEquals(binding.engine_path, `${Deno.realPathSync(root)}/bimri-engine.py`);
+  // The folder now carries a binding written on another machine.
+  binding.argv_prefix = ["C:\\Old Host\\bimri.exe"];
+  Deno.writeTextFileSync(bindingPath, JSON.stringify(binding));
+  const elsewhere = await Deno.makeTempDir({ prefix: "bimri-launcher-path-" });
+  const stranded = await python([`${root}/bimri-engine.py`, "status"], elsewhere);
+  assertEquals([stranded.code, stranded.stdout], [2, ""]);
+  assertMatch(
+    stranded.stderr,
+    /^BIMRI ERROR: cannot run C:\\Old Host\\bimri\.exe: it is not on this machine\. .*install/,
+  );
+  // With a bimri on PATH, the launcher runs that one and says so.
+  const bin = `${elsewhere}/bin`;
+  Deno.mkdirSync(bin);
+  Deno.writeTextFileSync(`${bin}/bimri`, '#!/bin/sh\necho "stand-in bimri: $*"\n');
+  Deno.chmodSync(`${bin}/bimri`, 0o755);
+  const out = await new Deno.Command("python3", {
+    args: [`${root}/bimri-engine.py`, "status"],
+    cwd: elsewhere,
+    env: { PATH: `${bin}:${Deno.env.get("PATH") ?? ""}` },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  assertEquals([out.code, d.decode(out.stdout)], [0, "stand-in bimri: status\n"]);
+  assertMatch(
+    d.decode(out.stderr),
+    /^BIMRI NOTICE: C:\\Old Host\\bimri\.exe .* is not on this machine; running .*\/bin\/bimri instead\./,
+  );
+  for (const path of [root, elsewhere]) await Deno.remove(path, { recursive: true });
+});
