@@ -504,17 +504,10 @@ export function resolveConflict(
   if (!existing && alreadyCurrent) {
     const revisionBefore = highestContestedRevision(store, conflict);
     requireRecordedResidency(store, conflict, revisionBefore);
-    const record: JsonObject = {
-      authority: "human-asserted",
-      bimri_version: AUTHORITY_FORMAT,
-      by: "user",
-      choice,
-      conflict_id: conflictId,
-      proposal_ids: ids,
+    const record = applyingResolution(conflictId, choice, ids, {
       revision_before: revisionBefore,
       started_at: utcTimestamp(),
-      status: "applying",
-    };
+    });
     if (candidate!.operation === "close" && conflict.current_line !== null) {
       record.archived_raw = conflict.current_line;
     }
@@ -528,18 +521,11 @@ export function resolveConflict(
     // holds the value it named (so the answer stays verifiable).
     const at = highestContestedRevision(store, conflict);
     requireRecordedResidency(store, conflict, at);
-    const record: JsonObject = {
-      authority: "human-asserted",
-      bimri_version: AUTHORITY_FORMAT,
-      by: "user",
-      choice,
-      conflict_id: conflictId,
+    const record = applyingResolution(conflictId, choice, ids, {
       intended_revision_after: at,
-      proposal_ids: ids,
       revision_before: at,
       started_at: utcTimestamp(),
-      status: "applying",
-    };
+    });
     return outcome(complete(store, conflict, record, at), false);
   }
   if (liveHash !== conflict.current_hash) throw new BimriError("refused", CHANGED_MESSAGE);
@@ -551,18 +537,11 @@ export function resolveConflict(
     requireRecordedResidency(store, conflict, head);
   }
 
-  const applying: JsonObject = {
-    authority: "human-asserted",
-    bimri_version: AUTHORITY_FORMAT,
-    by: "user",
-    choice,
-    conflict_id: conflictId,
+  const applying = applyingResolution(conflictId, choice, ids, {
     intended_revision_after: candidate === null ? head : plannedRevisionNumber(store),
-    proposal_ids: ids,
     revision_before: revisionBefore,
     started_at: typeof existing?.started_at === "string" ? existing.started_at : utcTimestamp(),
-    status: "applying",
-  };
+  });
   if (candidate?.operation === "close" && live !== null) applying.archived_raw = live.raw;
   const path = store.paths.resolution(conflictId);
   trackMentions(store.paths, path, () => replaceRecord(path, applying));
@@ -646,4 +625,26 @@ export function finalizeCommittedResolutions(store: Store): string[] {
     finished.push(id);
   }
   return finished;
+}
+
+/**
+ * The owner's answer as first written (`status: applying`), before its effect
+ * is committed; `when` holds the revisions and start time of this answer.
+ */
+function applyingResolution(
+  conflictId: string,
+  choice: string,
+  proposalIds: string[],
+  when: { intended_revision_after?: number; revision_before: number; started_at: string },
+): JsonObject {
+  return {
+    authority: "human-asserted",
+    bimri_version: AUTHORITY_FORMAT,
+    by: "user",
+    choice,
+    conflict_id: conflictId,
+    ...when,
+    proposal_ids: proposalIds,
+    status: "applying",
+  };
 }
