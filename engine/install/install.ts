@@ -92,6 +92,8 @@ export const UNPROTECTED_STORE_PATHS: readonly string[] = [".bimri/engine.lock",
 const LEGACY_ROOT_FILES = ["bimri.md", "BIMRI.md", "BIMRI-backup.md", "bimri-backup.md"];
 /** v5 state versions whose stores require `--quiescent`. */
 const V5_FORMATS = ["5.0", "5.0.1", "5.0.2", "5.1.0"];
+/** v5 state versions the fresh route upgrades (5.0.2 and 5.1.0 take the code-only update). */
+const UPGRADED_V5_FORMATS = ["5.0", "5.0.1"];
 
 /** Installer inputs. */
 export type InstallOptions = {
@@ -444,6 +446,24 @@ async function doctorThroughPrefix(
   return { passed, errors: [], warnings: lines };
 }
 
+/**
+ * The self-check of an upgraded v5.0.x store: doctor through the prefix must
+ * pass, or fail only on damage the read-only audit names (governance records
+ * the owner repairs with quarantine-authority); anything else rolls back.
+ */
+async function selfCheckOrRecovery(
+  target: string,
+  prefix: RuntimePrefix,
+): Promise<{ passed: boolean; errors: string[]; warnings: string[] }> {
+  try {
+    return await doctorThroughPrefix(target, prefix);
+  } catch (error) {
+    const report = auditStore(new StorePaths(target));
+    if (report.passed) throw error;
+    return { passed: false, errors: report.errors, warnings: report.warnings };
+  }
+}
+
 function forcedSelfCheckFailure(): void {
   // Test hook: lets the CLI tests prove the rollback path end to end.
   if (Deno.env.get("BIMRI_FORCE_SELF_CHECK_FAILURE") === "1") {
@@ -625,23 +645,45 @@ async function freshInstall(
   const snapshot = snapshotTarget(target, stamp);
   const backupRel = rel(target, snapshot.backupDir);
   const newStore = format === "empty" || format === "v5-view";
+  // A v5.0 or v5.0.1 store is upgraded on this route, as the reference does.
+  // Its sound core (state and accepted head) with damaged governance records
+  // does not roll back: the install completes as recovery-required, so the
+  // quarantine and restore tools it installs are there for the owner.
+  const upgradesV5 = UPGRADED_V5_FORMATS.includes(format);
   let receipt: MigrationReceipt;
   let smoke: HookSmoke;
   let audit: { passed: boolean; errors: string[]; warnings: string[] };
   try {
     writePackageAndAdapters(target);
     receipt = migrateForInstall(target, { quiescent });
-    if (receipt.validation !== "PASSED") {
+    if (receipt.validation !== "PASSED" && !upgradesV5) {
       throw new Error(`memory validation failed: ${receipt.validation_errors.join("; ")}`);
     }
-    withStore(target, (store) => rebuildIndex(store));
+    // Unreadable state or a broken accepted head stays rollback-worthy.
+    if (upgradesV5) openExisting(new StorePaths(target));
+    try {
+      withStore(target, (store) => rebuildIndex(store));
+    } catch (error) {
+      // The index is a derived export; damaged authority pauses its rebuild.
+      if (
+        !(upgradesV5 && error instanceof BimriError && error.code === "authority-recovery-needed")
+      ) {
+        throw error;
+      }
+    }
     const hooks = writeLocalBindings(target, prefix);
     forcedSelfCheckFailure();
     smoke = newStore ? await hookSmokeTest(target, hooks) : await hookNoopCheck(target, hooks);
-    audit = await doctorThroughPrefix(target, prefix);
+    audit = upgradesV5
+      ? await selfCheckOrRecovery(target, prefix)
+      : await doctorThroughPrefix(target, prefix);
     atomicReplace(
       join(snapshot.backupDir, "install-manifest.json"),
-      canonicalJson({ ...snapshot.manifest, status: "installed", completed_at: utcTimestamp() }),
+      canonicalJson({
+        ...snapshot.manifest,
+        status: audit.passed ? "installed" : "installed-recovery-required",
+        completed_at: utcTimestamp(),
+      }),
     );
   } catch (error) {
     const cause = error instanceof Error ? error.message : String(error);
@@ -881,7 +923,8 @@ async function codeOnlyUpdate(
   // failure must say that memory did change, never "nothing was changed".
   let upgraded: string | null = null;
   if (format !== AUTHORITY_FORMAT) {
-    // 5.0, 5.0.1 and 5.0.2 stores reach 5.1.0 through the migrator first.
+    // A 5.0.2 store reaches 5.1.0 through the migrator first (5.0 and 5.0.1
+    // take the fresh route, see UPGRADED_V5_FORMATS).
     const beforeActivation = format === "5.0.2" ? protectedManifest(target) : null;
     let receipt: MigrationReceipt;
     try {
@@ -1127,23 +1170,21 @@ export function renderInstallLines(report: InstallReport): string[] {
       ? `Hook smoke test: PASSED (${report.hook_smoke.detail}).`
       : `Hook smoke test: rendered hook verified (${report.hook_smoke.detail}).`,
   ];
-  if (report.route === "code-only-update") {
-    if (report.audit.passed) lines.push("Read-only doctor passed.");
-    else {
-      lines.push("READ-ONLY AUDIT: RECOVERY REQUIRED");
-      for (const error of report.audit.errors) lines.push(`  - ${error}`);
-      // The install is complete and exits 0; the damage it found is the
-      // owner's to repair, with tools this install has just put in place.
-      lines.push(
-        "AUTHORITY RECOVERY NEEDED — shared-memory writes stay paused until the records above are repaired; the install itself is complete.",
-        "The repair tools remain installed: run `doctor` for the full audit; with the owner's explicit approval, use `quarantine-authority` to preserve a damaged record and `restore-authority` to put back a validated replacement.",
-      );
-    }
-    lines.push(`Receipt: ${report.receipt}`);
-  } else {
-    lines.push("Doctor passed.");
-    lines.push(`Backups of touched files: ${report.backup}`);
+  const codeOnly = report.route === "code-only-update";
+  if (report.audit.passed) lines.push(codeOnly ? "Read-only doctor passed." : "Doctor passed.");
+  else {
+    lines.push(codeOnly ? "READ-ONLY AUDIT: RECOVERY REQUIRED" : "DOCTOR: RECOVERY REQUIRED");
+    for (const error of report.audit.errors) lines.push(`  - ${error}`);
+    // The install is complete and exits 0; the damage it found is the
+    // owner's to repair, with tools this install has just put in place.
+    lines.push(
+      "AUTHORITY RECOVERY NEEDED — shared-memory writes stay paused until the records above are repaired; the install itself is complete.",
+      "The repair tools remain installed: run `doctor` for the full audit; with the owner's explicit approval, use `quarantine-authority` to preserve a damaged record and `restore-authority` to put back a validated replacement.",
+    );
   }
+  lines.push(
+    codeOnly ? `Receipt: ${report.receipt}` : `Backups of touched files: ${report.backup}`,
+  );
   for (const warning of report.audit.warnings) {
     const line = `Repair warning: ${warning}`;
     if (!lines.includes(line)) lines.push(line); // the migration receipt may already list it
@@ -1180,7 +1221,8 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   let cwd = target;
   while (lstatOrNull(cwd) === null && dirname(cwd) !== cwd) cwd = dirname(cwd);
   await verifyRuntimePrefix(prefix, cwd);
-  const report = V5_FORMATS.includes(detection.format)
+  const report = V5_FORMATS.includes(detection.format) &&
+      !UPGRADED_V5_FORMATS.includes(detection.format)
     ? await codeOnlyUpdate(target, detection.format, prefix, options.quiescent)
     : await freshInstall(target, detection.format, prefix, options.quiescent);
   report.lines = renderInstallLines(report);

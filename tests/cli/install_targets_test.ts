@@ -104,6 +104,14 @@ function onlyReceiptFolder(root: string): string {
   return join(root, ".bimri-update-backups", names[0]);
 }
 
+/** The install manifests under .bimri/install-backups/ of `root`. */
+function installManifests(root: string): Record<string, unknown>[] {
+  const dir = join(root, ".bimri/install-backups");
+  return [...Deno.readDirSync(dir)].map((e) =>
+    JSON.parse(Deno.readTextFileSync(join(dir, e.name, "install-manifest.json")))
+  );
+}
+
 Deno.test("install into a v5.0.1 store with a damaged conflict record upgrades it, finishes, and reports recovery required", async () => {
   const root = await copyFixture(V501);
   Deno.mkdirSync(join(root, ".bimri/conflicts"));
@@ -112,14 +120,14 @@ Deno.test("install into a v5.0.1 store with a damaged conflict record upgrades i
   assertEquals(r.code, 0, r.stdout + r.stderr);
   assertEquals(r.stderr, "");
   assertMatch(r.stdout, /^Memory: upgraded v5\.0\.1 to v5\.1\.0; limits preserved /m);
-  assertMatch(r.stdout, /^READ-ONLY AUDIT: RECOVERY REQUIRED$/m);
+  assertMatch(r.stdout, /^DOCTOR: RECOVERY REQUIRED$/m);
   assertMatch(
     r.stdout,
     /^ {2}- authority recovery needed: conflict C000001 \(\.bimri\/conflicts\/C000001\.json\): is unreadable; BIMRI stopped without resetting it: it is not valid JSON\.$/m,
   );
   assertMatch(r.stdout, /^AUTHORITY RECOVERY NEEDED — /m);
   assertMatch(r.stdout, /^The repair tools remain installed: run `doctor` /m);
-  assertNotMatch(r.stdout, /could not be brought/);
+  assertNotMatch(r.stdout, /Doctor passed/);
   // The upgrade committed, and so did everything after it.
   const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
   assertEquals([state.bimri_version, state.head_revision], ["5.1.0", 3]);
@@ -128,12 +136,12 @@ Deno.test("install into a v5.0.1 store with a damaged conflict record upgrades i
     assert(pathExists(join(root, file)), `${file} was not installed`);
   }
   assertEquals(Deno.readTextFileSync(join(root, ".bimri/conflicts/C000001.json")), "{broken");
-  const manifest = JSON.parse(
-    Deno.readTextFileSync(join(onlyReceiptFolder(root), "install-manifest.json")),
-  );
-  assertEquals(manifest.status, "installed-recovery-required");
-  assertEquals(manifest.read_only_audit, "recovery-required");
-  // The repair is the owner's; a second install changes nothing and says the same.
+  // The reference's upgrade route: the backups and the receipt of a
+  // migration, under .bimri/install-backups/, not a code-only update's.
+  const manifests = installManifests(root);
+  assertEquals(manifests.map((m) => m.status), ["installed-recovery-required"]);
+  assert(!pathExists(join(root, ".bimri-update-backups")), "no code-only update receipt");
+  // The repair is the owner's; a second install (now a 5.1.0 code-only update) says the same.
   const again = await install(root, true);
   assertEquals(again.code, 0, again.stdout + again.stderr);
   assertMatch(again.stdout, /^READ-ONLY AUDIT: RECOVERY REQUIRED$/m);
@@ -156,16 +164,25 @@ Deno.test("install into a v5.0.2 store with a damaged conflict record activates 
   assert(pathExists(join(root, ".bimri/runtime.local.json")), "runtime binding");
 });
 
-Deno.test("a rolled-back update after a v5.0.1 upgrade says that the upgrade did change memory", async () => {
+Deno.test("a failed self-check after a v5.0.1 upgrade rolls the upgrade back with everything else", async () => {
   const root = await copyFixture(V501);
+  const before = hashTree(root);
   const r = await install(root, true, { BIMRI_FORCE_SELF_CHECK_FAILURE: "1" });
   assertEquals(r.code, 2, r.stdout + r.stderr);
   assertMatch(
     r.stderr,
-    /^BIMRI ERROR: code-only update failed; the program files were rolled back and memory was not changed by the update itself \(before it, the v5\.0\.1 store was brought to 5\.1\.0, its exact prior state kept at \.bimri\/backups\/state-v5\.0\.1-[0-9a-f]{64}\.json\)\. /,
+    /^BIMRI ERROR: installation self-check failed; target files were rolled back\. Backups: \.bimri\/install-backups\/[^ ]+\. Cause: forced self-check failure/,
   );
+  // Only the backup folder (with its rolled-back receipt) and the engine's lock file are new.
+  const after = new Map(
+    [...hashTree(root)].filter(([path]) =>
+      !path.startsWith(".bimri/install-backups/") && path !== ".bimri/engine.lock"
+    ),
+  );
+  assertEquals(diffTrees(before, after), null);
+  assertEquals(installManifests(root).map((m) => m.status), ["rolled-back"]);
   const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri/state.json")));
-  assertEquals(state.bimri_version, "5.1.0");
+  assertEquals(state.bimri_version, "5.0.1");
   assert(!pathExists(join(root, "AGENTS.md")), "program files rolled back");
 });
 
