@@ -92,6 +92,22 @@ export type ProposeResult = {
   notices: string[];
 };
 
+/** How a caller that stages many proposals in one locked operation (a share import) may stage. */
+export type ProposeOptions = {
+  /**
+   * The caller guarantees the run holds no proposal for this key yet (an
+   * import run takes each key once), so the same-run scan, which reads every
+   * earlier proposal of the run, is skipped.
+   */
+  freshKey?: boolean;
+  /**
+   * Leave state.json to the caller's next save. The proposal and its log
+   * markers are the durable record; the state would only gain the run's
+   * `last_activity_at`, which the caller's commit saves.
+   */
+  deferStateSave?: boolean;
+};
+
 const OPERATIONS = ["set", "touch", "close"];
 const KINDS = ["decision", "fact", "pref", "rule"];
 const STATUSES = ["active", "watch", "closed"];
@@ -251,7 +267,11 @@ function sameRunDuplicate(
 }
 
 /** Stages a proposal (must run under the engine lock). */
-export function propose(store: Store, input: ProposeInput): ProposeResult {
+export function propose(
+  store: Store,
+  input: ProposeInput,
+  options: ProposeOptions = {},
+): ProposeResult {
   const key = validateProposeFlags(input);
   const operation = (input.operation ?? "set") as Proposal["operation"];
   const trust = input.trust ?? "working";
@@ -326,7 +346,7 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
       `${run} is already closed in its log (its close was interrupted); run close --run ${run} to finish closing it, then start a new run.`,
     );
   }
-  const existingIds = runProposalIds(store.paths, run, log.proposalMarkers);
+  const existingIds = options.freshKey ? [] : runProposalIds(store.paths, run, log.proposalMarkers);
   const { id: proposalId, mentions } = nextProposalId(store, run, log.proposalMarkers);
   if (log.maxEntry + 1 > 999) {
     throw new BimriError(
@@ -490,8 +510,10 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     `[PROPOSE:${proposalId}] [${operation}] [K:${key}] [BASE:${proposal.base_hash}] ${text}`,
   );
   store.state.active_runs[run].last_activity_at = utcTimestamp();
-  saveState(store.paths, store.state);
-  refreshAuthoritySummary(store);
+  if (!options.deferStateSave) {
+    saveState(store.paths, store.state);
+    refreshAuthoritySummary(store);
+  }
   return {
     proposal_id: proposalId,
     created: true,

@@ -19,7 +19,8 @@ import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { startRun } from "../memory/runs.ts";
-import { propose, type ProposeInput } from "../memory/propose.ts";
+import { propose, type ProposeInput, type ProposeOptions } from "../memory/propose.ts";
+import { refreshView } from "../memory/view_sync.ts";
 import { requireProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { raiseStaleBaseConflict } from "../memory/conflicts.ts";
@@ -135,27 +136,62 @@ class Pull {
 
   /** Commits the pending effect of `key`, if any. */
   flush(key: string): void {
-    const record = this.pendingApply.get(key);
-    if (!record) return;
-    this.pendingApply.delete(key);
-    if (sameContent(record.entry, this.liveContent(key))) {
-      this.result.noop++;
-      return;
-    }
-    const run = this.runFor(record.replica, key);
-    const staged = this.stage(run, record);
-    if (staged === null) return;
-    const summary = applyPendingProposals(this.store, run.run);
-    this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
-    if (summary.applied > 0) this.result.applied++;
-    else if (summary.held > 0) this.result.held++;
-    else this.result.noop++;
+    this.commitPending([key]);
   }
 
-  /** An import run for `replica` in which `key` has no proposal yet. */
-  runFor(replica: string, key: string): ImportRun {
+  /**
+   * Commits the pending effects of `keys` through the normal protocol, in as
+   * few syncs as the runs allow: each replica's effects are staged as the
+   * proposals of one import run (distinct keys, at most RUN_PROPOSALS), then
+   * that run is synced once. Every accepted effect still takes its own
+   * revision (the protocol's unit); what is shared is the sync's fixed cost
+   * (reading the run, proving its decisions) and the view, written once per
+   * sync instead of once per effect. Staging right before its own sync keeps
+   * every proposal's base the head it is applied to.
+   */
+  commitPending(keys: string[]): void {
+    const byReplica = new Map<string, ShareRecord[]>();
+    for (const key of keys) {
+      const record = this.pendingApply.get(key);
+      if (!record) continue;
+      this.pendingApply.delete(key);
+      if (sameContent(record.entry, this.liveContent(key))) {
+        this.result.noop++;
+        continue;
+      }
+      const list = byReplica.get(record.replica) ?? [];
+      list.push(record);
+      byReplica.set(record.replica, list);
+    }
+    for (const replica of [...byReplica.keys()].sort()) {
+      const records = byReplica.get(replica)!;
+      for (let at = 0; at < records.length; at += RUN_PROPOSALS) {
+        const chunk = records.slice(at, at + RUN_PROPOSALS);
+        const run = this.runForBatch(replica, chunk.map((r) => r.key));
+        let staged = 0;
+        for (const record of chunk) {
+          run.keys.add(record.key);
+          run.proposals++;
+          if (this.stage(run, record, { freshKey: true, deferStateSave: true }) !== null) staged++;
+        }
+        if (staged === 0) continue;
+        const summary = applyPendingProposals(this.store, run.run, { deferView: true });
+        this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
+        if (summary.applied > 0) refreshView(this.store);
+        this.result.applied += summary.applied;
+        this.result.held += summary.held;
+        this.result.noop += staged - summary.applied - summary.held;
+      }
+    }
+  }
+
+  /** An import run for `replica` with room for `keys`, none of which it has proposed yet. */
+  runForBatch(replica: string, keys: string[]): ImportRun {
     let run = this.runs.get(replica);
-    if (run && (run.proposals >= RUN_PROPOSALS || run.keys.has(key))) {
+    if (
+      run &&
+      (run.proposals + keys.length > RUN_PROPOSALS || keys.some((key) => run!.keys.has(key)))
+    ) {
       this.closeImportRun(run);
       run = undefined;
     }
@@ -164,6 +200,12 @@ class Pull {
       run = { run: started.run, proposals: 0, keys: new Set() };
       this.runs.set(replica, run);
     }
+    return run;
+  }
+
+  /** An import run for `replica` in which `key` has no proposal yet. */
+  runFor(replica: string, key: string): ImportRun {
+    const run = this.runForBatch(replica, [key]);
     run.keys.add(key);
     run.proposals++;
     return run;
@@ -174,7 +216,7 @@ class Pull {
   }
 
   /** Stages `record` as a proposal of `run`; null (reported) when it cannot be proposed. */
-  stage(run: ImportRun, record: ShareRecord): string | null {
+  stage(run: ImportRun, record: ShareRecord, options: ProposeOptions = {}): string | null {
     const live = findLive(this.store.head.view, this.store.state, record.key);
     const entry = record.entry;
     const input: ProposeInput = {
@@ -212,7 +254,7 @@ class Pull {
     // import may have moved the key since this run last synced).
     this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
     try {
-      return propose(this.store, input).proposal_id;
+      return propose(this.store, input, options).proposal_id;
     } catch (error) {
       if (!(error instanceof BimriError)) throw error;
       this.result.held++;
@@ -348,7 +390,7 @@ class Pull {
   }
 
   finish(): void {
-    for (const key of [...this.pendingApply.keys()]) this.flush(key);
+    this.commitPending([...this.pendingApply.keys()]);
     for (const run of this.runs.values()) this.closeImportRun(run);
     this.runs.clear();
   }
