@@ -6,7 +6,8 @@
  * every replica answers the same text for every key, and every exported
  * record is accounted for: its effect is current, a causal successor
  * superseded it, or it is a conflict candidate or an owner's answer.
- * BIMRI_SHARE_SEED picks another seed.
+ * BIMRI_SHARE_SEEDS=1,2,3 runs one test per seed (BIMRI_SHARE_SEED, one
+ * seed, still works); the default is the fixed seed below.
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
@@ -81,8 +82,25 @@ function contestedImports(replicas: string[]): Set<string> {
   return out;
 }
 
-Deno.test("seeded random changes and pull orders over 3-5 replicas converge and lose no record", async () => {
-  const seed = Number(Deno.env.get("BIMRI_SHARE_SEED") ?? "20261205");
+/** The seeds to run: BIMRI_SHARE_SEEDS (comma-separated), else BIMRI_SHARE_SEED, else the default. */
+function seeds(): number[] {
+  const raw = Deno.env.get("BIMRI_SHARE_SEEDS") ?? Deno.env.get("BIMRI_SHARE_SEED") ?? "20261205";
+  const out = raw.split(",").map((s) => s.trim()).filter((s) => s !== "").map(Number);
+  for (const seed of out) {
+    if (!Number.isSafeInteger(seed)) {
+      throw new Error(`BIMRI_SHARE_SEEDS: not an integer seed in ${raw}`);
+    }
+  }
+  return out;
+}
+
+for (const seed of seeds()) {
+  Deno.test(`seeded random changes and pull orders over 3-5 replicas converge and lose no record (seed ${seed})`, async () => {
+    await property(seed);
+  });
+}
+
+async function property(seed: number): Promise<void> {
   const random = mulberry32(seed);
   const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
   const base = await tempStore("bimri-prop-");
@@ -198,4 +216,4 @@ Deno.test("seeded random changes and pull orders over 3-5 replicas converge and 
     const doctor = await bimri(root, ["doctor"]);
     assertEquals(doctor.code, 0, doctor.stdout);
   }));
-});
+}
