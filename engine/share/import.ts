@@ -19,7 +19,13 @@ import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { startRun } from "../memory/runs.ts";
-import { propose, type ProposeInput, type ProposeOptions } from "../memory/propose.ts";
+import {
+  newProposalBatch,
+  propose,
+  type ProposeInput,
+  type ProposeOptions,
+  writeProposalBatch,
+} from "../memory/propose.ts";
 import { refreshView } from "../memory/view_sync.ts";
 import { requireProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
@@ -168,12 +174,21 @@ class Pull {
       for (let at = 0; at < records.length; at += RUN_PROPOSALS) {
         const chunk = records.slice(at, at + RUN_PROPOSALS);
         const run = this.runForBatch(replica, chunk.map((r) => r.key));
+        const batch = newProposalBatch(run.run);
         let staged = 0;
         for (const record of chunk) {
           run.keys.add(record.key);
           run.proposals++;
-          if (this.stage(run, record, { freshKey: true, deferStateSave: true }) !== null) staged++;
+          // A new pattern's ID is allocated from the proposal files on disk:
+          // what the batch holds so far is written first.
+          const newPattern = record.entry?.tier === 3 &&
+            findLive(this.store.head.view, this.store.state, record.key)?.entry.tier !== 3;
+          if (newPattern) writeProposalBatch(this.store, batch);
+          const options: ProposeOptions = { freshKey: true, deferStateSave: true };
+          if (!newPattern) options.batch = batch;
+          if (this.stage(run, record, options) !== null) staged++;
         }
+        writeProposalBatch(this.store, batch);
         if (staged === 0) continue;
         const summary = applyPendingProposals(this.store, run.run, { deferView: true });
         this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
