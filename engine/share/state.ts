@@ -14,7 +14,8 @@ import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { EVENT_ID, mintReplicaId, REPLICA_ID } from "./ids.ts";
+import { EVENT_ID, eventId, mintReplicaId, recordName, REPLICA_ID } from "./ids.ts";
+import { parseRecordBytes, type ShareRecord } from "./record.ts";
 import type { Vector } from "./vector.ts";
 
 /** The committed folder that carries every replica's records. */
@@ -53,6 +54,10 @@ export type ShareState = {
   /** Replica IDs this store wrote under before it was copied or moved. */
   retired: string[];
   counts: ImportCounts;
+  /** `share init` is exporting the existing memory as seed records (a crash resumes it). */
+  seeding: boolean;
+  /** `nextSeq` as last saved (not stored): how far the saved export cursor lags behind. */
+  savedSeq: number;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -157,6 +162,8 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
       ? raw.retired.filter((r): r is string => typeof r === "string" && REPLICA_ID.test(r))
       : [],
     counts,
+    seeding: raw.seeding === true,
+    savedSeq: 0,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
@@ -164,9 +171,52 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     state.replica = replica;
     state.nextSeq = 1;
   }
+  state.savedSeq = state.nextSeq;
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
+  rollForward(ctx);
   if (forWrite && state.storePath !== paths.root) remint(ctx);
   return ctx;
+}
+
+/**
+ * Brings the export cursor up to this replica's own records on disk. A
+ * record is created (exclusively, durably) before the cursor names it, and
+ * an everyday export saves the cursor only every CURSOR_LAG records (see
+ * `exportedChange`), so the records past `nextSeq` are replayed here: each
+ * makes its event the key's current one and a change names the last source
+ * exported. A resolution whose bookkeeping is still pending stops the replay:
+ * its own recovery (`exportResolution`) adopts the record. On the everyday
+ * path this costs one failed open.
+ */
+function rollForward(ctx: ShareContext): void {
+  const s = ctx.state;
+  for (;;) {
+    const bytes = readBytesOrNull(join(ctx.shareDir, s.replica, recordName(s.nextSeq)));
+    if (bytes === null) return;
+    let record: ShareRecord;
+    try {
+      record = parseRecordBytes(bytes, s.replica, s.nextSeq);
+    } catch {
+      return; // Not a record this replica wrote: the next export refuses the name.
+    }
+    if (record.kind === "resolution" && record.source === s.pendingResolution) return;
+    keysOf(ctx)[record.key] = [eventId(s.replica, s.nextSeq)];
+    if (record.kind === "change") s.lastSource = record.source;
+    s.nextSeq++;
+  }
+}
+
+/**
+ * How many everyday exports may pass before the cursor is saved again: the
+ * saved cursor may lag that far behind the records (replayed by
+ * `rollForward` on every load), which spares each sync and close two
+ * durable rewrites of the share state.
+ */
+export const CURSOR_LAG = 8;
+
+/** After an everyday export: saves the cursor once it lags CURSOR_LAG records behind. */
+export function exportedChange(ctx: ShareContext): void {
+  if (ctx.state.nextSeq - ctx.state.savedSeq >= CURSOR_LAG) saveShare(ctx);
 }
 
 /** The key -> shared events map, read on first use. */
@@ -216,6 +266,8 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     candidates: {},
     retired: [],
     counts: emptyCounts(),
+    seeding: false,
+    savedSeq: 1,
   };
 }
 
@@ -241,7 +293,9 @@ export function saveShare(ctx: ShareContext): void {
       pending_resolution: s.pendingResolution,
       replica: s.replica,
       retired: s.retired,
+      seeding: s.seeding,
       vector: s.vector,
     }),
   );
+  s.savedSeq = s.nextSeq;
 }

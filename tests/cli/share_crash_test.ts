@@ -3,7 +3,8 @@
  * killed (BIMRI_FAULT) after the commit is durable but before the record is
  * written, or after the record but before the share state names it. The next
  * command of the store finishes the export exactly once, and the following
- * change takes the next seq.
+ * change takes the next seq. The same holds for `share init` killed part-way
+ * through exporting the existing memory as seed records.
  */
 import { join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
@@ -101,3 +102,30 @@ Deno.test("a resolve killed before its record is exported once by the next comma
   assertEquals(records[2].source, conflict);
   sourcesOnce(records);
 });
+
+for (const next of ["start", "share init", "share status"]) {
+  Deno.test(`share init killed part-way through seeding is finished exactly once by the next ${next}`, async () => {
+    const root = await tempStore();
+    await agentSets(root, "codex", { "k.one": "One.", "k.two": "Two.", "k.three": "Three." });
+    const killed = await bimri(root, ["share", "init", "--yes"], {
+      env: { BIMRI_FAULT: "share-after-seed" },
+    });
+    assertEquals(killed.code, 86, killed.stderr);
+    assertEquals(exported(root).length, 1);
+    const args = next.split(" ");
+    if (next === "start") args.push("--actor", "codex");
+    if (next === "share init") args.push("--yes");
+    await must(root, args);
+    await must(root, args);
+    const seeds = exported(root);
+    assertEquals(seeds.map((r) => r.source), ["seed", "seed", "seed"]);
+    assertEquals(seeds.map((r) => r.key).sort(), ["k.one", "k.three", "k.two"]);
+    assertEquals(seeds.map((r) => r.seq), [1, 2, 3]);
+    // The next change takes the next seq and replaces its key's seed.
+    await agentSets(root, "codex", { "k.two": "Two v2." });
+    const after = exported(root);
+    assertEquals(after.length, 4);
+    assertEquals(after[3].text, "Two v2.");
+    sourcesOnce(after);
+  });
+}
