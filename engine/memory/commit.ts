@@ -125,6 +125,7 @@ export type ApplyOptions = {
    * revision and state are still durable before its decision; a crash before
    * the caller's refresh leaves bimri.md at an older referenced revision,
    * which the next command heals as it does after a crash at `after-state`.
+   * The state's derived marks (saveState) wait for the command's last save too.
    */
   deferView?: boolean;
 };
@@ -419,7 +420,9 @@ function commitSteps(
   next.head_revision = revision;
   next.head_hash = hash;
   next.last_revision_reason = `accepted ${id}`;
-  saveState(paths, next);
+  // A deferred view means more commits follow in this command: the derived
+  // marks of the state are written once, by the command's last state save.
+  saveState(paths, next, { derived: !deferView });
   store.state = next;
   store.head = makeHead(revision, plan.text, hash, next.entry_max_chars, { view: plan.view });
   faultPoint("after-state");
