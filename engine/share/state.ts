@@ -45,6 +45,11 @@ export type ShareState = {
    * (kept in its own file and read only when needed: see keysOf).
    */
   keys: Record<string, string[]> | null;
+  /**
+   * Key events replayed from records past the saved cursor while `keys` was
+   * not read yet (applied on top of the file when it is: see keysOf).
+   */
+  replayed: [string, string][];
   /** The source (proposal ID) of the last exported change. */
   lastSource: string | null;
   /** A resolution whose record is not written yet. */
@@ -155,6 +160,7 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     nextSeq: typeof raw.next_seq === "number" ? raw.next_seq : 1,
     vector: numberMap(raw.vector),
     keys: null,
+    replayed: [],
     lastSource: typeof raw.last_source === "string" ? raw.last_source : null,
     pendingResolution: typeof raw.pending_resolution === "string" ? raw.pending_resolution : null,
     candidates,
@@ -200,7 +206,10 @@ function rollForward(ctx: ShareContext): void {
       return; // Not a record this replica wrote: the next export refuses the name.
     }
     if (record.kind === "resolution" && record.source === s.pendingResolution) return;
-    keysOf(ctx)[record.key] = [eventId(s.replica, s.nextSeq)];
+    // The key map is read only by a command that needs it (most do not).
+    const event = eventId(s.replica, s.nextSeq);
+    if (s.keys !== null) s.keys[record.key] = [event];
+    else s.replayed.push([record.key, event]);
     if (record.kind === "change") s.lastSource = record.source;
     s.nextSeq++;
   }
@@ -229,6 +238,8 @@ export function keysOf(ctx: ShareContext): Record<string, string[]> {
       keys[k] = v.filter((e): e is string => typeof e === "string" && EVENT_ID.test(e));
     }
   }
+  for (const [key, event] of ctx.state.replayed) keys[key] = [event];
+  ctx.state.replayed = [];
   ctx.state.keys = keys;
   return keys;
 }
@@ -261,6 +272,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     nextSeq: 1,
     vector: {},
     keys: {},
+    replayed: [],
     lastSource: null,
     pendingResolution: null,
     candidates: {},
@@ -282,6 +294,8 @@ export function seenVector(state: ShareState): Vector {
 /** Atomically saves `share.local.json` (and the key map when it was read). */
 export function saveShare(ctx: ShareContext): void {
   const s = ctx.state;
+  // Replayed events must reach the key file before the cursor moves past them.
+  if (s.replayed.length > 0) keysOf(ctx);
   if (s.keys !== null) atomicReplace(shareKeysFile(ctx.paths), canonicalJson(s.keys));
   atomicReplace(
     shareStateFile(ctx.paths),

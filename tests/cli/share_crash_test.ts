@@ -129,3 +129,27 @@ for (const next of ["start", "share init", "share status"]) {
     sourcesOnce(after);
   });
 }
+
+Deno.test("a cursor saved only every few exports still names each key's last record", async () => {
+  const root = await tempStore();
+  await agentSets(root, "codex", { "k.base": "Base." });
+  await must(root, ["share", "init", "--yes"]);
+  // Twelve exports, one key each: the saved cursor lags behind and catches up
+  // from the records on disk, across a save in the middle.
+  for (let i = 0; i < 12; i++) await agentSets(root, "codex", { [`k.n${i}`]: `N${i}.` });
+  for (const i of [0, 5, 11]) await agentSets(root, "codex", { [`k.n${i}`]: `N${i} v2.` });
+  const records = exported(root);
+  sourcesOnce(records);
+  assertEquals(records.length, 16);
+  const share = join(root, ".bimri-share");
+  const replica = [...Deno.readDirSync(share)].find((e) => e.isDirectory)!.name;
+  const read = (seq: number) =>
+    JSON.parse(Deno.readTextFileSync(join(share, replica, `${String(seq).padStart(8, "0")}.json`)));
+  // Seq 1 is the seed; k.n<i> was first exported as seq i + 2.
+  for (const [seq, i] of [[14, 0], [15, 5], [16, 11]]) {
+    const record = read(seq);
+    assertEquals(record.key, `k.n${i}`);
+    assertEquals(record.replaces, `${replica}:${i + 2}`);
+    assertEquals(record.vector[replica], seq - 1);
+  }
+});
