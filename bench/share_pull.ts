@@ -17,7 +17,10 @@
  *    and an unshared store of the same content, measured A/B interleaved:
  *    each command runs on both stores back to back, in an order that
  *    alternates every sample, so drift in the machine's load falls on both
- *    sides alike. p50 and p95 per command and their ratio shared/unshared.
+ *    sides alike. p50 and p95 per command and their ratio shared/unshared;
+ *    the median of the per-sample paired ratios; and, where python3 can
+ *    report it (getrusage of the child), the ratio of CPU time (user + system), which another
+ *    process's load on the shared cores disturbs far less than wall time.
  *
  *   deno run -A bench/share_pull.ts [--samples 25] [--pull-samples 3]
  *     [--only floor,chains,distinct,everyday] [--keep]
@@ -32,22 +35,52 @@ import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
 
-async function run(main: string, args: string[]): Promise<{ ms: number; out: string }> {
+/**
+ * Runs a command and reports its own wall time and its CPU time (user +
+ * system, microseconds from getrusage) on stderr, so the wrapper's start-up
+ * counts in neither. python3 is on every machine (the conformance runner).
+ */
+const MEASURE = [
+  "import resource, subprocess, sys, time",
+  "t = time.perf_counter()",
+  "r = subprocess.run(sys.argv[1:])",
+  "w = time.perf_counter() - t",
+  "u = resource.getrusage(resource.RUSAGE_CHILDREN)",
+  "sys.stderr.write('BIMRI_TIMES=%f %f\\n' % (w * 1000, (u.ru_utime + u.ru_stime) * 1000))",
+  "sys.exit(r.returncode)",
+].join("\n");
+
+const PYTHON = (() => {
+  for (const path of ["/usr/bin/python3", "/usr/local/bin/python3"]) {
+    try {
+      if (Deno.statSync(path).isFile) return path;
+    } catch { /* next */ }
+  }
+  return null;
+})();
+
+/** One process: wall time, and its CPU time (user + system) where python3 can report it. */
+type Timed = { ms: number; cpuMs: number | null; out: string };
+
+async function run(main: string, args: string[]): Promise<Timed> {
+  const base = [Deno.execPath(), "run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, main];
+  const cmd = PYTHON ? [PYTHON, "-c", MEASURE, ...base, ...args] : [...base, ...args];
   const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, main, ...args],
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const ms = performance.now() - t0;
+  let ms = performance.now() - t0;
   const text = new TextDecoder().decode(out.stdout);
-  if (out.code !== 0) {
-    throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return { ms, out: text };
+  const stderr = new TextDecoder().decode(out.stderr);
+  if (out.code !== 0) throw new Error(`${args.join(" ")} failed: ${stderr}`);
+  const times = /BIMRI_TIMES=([0-9.]+) ([0-9.]+)/.exec(stderr);
+  if (times) ms = Number(times[1]);
+  return { ms, cpuMs: times ? Number(times[2]) : null, out: text };
 }
 
-function bimri(root: string, args: string[]): Promise<{ ms: number; out: string }> {
+function bimri(root: string, args: string[]): Promise<Timed> {
   return run(MAIN, ["--root", root, ...args]);
 }
 
@@ -132,6 +165,12 @@ function quantile(values: number[], q: number): number {
   );
 }
 
+/** The `q` quantile of `values` (nearest rank), unrounded. */
+function quantileRaw(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1))];
+}
+
 /** A time as a multiple of the floor's p50. */
 function times(ms: number, floor: number): string {
   return floor > 0 ? `${(ms / floor).toFixed(1)}x floor` : "";
@@ -168,13 +207,27 @@ const EVERYDAY = ["start", "journal", "propose", "sync", "get", "close"] as cons
  * One cycle of an agent's session per sample on both stores, each command
  * run on both sides back to back; odd samples run the shared side first.
  */
-async function everyday(
-  roots: Record<Side, string>,
-  samples: number,
-): Promise<Record<Side, Record<string, number[]>>> {
-  const out: Record<Side, Record<string, number[]>> = { unshared: {}, shared: {} };
-  for (const side of ["unshared", "shared"] as const) {
-    for (const c of EVERYDAY) out[side][c] = [];
+type Everyday = {
+  /** Wall times per side and command. */
+  wall: Record<Side, Record<string, number[]>>;
+  /** CPU times (user + system) per side and command (empty without python3). */
+  cpu: Record<Side, Record<string, number[]>>;
+  /** Per sample, shared wall time over the unshared one run right beside it. */
+  paired: Record<string, number[]>;
+};
+
+async function everyday(roots: Record<Side, string>, samples: number): Promise<Everyday> {
+  const out: Everyday = {
+    wall: { unshared: {}, shared: {} },
+    cpu: { unshared: {}, shared: {} },
+    paired: {},
+  };
+  for (const c of EVERYDAY) {
+    out.paired[c] = [];
+    for (const side of ["unshared", "shared"] as const) {
+      out.wall[side][c] = [];
+      out.cpu[side][c] = [];
+    }
   }
   for (let i = 0; i < samples; i++) {
     const order: Side[] = i % 2 === 0 ? ["unshared", "shared"] : ["shared", "unshared"];
@@ -197,11 +250,15 @@ async function everyday(
       }
     };
     for (const command of EVERYDAY) {
+      const wall: Partial<Record<Side, number>> = {};
       for (const side of order) {
         const done = await bimri(roots[side], args(side, command));
-        out[side][command].push(done.ms);
+        wall[side] = done.ms;
+        out.wall[side][command].push(done.ms);
+        if (done.cpuMs !== null) out.cpu[side][command].push(done.cpuMs);
         if (command === "start") runs[side] = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(done.out)![1];
       }
+      out.paired[command].push(wall.shared! / wall.unshared!);
     }
   }
   return out;
@@ -296,26 +353,45 @@ if (import.meta.main) {
     await everydayStore(roots.shared, true);
     const got = await everyday(roots, samples);
     console.log(
-      `everyday commands, A/B interleaved over ${samples} samples (ms): command | unshared p50 p95 | shared p50 p95 | ratio p50 p95`,
+      `everyday commands, A/B interleaved over ${samples} samples (ms): command | unshared p50 p95 | shared p50 p95 | ratio p50 p95 | paired ratio p50 | cpu ratio p50 p95`,
     );
-    const table: Record<string, Record<string, number>> = {};
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    const table: Record<string, Record<string, number | null>> = {};
     for (const c of EVERYDAY) {
-      const u50 = quantile(got.unshared[c], 0.5);
-      const u95 = quantile(got.unshared[c], 0.95);
-      const s50 = quantile(got.shared[c], 0.5);
-      const s95 = quantile(got.shared[c], 0.95);
-      const r50 = Math.round((s50 / u50) * 100) / 100;
-      const r95 = Math.round((s95 / u95) * 100) / 100;
+      const u50 = quantile(got.wall.unshared[c], 0.5);
+      const u95 = quantile(got.wall.unshared[c], 0.95);
+      const s50 = quantile(got.wall.shared[c], 0.5);
+      const s95 = quantile(got.wall.shared[c], 0.95);
+      const paired = Math.round(quantileRaw(got.paired[c], 0.5) * 100) / 100;
+      const hasCpu = got.cpu.shared[c].length > 0 && got.cpu.unshared[c].length > 0;
+      const c50 = hasCpu
+        ? ratio(quantile(got.cpu.shared[c], 0.5), quantile(got.cpu.unshared[c], 0.5))
+        : null;
+      const c95 = hasCpu
+        ? ratio(quantile(got.cpu.shared[c], 0.95), quantile(got.cpu.unshared[c], 0.95))
+        : null;
+      const r50 = ratio(s50, u50);
+      const r95 = ratio(s95, u95);
       console.log(
         `  ${c.padEnd(8)} | ${String(u50).padStart(4)} ${String(u95).padStart(4)} | ${
           String(s50).padStart(4)
-        } ${String(s95).padStart(4)} | ${r50.toFixed(2)} ${r95.toFixed(2)}${
-          r50 > 1.1 ? "  (over 1.10)" : ""
+        } ${String(s95).padStart(4)} | ${r50.toFixed(2)} ${r95.toFixed(2)} | ${
+          paired.toFixed(2)
+        } | ${c50?.toFixed(2) ?? "n/a"} ${c95?.toFixed(2) ?? "n/a"}${
+          r50 > 1.1 || paired > 1.1 ? "  (over 1.10)" : ""
         }`,
       );
-      table[c] = { unshared_p50: u50, unshared_p95: u95, shared_p50: s50, shared_p95: s95 };
-      table[c].ratio_p50 = r50;
-      table[c].ratio_p95 = r95;
+      table[c] = {
+        unshared_p50: u50,
+        unshared_p95: u95,
+        shared_p50: s50,
+        shared_p95: s95,
+        ratio_p50: r50,
+        ratio_p95: r95,
+        paired_ratio_p50: paired,
+        cpu_ratio_p50: c50,
+        cpu_ratio_p95: c95,
+      };
     }
     figures.everyday = table;
   }
