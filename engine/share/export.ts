@@ -24,15 +24,7 @@ import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
-import {
-  exportedChange,
-  isShared,
-  keysOf,
-  loadShare,
-  saveShare,
-  seenVector,
-  type ShareContext,
-} from "./state.ts";
+import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { sortedVector } from "./vector.ts";
 
 /** The fields of a record that the caller decides. */
@@ -114,8 +106,7 @@ function exportChange(store: Store, ctx: ShareContext, proposalId: string): void
     source: proposalId,
   });
   ctx.state.lastSource = proposalId;
-  // The record is the durable fact; the cursor catches up (see rollForward).
-  exportedChange(ctx);
+  saveShare(ctx);
 }
 
 /**

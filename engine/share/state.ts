@@ -61,8 +61,6 @@ export type ShareState = {
   counts: ImportCounts;
   /** `share init` is exporting the existing memory as seed records (a crash resumes it). */
   seeding: boolean;
-  /** `nextSeq` as last saved (not stored): how far the saved export cursor lags behind. */
-  savedSeq: number;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -169,7 +167,6 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
       : [],
     counts,
     seeding: raw.seeding === true,
-    savedSeq: 0,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
@@ -177,7 +174,6 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     state.replica = replica;
     state.nextSeq = 1;
   }
-  state.savedSeq = state.nextSeq;
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
   rollForward(ctx);
   if (forWrite && state.storePath !== paths.root) remint(ctx);
@@ -186,13 +182,13 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
 
 /**
  * Brings the export cursor up to this replica's own records on disk. A
- * record is created (exclusively, durably) before the cursor names it, and
- * an everyday export saves the cursor only every CURSOR_LAG records (see
- * `exportedChange`), so the records past `nextSeq` are replayed here: each
- * makes its event the key's current one and a change names the last source
- * exported. A resolution whose bookkeeping is still pending stops the replay:
- * its own recovery (`exportResolution`) adopts the record. On the everyday
- * path this costs one failed open.
+ * record is created (exclusively, durably) before the cursor names it, so
+ * after a crash between the two (an export, or `share init` seeding) the
+ * records past `nextSeq` are replayed here: each makes its event the key's
+ * current one and a change names the last source exported. A resolution
+ * whose bookkeeping is still pending stops the replay: its own recovery
+ * (`exportResolution`) adopts the record. On the everyday path this costs
+ * one failed open.
  */
 function rollForward(ctx: ShareContext): void {
   const s = ctx.state;
@@ -213,19 +209,6 @@ function rollForward(ctx: ShareContext): void {
     if (record.kind === "change") s.lastSource = record.source;
     s.nextSeq++;
   }
-}
-
-/**
- * How many everyday exports may pass before the cursor is saved again: the
- * saved cursor may lag that far behind the records (replayed by
- * `rollForward` on every load), which spares each sync and close two
- * durable rewrites of the share state.
- */
-export const CURSOR_LAG = 8;
-
-/** After an everyday export: saves the cursor once it lags CURSOR_LAG records behind. */
-export function exportedChange(ctx: ShareContext): void {
-  if (ctx.state.nextSeq - ctx.state.savedSeq >= CURSOR_LAG) saveShare(ctx);
 }
 
 /** The key -> shared events map, read on first use. */
@@ -279,7 +262,6 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     retired: [],
     counts: emptyCounts(),
     seeding: false,
-    savedSeq: 1,
   };
 }
 
@@ -311,5 +293,4 @@ export function saveShare(ctx: ShareContext): void {
       vector: s.vector,
     }),
   );
-  s.savedSeq = s.nextSeq;
 }

@@ -130,12 +130,11 @@ for (const next of ["start", "share init", "share status"]) {
   });
 }
 
-Deno.test("a cursor saved only every few exports still names each key's last record", async () => {
+Deno.test("many exports in a row: each names its key's previous record and what it saw", async () => {
   const root = await tempStore();
   await agentSets(root, "codex", { "k.base": "Base." });
   await must(root, ["share", "init", "--yes"]);
-  // Twelve exports, one key each: the saved cursor lags behind and catches up
-  // from the records on disk, across a save in the middle.
+  // Twelve exports, one key each, then three keys again.
   for (let i = 0; i < 12; i++) await agentSets(root, "codex", { [`k.n${i}`]: `N${i}.` });
   for (const i of [0, 5, 11]) await agentSets(root, "codex", { [`k.n${i}`]: `N${i} v2.` });
   const records = exported(root);
