@@ -13,6 +13,10 @@
  * - an owner's resolution exported by another replica dominates both sides:
  *   it applies, and this replica's own open conflict on the key is closed
  *   with the same answer instead of asking the owner again.
+ *
+ * The effects to commit are decided first and saved in the share state with
+ * the cursor that assumes them (`importing`); a pull killed while committing
+ * them is finished by the next locked command (`finishImport`).
  */
 import { BimriError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
@@ -35,9 +39,9 @@ import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.t
 import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
 import { resolveConflict } from "../memory/resolve.ts";
 import { classifyRecord, sameContent, sharedEntryOf } from "./classify.ts";
-import { eventId, importActor } from "./ids.ts";
+import { eventId, importActor, isImportActor } from "./ids.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
-import { problemMessage, scanShare, type ShareProblem } from "./scan.ts";
+import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
 import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { causallyReady, vectorCovers } from "./vector.ts";
 
@@ -449,8 +453,63 @@ function proposalContent(p: ReturnType<typeof requireProposal>["proposal"]): Sha
     : { tier: 2, importance: p.importance, status: p.status, ...claim };
 }
 
+/**
+ * Finishes a pull killed while committing its decided effects (the share
+ * state's `importing` list), under the engine lock before anything else may
+ * change memory: the import runs it left open are closed (which applies what
+ * they staged), then every listed effect that is not current yet is
+ * committed, so each lands exactly once. Returns how many were committed here.
+ */
+export function finishImport(store: Store, ctx: ShareContext): number {
+  if (importing || ctx.state.importing.length === 0) return 0;
+  importing = true;
+  try {
+    return finishImportNow(store, ctx);
+  } finally {
+    importing = false;
+  }
+}
+
+/**
+ * True while this process imports: closing an import run runs the recovery
+ * hook of every locked command (finishPendingExports), which must not take
+ * the pull's own list for a killed pull's.
+ */
+let importing = false;
+
+function finishImportNow(store: Store, ctx: ShareContext): number {
+  for (const [run, active] of Object.entries(store.state.active_runs)) {
+    if (isImportActor(active.actor)) {
+      closeRun(store, run, "partial", "share pull was interrupted; finished by the next command");
+    }
+  }
+  const pull = new Pull(store, ctx);
+  for (const event of ctx.state.importing) {
+    const [replica, seq] = event.split(":");
+    const record = readRecordFile(ctx, replica, Number(seq));
+    if (isProblem(record)) continue; // A record gone bad since: refused by the next scan.
+    if (sameContent(record.entry, pull.liveContent(record.key))) continue;
+    pull.pendingApply.set(record.key, record);
+  }
+  const due = pull.pendingApply.size;
+  pull.finish();
+  ctx.state.importing = [];
+  saveShare(ctx);
+  return due;
+}
+
 /** Imports every waiting record; must run under the engine lock on a replica's store. */
 export function pullShare(store: Store, ctx: ShareContext): PullResult {
+  finishImport(store, ctx);
+  importing = true;
+  try {
+    return pullNow(store, ctx);
+  } finally {
+    importing = false;
+  }
+}
+
+function pullNow(store: Store, ctx: ShareContext): PullResult {
   const scan = scanShare(ctx);
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
@@ -475,7 +534,14 @@ export function pullShare(store: Store, ctx: ShareContext): PullResult {
   for (const [replica, records] of queues) {
     pull.result.blocked += records.length - heads.get(replica)!;
   }
+  // The decisions first: the effects still to commit, with the vector and key
+  // map that assume them. A pull killed while committing them leaves this
+  // list for `finishImport`; without it the next pull would read its own
+  // committed effects as concurrent edits.
+  ctx.state.importing = [...pull.pendingApply.values()].map((r) => eventId(r.replica, r.seq));
+  if (ctx.state.importing.length > 0) saveShare(ctx);
   pull.finish();
+  ctx.state.importing = [];
   const counts = ctx.state.counts;
   counts.applied += pull.result.applied;
   counts.noop += pull.result.noop;

@@ -54,6 +54,12 @@ export type ShareState = {
   lastSource: string | null;
   /** A resolution whose record is not written yet. */
   pendingResolution: string | null;
+  /**
+   * Events whose effects a pull decided to commit and saved before committing
+   * them (with the vector and key map that assume them): a pull killed
+   * part-way leaves them here for `finishImport`.
+   */
+  importing: string[];
   /** Import proposals that became conflict candidates, by proposal ID -> event. */
   candidates: Record<string, string>;
   /** Replica IDs this store wrote under before it was copied or moved. */
@@ -161,6 +167,9 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     replayed: [],
     lastSource: typeof raw.last_source === "string" ? raw.last_source : null,
     pendingResolution: typeof raw.pending_resolution === "string" ? raw.pending_resolution : null,
+    importing: Array.isArray(raw.importing)
+      ? raw.importing.filter((e): e is string => typeof e === "string" && EVENT_ID.test(e))
+      : [],
     candidates,
     retired: Array.isArray(raw.retired)
       ? raw.retired.filter((r): r is string => typeof r === "string" && REPLICA_ID.test(r))
@@ -258,6 +267,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     replayed: [],
     lastSource: null,
     pendingResolution: null,
+    importing: [],
     candidates: {},
     retired: [],
     counts: emptyCounts(),
@@ -284,6 +294,7 @@ export function saveShare(ctx: ShareContext): void {
     canonicalJson({
       candidates: s.candidates,
       counts: s.counts,
+      importing: s.importing,
       last_source: s.lastSource,
       next_seq: s.nextSeq,
       pending_resolution: s.pendingResolution,

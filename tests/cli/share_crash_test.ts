@@ -4,12 +4,13 @@
  * written, or after the record but before the share state names it. The next
  * command of the store finishes the export exactly once, and the following
  * change takes the next seq. The same holds for `share init` killed part-way
- * through exporting the existing memory as seed records.
+ * through exporting the existing memory as seed records, and for a `share
+ * pull` killed while committing the effects it decided.
  */
 import { join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, textOf } from "../helpers/share.ts";
+import { agentSets, openConflicts, textOf } from "../helpers/share.ts";
 
 type Exported = { seq: number; source: string; key: string; text: string | null };
 
@@ -152,3 +153,53 @@ Deno.test("many exports in a row: each names its key's previous record and what 
     assertEquals(record.vector[replica], seq - 1);
   }
 });
+
+/** Accepted decisions of import proposals in `root`, by key. */
+function acceptedImports(root: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  const decisions = join(root, ".bimri", "decisions");
+  for (const file of Deno.readDirSync(decisions)) {
+    const d = JSON.parse(Deno.readTextFileSync(join(decisions, file.name)));
+    if (d.outcome !== "accepted") continue;
+    const p = JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "proposals", file.name)));
+    if (!p.rationale.startsWith("Imported from replica")) continue;
+    out[p.key] = (out[p.key] ?? 0) + 1;
+  }
+  return out;
+}
+
+for (const point of ["after-propose-entry", "after-proposal-file", "after-state"]) {
+  for (const next of ["share pull", "start"]) {
+    Deno.test(`a share pull killed at ${point} is finished exactly once by the next ${next}`, async () => {
+      const from = await tempStore();
+      await agentSets(from, "codex", { "k.one": "One.", "k.two": "Two." });
+      await must(from, ["share", "init", "--yes"]);
+      await agentSets(from, "codex", { "k.one": "One v2.", "k.two": "Two v2." });
+      await agentSets(from, "codex", { "k.one": "One v3." });
+      const root = await tempStore();
+      await new Deno.Command("cp", {
+        args: ["-a", join(from, ".bimri-share"), join(root, ".bimri-share")],
+      }).output();
+      const killed = await bimri(root, ["share", "pull"], { env: { BIMRI_FAULT: point } });
+      assertEquals(killed.code, 86, killed.stderr);
+      const args = next.split(" ");
+      if (next === "start") args.push("--actor", "codex");
+      await must(root, args);
+      await must(root, ["share", "pull"]);
+      assertEquals(await textOf(root, "k.one"), "One v3.");
+      assertEquals(await textOf(root, "k.two"), "Two v2.");
+      assertEquals(await openConflicts(root), []);
+      // The newest effect of each key was committed once, the interrupted one included.
+      assertEquals(acceptedImports(root), { "k.one": 1, "k.two": 1 });
+      const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "state.json")));
+      assertEquals(
+        Object.values(state.active_runs).filter((r) =>
+          (r as { actor: string }).actor.startsWith("share-")
+        ),
+        [],
+      );
+      const doctor = await bimri(root, ["doctor"]);
+      assertEquals(doctor.code, 0, doctor.stdout);
+    });
+  }
+}
