@@ -1,6 +1,8 @@
 /**
  * Benchmark of team memory (not a timed test):
  *
+ * 0. The floor: `deno run` of an empty script with the same flags, which
+ *    every figure below stands on (each is also printed as a multiple of it).
  * 1. `share pull` of 10,000 records from 5 replicas into a fresh clone, as a
  *    separate `deno run` process. Each replica writes 2,000 records: chains
  *    of edits over 100 keys of its own (each record replaces the replica's
@@ -10,10 +12,18 @@
  *    committed; superseded records cost a read and a hash check.
  * 2. The same pull with 1,000 records that each set a distinct key (every
  *    record a commit: the worst case per record).
- * 3. Everyday commands (start, get, journal, propose + sync) on a shared and
- *    an unshared store of the same content, p50 over --samples runs each.
+ *    Both pulls run --pull-samples times, each into a fresh copy of the clone.
+ * 3. Everyday commands (start, journal, propose, sync, close, get) on a shared
+ *    and an unshared store of the same content, measured A/B interleaved:
+ *    each command runs on both stores back to back, in an order that
+ *    alternates every sample, so drift in the machine's load falls on both
+ *    sides alike. p50 and p95 per command and their ratio shared/unshared;
+ *    the median of the per-sample paired ratios; and, where python3 can
+ *    report it (getrusage of the child), the ratio of CPU time (user + system), which another
+ *    process's load on the shared cores disturbs far less than wall time.
  *
- *   deno run -A bench/share_pull.ts [--samples 9] [--keep]
+ *   deno run -A bench/share_pull.ts [--samples 25] [--pull-samples 3]
+ *     [--only floor,chains,distinct,everyday] [--keep]
  */
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
@@ -25,19 +35,53 @@ import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
 
-async function bimri(root: string, args: string[]): Promise<{ ms: number; out: string }> {
+/**
+ * Runs a command and reports its own wall time and its CPU time (user +
+ * system, microseconds from getrusage) on stderr, so the wrapper's start-up
+ * counts in neither. python3 is on every machine (the conformance runner).
+ */
+const MEASURE = [
+  "import resource, subprocess, sys, time",
+  "t = time.perf_counter()",
+  "r = subprocess.run(sys.argv[1:])",
+  "w = time.perf_counter() - t",
+  "u = resource.getrusage(resource.RUSAGE_CHILDREN)",
+  "sys.stderr.write('BIMRI_TIMES=%f %f\\n' % (w * 1000, (u.ru_utime + u.ru_stime) * 1000))",
+  "sys.exit(r.returncode)",
+].join("\n");
+
+const PYTHON = (() => {
+  for (const path of ["/usr/bin/python3", "/usr/local/bin/python3"]) {
+    try {
+      if (Deno.statSync(path).isFile) return path;
+    } catch { /* next */ }
+  }
+  return null;
+})();
+
+/** One process: wall time, and its CPU time (user + system) where python3 can report it. */
+type Timed = { ms: number; cpuMs: number | null; out: string };
+
+async function run(main: string, args: string[]): Promise<Timed> {
+  const base = [Deno.execPath(), "run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, main];
+  const cmd = PYTHON ? [PYTHON, "-c", MEASURE, ...base, ...args] : [...base, ...args];
   const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, MAIN, "--root", root, ...args],
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const ms = performance.now() - t0;
+  let ms = performance.now() - t0;
   const text = new TextDecoder().decode(out.stdout);
-  if (out.code !== 0) {
-    throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return { ms, out: text };
+  const stderr = new TextDecoder().decode(out.stderr);
+  if (out.code !== 0) throw new Error(`${args.join(" ")} failed: ${stderr}`);
+  const times = /BIMRI_TIMES=([0-9.]+) ([0-9.]+)/.exec(stderr);
+  if (times) ms = Number(times[1]);
+  return { ms, cpuMs: times ? Number(times[2]) : null, out: text };
+}
+
+function bimri(root: string, args: string[]): Promise<Timed> {
+  return run(MAIN, ["--root", root, ...args]);
 }
 
 function entry(text: string): ShareRecord["entry"] {
@@ -53,7 +97,7 @@ function entry(text: string): ShareRecord["entry"] {
 }
 
 /** Writes `perReplica` records for each of `replicas` into `<root>/.bimri-share/`. */
-function writeChains(root: string, replicas: string[], perReplica: number): void {
+export function writeChains(root: string, replicas: string[], perReplica: number): void {
   const share = join(root, ".bimri-share");
   const lastOfKey = new Map<string, string>();
   for (const [r, replica] of replicas.entries()) {
@@ -87,7 +131,7 @@ function writeChains(root: string, replicas: string[], perReplica: number): void
 }
 
 /** Writes `count` records that each set a distinct key, spread over `replicas`. */
-function writeDistinct(root: string, replicas: string[], count: number): void {
+export function writeDistinct(root: string, replicas: string[], count: number): void {
   const share = join(root, ".bimri-share");
   const per = count / replicas.length;
   for (const [r, replica] of replicas.entries()) {
@@ -113,89 +157,244 @@ function writeDistinct(root: string, replicas: string[], count: number): void {
   }
 }
 
-function p50(values: number[]): number {
+/** The `q` quantile of `values` (nearest rank), rounded to a millisecond. */
+function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.floor(sorted.length / 2)]);
+  return Math.round(
+    sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1))],
+  );
 }
 
-async function everyday(root: string, samples: number): Promise<Record<string, number>> {
-  const times: Record<string, number[]> = { start: [], get: [], journal: [], "propose+sync": [] };
+/** The `q` quantile of `values` (nearest rank), unrounded. */
+function quantileRaw(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** A time as a multiple of the floor's p50. */
+function times(ms: number, floor: number): string {
+  return floor > 0 ? `${(ms / floor).toFixed(1)}x floor` : "";
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  const out = await new Deno.Command("cp", { args: ["-a", from, to] }).output();
+  if (out.code !== 0) throw new Error(`cp -a ${from} ${to} failed`);
+}
+
+/** Pulls a fresh copy of `template` `samples` times; the last pull's summary line. */
+async function pulls(
+  base: string,
+  template: string,
+  samples: number,
+): Promise<{ ms: number[]; summary: string }> {
+  const ms: number[] = [];
+  let summary = "";
   for (let i = 0; i < samples; i++) {
-    const start = await bimri(root, ["start", "--actor", "bench"]);
-    times.start.push(start.ms);
-    const run = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(start.out)![1];
-    times.get.push((await bimri(root, ["get", "--key", "bench.everyday"])).ms);
-    times.journal.push((await bimri(root, ["journal", "--run", run, "--text", `Note ${i}.`])).ms);
-    const t0 = performance.now();
-    await bimri(root, ["propose", "--run", run, "--key", "bench.everyday", "--text", `V${i}.`]);
-    await bimri(root, ["sync", "--run", run]);
-    times["propose+sync"].push(performance.now() - t0);
-    await bimri(root, ["close", "--run", run, "--outcome", "success"]);
+    const root = join(base, `${template.split("/").pop()}-${i}`);
+    await copyTree(template, root);
+    const pulled = await bimri(root, ["share", "pull"]);
+    ms.push(pulled.ms);
+    summary = pulled.out.trim().split("\n").pop() ?? "";
+    await Deno.remove(root, { recursive: true });
   }
-  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, p50(v)]));
+  return { ms, summary };
+}
+
+type Side = "unshared" | "shared";
+const EVERYDAY = ["start", "journal", "propose", "sync", "get", "close"] as const;
+
+/**
+ * One cycle of an agent's session per sample on both stores, each command
+ * run on both sides back to back; odd samples run the shared side first.
+ */
+type Everyday = {
+  /** Wall times per side and command. */
+  wall: Record<Side, Record<string, number[]>>;
+  /** CPU times (user + system) per side and command (empty without python3). */
+  cpu: Record<Side, Record<string, number[]>>;
+  /** Per sample, shared wall time over the unshared one run right beside it. */
+  paired: Record<string, number[]>;
+};
+
+async function everyday(roots: Record<Side, string>, samples: number): Promise<Everyday> {
+  const out: Everyday = {
+    wall: { unshared: {}, shared: {} },
+    cpu: { unshared: {}, shared: {} },
+    paired: {},
+  };
+  for (const c of EVERYDAY) {
+    out.paired[c] = [];
+    for (const side of ["unshared", "shared"] as const) {
+      out.wall[side][c] = [];
+      out.cpu[side][c] = [];
+    }
+  }
+  for (let i = 0; i < samples; i++) {
+    const order: Side[] = i % 2 === 0 ? ["unshared", "shared"] : ["shared", "unshared"];
+    const runs: Record<Side, string> = { unshared: "", shared: "" };
+    const args = (side: Side, command: string): string[] => {
+      const r = runs[side];
+      switch (command) {
+        case "start":
+          return ["start", "--actor", "bench"];
+        case "journal":
+          return ["journal", "--run", r, "--text", `Note ${i}.`];
+        case "propose":
+          return ["propose", "--run", r, "--key", "bench.everyday", "--text", `V${i}.`];
+        case "sync":
+          return ["sync", "--run", r];
+        case "get":
+          return ["get", "--key", "bench.everyday"];
+        default:
+          return ["close", "--run", r, "--outcome", "success"];
+      }
+    };
+    for (const command of EVERYDAY) {
+      const wall: Partial<Record<Side, number>> = {};
+      for (const side of order) {
+        const done = await bimri(roots[side], args(side, command));
+        wall[side] = done.ms;
+        out.wall[side][command].push(done.ms);
+        if (done.cpuMs !== null) out.cpu[side][command].push(done.cpuMs);
+        if (command === "start") runs[side] = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(done.out)![1];
+      }
+      out.paired[command].push(wall.shared! / wall.unshared!);
+    }
+  }
+  return out;
+}
+
+/** Builds a store with one Tier 2 subject (and, when `shared`, makes it a replica). */
+async function everydayStore(root: string, shared: boolean): Promise<void> {
+  Deno.mkdirSync(root);
+  const start = await bimri(root, ["start", "--actor", "bench"]);
+  const r = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(start.out)![1];
+  await bimri(root, [
+    "propose",
+    "--run",
+    r,
+    "--tier",
+    "2",
+    "--new-subject",
+    "--key",
+    "bench.everyday",
+    "--text",
+    "V.",
+  ]);
+  await bimri(root, ["close", "--run", r, "--outcome", "success"]);
+  if (shared) await bimri(root, ["share", "init", "--yes"]);
 }
 
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { samples: { type: "string" }, keep: { type: "boolean" } },
+    options: {
+      samples: { type: "string" },
+      "pull-samples": { type: "string" },
+      only: { type: "string" },
+      keep: { type: "boolean" },
+    },
   });
-  const samples = Number(values.samples ?? "9");
+  const samples = Number(values.samples ?? "25");
+  const pullSamples = Number(values["pull-samples"] ?? "3");
+  const only = new Set((values.only ?? "floor,chains,distinct,everyday").split(","));
   const base = await Deno.makeTempDir({ prefix: "bimri-share-bench-" });
   const replicas = Array.from({ length: 5 }, () => mintReplicaId()).sort();
-  const figures: Record<string, unknown> = {};
+  const figures: Record<string, unknown> = { date: new Date().toISOString().slice(0, 10) };
+  console.log(`${navigator.hardwareConcurrency} cores; ${Deno.build.os}/${Deno.build.arch}`);
 
-  const chains = join(base, "chains");
-  writeChains(chains, replicas, 2000);
-  const pulled = await bimri(chains, ["share", "pull"]);
-  console.log(`share pull, 10,000 records from 5 replicas (chains): ${Math.round(pulled.ms)} ms`);
-  console.log(`  ${pulled.out.trim().split("\n").pop()}`);
-  figures.pull_chains_ms = Math.round(pulled.ms);
-
-  const distinct = join(base, "distinct");
-  writeDistinct(distinct, replicas, 1000);
-  const pulledDistinct = await bimri(distinct, ["share", "pull"]);
-  console.log(
-    `share pull, 1,000 records from 5 replicas (every record a new key): ${
-      Math.round(pulledDistinct.ms)
-    } ms`,
-  );
-  console.log(`  ${pulledDistinct.out.trim().split("\n").pop()}`);
-  figures.pull_distinct_ms = Math.round(pulledDistinct.ms);
-
-  const shared = join(base, "shared");
-  const plain = join(base, "plain");
-  for (const root of [shared, plain]) {
-    Deno.mkdirSync(root);
-    const start = await bimri(root, ["start", "--actor", "bench"]);
-    const run = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(start.out)![1];
-    await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "bench.everyday",
-      "--text",
-      "V.",
-    ]);
-    await bimri(root, ["close", "--run", run, "--outcome", "success"]);
-  }
-  await bimri(shared, ["share", "init", "--yes"]);
-  const a = await everyday(plain, samples);
-  const b = await everyday(shared, samples);
-  console.log(`everyday p50 over ${samples} runs (ms): command | unshared | shared | change`);
-  for (const k of Object.keys(a)) {
+  let floor = 0;
+  if (only.has("floor")) {
+    const empty = join(base, "empty.ts");
+    Deno.writeTextFileSync(empty, "export {};\n");
+    const bare: number[] = [];
+    for (let i = 0; i < Math.max(samples, 9); i++) bare.push((await run(empty, [])).ms);
+    floor = quantile(bare, 0.5);
     console.log(
-      `  ${k.padEnd(13)} | ${String(a[k]).padStart(5)} | ${String(b[k]).padStart(5)} | ${
-        ((b[k] / a[k] - 1) * 100).toFixed(1)
-      }%`,
+      `floor: deno run of an empty script: p50 ${floor} ms, p95 ${quantile(bare, 0.95)} ms`,
     );
+    figures.floor = { p50: floor, p95: quantile(bare, 0.95) };
   }
-  figures.everyday_unshared = a;
-  figures.everyday_shared = b;
+
+  for (
+    const [name, label, write] of [
+      [
+        "chains",
+        "share pull, 10,000 records from 5 replicas (chains)",
+        (root: string) => writeChains(root, replicas, 2000),
+      ],
+      [
+        "distinct",
+        "share pull, 1,000 records from 5 replicas (every record a new key)",
+        (root: string) => writeDistinct(root, replicas, 1000),
+      ],
+    ] as const
+  ) {
+    if (!only.has(name)) continue;
+    const template = join(base, name);
+    write(template);
+    const got = await pulls(base, template, pullSamples);
+    const p50 = quantile(got.ms, 0.5);
+    console.log(
+      `${label}: p50 ${p50} ms (${times(p50, floor)}), min ${quantile(got.ms, 0)} ms, max ${
+        quantile(got.ms, 1)
+      } ms over ${pullSamples}`,
+    );
+    console.log(`  ${got.summary}`);
+    figures[`pull_${name}`] = { p50, samples: got.ms.map(Math.round) };
+  }
+
+  if (only.has("everyday")) {
+    const roots: Record<Side, string> = {
+      unshared: join(base, "plain"),
+      shared: join(base, "shared"),
+    };
+    await everydayStore(roots.unshared, false);
+    await everydayStore(roots.shared, true);
+    const got = await everyday(roots, samples);
+    console.log(
+      `everyday commands, A/B interleaved over ${samples} samples (ms): command | unshared p50 p95 | shared p50 p95 | ratio p50 p95 | paired ratio p50 | cpu ratio p50 p95`,
+    );
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    const table: Record<string, Record<string, number | null>> = {};
+    for (const c of EVERYDAY) {
+      const u50 = quantile(got.wall.unshared[c], 0.5);
+      const u95 = quantile(got.wall.unshared[c], 0.95);
+      const s50 = quantile(got.wall.shared[c], 0.5);
+      const s95 = quantile(got.wall.shared[c], 0.95);
+      const paired = Math.round(quantileRaw(got.paired[c], 0.5) * 100) / 100;
+      const hasCpu = got.cpu.shared[c].length > 0 && got.cpu.unshared[c].length > 0;
+      const c50 = hasCpu
+        ? ratio(quantile(got.cpu.shared[c], 0.5), quantile(got.cpu.unshared[c], 0.5))
+        : null;
+      const c95 = hasCpu
+        ? ratio(quantile(got.cpu.shared[c], 0.95), quantile(got.cpu.unshared[c], 0.95))
+        : null;
+      const r50 = ratio(s50, u50);
+      const r95 = ratio(s95, u95);
+      console.log(
+        `  ${c.padEnd(8)} | ${String(u50).padStart(4)} ${String(u95).padStart(4)} | ${
+          String(s50).padStart(4)
+        } ${String(s95).padStart(4)} | ${r50.toFixed(2)} ${r95.toFixed(2)} | ${
+          paired.toFixed(2)
+        } | ${c50?.toFixed(2) ?? "n/a"} ${c95?.toFixed(2) ?? "n/a"}${
+          r50 > 1.1 || paired > 1.1 ? "  (over 1.10)" : ""
+        }`,
+      );
+      table[c] = {
+        unshared_p50: u50,
+        unshared_p95: u95,
+        shared_p50: s50,
+        shared_p95: s95,
+        ratio_p50: r50,
+        ratio_p95: r95,
+        paired_ratio_p50: paired,
+        cpu_ratio_p50: c50,
+        cpu_ratio_p95: c95,
+      };
+    }
+    figures.everyday = table;
+  }
   console.log(JSON.stringify(figures));
   if (!values.keep) await Deno.remove(base, { recursive: true });
   else console.log(`kept ${base}`);

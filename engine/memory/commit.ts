@@ -4,7 +4,8 @@
  *
  * Exported for other modules:
  *
- * - `applyPendingProposals(store, run)`: used by `sync` and `close`. Decides
+ * - `applyPendingProposals(store, run, options)`: used by `sync`, `close`
+ *   and share imports (`deferView`: one view refresh after the run). Decides
  *   every undecided proposal of `run` (held, noop, contested or accepted),
  *   updates `store.state` and `store.head` in place and returns the summary
  *   counts plus the stdout notices (conflict blocks, then held notices).
@@ -116,8 +117,25 @@ type ApplyResult =
   | { kind: "noop" }
   | { kind: "contested"; conflictId: string; newCandidate: boolean };
 
+/** Options of `applyPendingProposals`. */
+export type ApplyOptions = {
+  /**
+   * Leave bimri.md to the caller, who refreshes it once after the whole run
+   * (a share import commits hundreds of effects in one sync). Each commit's
+   * revision and state are still durable before its decision; a crash before
+   * the caller's refresh leaves bimri.md at an older referenced revision,
+   * which the next command heals as it does after a crash at `after-state`.
+   * The state's derived marks (saveState) wait for the command's last save too.
+   */
+  deferView?: boolean;
+};
+
 /** Applies every undecided proposal of `run`; updates `store.state` and `store.head` in place. */
-export function applyPendingProposals(store: Store, run: string): ApplySummary {
+export function applyPendingProposals(
+  store: Store,
+  run: string,
+  options: ApplyOptions = {},
+): ApplySummary {
   const summary = emptySummary();
   const logFacts = scanRunLog(run, readRunLog(store.paths, run));
   const ids = runProposalIds(store.paths, run, logFacts.proposalMarkers);
@@ -156,7 +174,7 @@ export function applyPendingProposals(store: Store, run: string): ApplySummary {
       appendProposeMarker(store.paths, run, id, p.operation, p.key, p.base_hash, p.text);
       markers.add(id);
     }
-    const result = applyProposal(store, loaded);
+    const result = applyProposal(store, loaded, options.deferView === true);
     switch (result.kind) {
       case "applied":
         summary.applied++;
@@ -186,7 +204,7 @@ export function applyPendingProposals(store: Store, run: string): ApplySummary {
 }
 
 /** Decides one proposal (the body of the commit loop). */
-function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
+function applyProposal(store: Store, loaded: LoadedProposal, deferView: boolean): ApplyResult {
   const proposal = loaded.proposal;
   const id = proposal.proposal_id;
   const existing = readDecision(store.paths, id);
@@ -244,7 +262,15 @@ function applyProposal(store: Store, loaded: LoadedProposal): ApplyResult {
     }, true);
     return { kind: "noop" };
   }
-  const { revision, warning } = commitSteps(store, proposal, live, plan, true, existing !== null);
+  const { revision, warning } = commitSteps(
+    store,
+    proposal,
+    live,
+    plan,
+    true,
+    existing !== null,
+    deferView,
+  );
   return { kind: "applied", revision, warning };
 }
 
@@ -325,6 +351,7 @@ function commitSteps(
   plan: EffectPlan,
   writeDecisions: boolean,
   retry: boolean,
+  deferView = false,
 ): { revision: number; warning: string | null } {
   const { paths } = store;
   const id = proposal.proposal_id;
@@ -393,13 +420,15 @@ function commitSteps(
   next.head_revision = revision;
   next.head_hash = hash;
   next.last_revision_reason = `accepted ${id}`;
-  saveState(paths, next);
+  // A deferred view means more commits follow in this command: the derived
+  // marks of the state are written once, by the command's last state save.
+  saveState(paths, next, { derived: !deferView });
   store.state = next;
   store.head = makeHead(revision, plan.text, hash, next.entry_max_chars, { view: plan.view });
   faultPoint("after-state");
 
   // Step 5: the generated view (a failure warns; the next command retries).
-  const warning = refreshView(store);
+  const warning = deferView ? null : refreshView(store);
   faultPoint("after-view");
 
   // Step 6: the final decision.

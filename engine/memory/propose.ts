@@ -22,7 +22,9 @@ import { codePointLength, lineHash, pyStrip, sha256Hex } from "../model/text.ts"
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
 import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/authority.ts";
-import { appendLine, lstatOrNull } from "../store/files.ts";
+import { appendLine, createExclusive, lstatOrNull, syncDir } from "../store/files.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import type { JsonObject } from "../model/json.ts";
 import { createRecord } from "../store/records.ts";
 import { invalidateAuditWitness, readRevision, saveState, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../versions.ts";
@@ -91,6 +93,98 @@ export type ProposeResult = {
   /** stderr lines from view synchronization. */
   notices: string[];
 };
+
+/** How a caller that stages many proposals in one locked operation (a share import) may stage. */
+export type ProposeOptions = {
+  /**
+   * The caller guarantees the run holds no proposal for this key yet (an
+   * import run takes each key once), so the same-run scan, which reads every
+   * earlier proposal of the run, is skipped.
+   */
+  freshKey?: boolean;
+  /**
+   * Leave state.json to the caller's next save. The proposal and its log
+   * markers are the durable record; the state would only gain the run's
+   * `last_activity_at`, which the caller's commit saves.
+   */
+  deferStateSave?: boolean;
+  /**
+   * Stage into `batch` instead of writing: the log lines and the proposal
+   * file are written for the whole batch by `writeProposalBatch` (implies
+   * `deferStateSave`). Not for a Tier 3 subject that needs a new pattern ID,
+   * which is allocated from the proposal files on disk.
+   */
+  batch?: ProposalBatch;
+};
+
+/**
+ * Proposals of one run staged together (a share import). `writeProposalBatch`
+ * writes them in the order one propose writes its own: every rationale entry,
+ * then every proposal file, then every `[PROPOSE:]` marker, each group made
+ * durable once instead of once per proposal. A crash in between leaves only
+ * states a crash inside single proposes can leave (entries without their
+ * proposal, proposal files without their marker), which the commit protocol
+ * already finishes.
+ */
+export type ProposalBatch = {
+  run: string;
+  /** `[ID:]` rationale lines, in staging order. */
+  entries: string[];
+  /** Proposal records to create exclusively, in staging order. */
+  files: { id: string; record: JsonObject }[];
+  /** `[PROPOSE:]` marker lines, in staging order. */
+  markers: string[];
+  /** Number of the last proposal ID this batch took (0: none yet). */
+  lastNumber: number;
+};
+
+/** An empty batch for `run`. */
+export function newProposalBatch(run: string): ProposalBatch {
+  return { run, entries: [], files: [], markers: [], lastNumber: 0 };
+}
+
+/**
+ * Writes the staged proposals of `batch` (see ProposalBatch) and empties it.
+ * Call under the engine lock, in the same command that staged them.
+ */
+export function writeProposalBatch(store: Store, batch: ProposalBatch): void {
+  if (batch.files.length === 0) return;
+  invalidateAuditWitness(store.paths);
+  const logPath = store.paths.log(batch.run);
+  appendLine(logPath, batch.entries.join("\n"));
+  faultPoint("after-propose-entry");
+  const patternsBefore = beforeProposalWrite(store.paths, null);
+  for (const { id, record } of batch.files) {
+    // The folder is synced once below, before any marker names these files.
+    if (!createExclusive(store.paths.proposal(id), canonicalJson(record), false)) {
+      throw new BimriError("io", `proposal ${id} appeared while staging; retry.`);
+    }
+  }
+  syncDir(store.paths.folder("proposals"));
+  afterProposalWrite(store.paths, patternsBefore, null);
+  faultPoint("after-proposal-file");
+  appendLine(logPath, batch.markers.join("\n"));
+  batch.entries = [];
+  batch.files = [];
+  batch.markers = [];
+}
+
+/** The next free proposal number after the batch's last one (files and decisions hold theirs). */
+function nextBatchNumber(store: Store, batch: ProposalBatch): number {
+  let n = batch.lastNumber + 1;
+  while (
+    n <= 999 &&
+    (lstatOrNull(store.paths.proposal(formatProposalId(batch.run, n))) !== null ||
+      lstatOrNull(store.paths.decision(formatProposalId(batch.run, n))) !== null)
+  ) n++;
+  if (n > 999) {
+    throw new BimriError(
+      "refused",
+      `${batch.run} has exhausted its 999 proposal IDs; close it and start a new run.`,
+    );
+  }
+  return n;
+}
 
 const OPERATIONS = ["set", "touch", "close"];
 const KINDS = ["decision", "fact", "pref", "rule"];
@@ -251,7 +345,11 @@ function sameRunDuplicate(
 }
 
 /** Stages a proposal (must run under the engine lock). */
-export function propose(store: Store, input: ProposeInput): ProposeResult {
+export function propose(
+  store: Store,
+  input: ProposeInput,
+  options: ProposeOptions = {},
+): ProposeResult {
   const key = validateProposeFlags(input);
   const operation = (input.operation ?? "set") as Proposal["operation"];
   const trust = input.trust ?? "working";
@@ -326,15 +424,28 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
       `${run} is already closed in its log (its close was interrupted); run close --run ${run} to finish closing it, then start a new run.`,
     );
   }
-  const existingIds = runProposalIds(store.paths, run, log.proposalMarkers);
-  const { id: proposalId, mentions } = nextProposalId(store, run, log.proposalMarkers);
-  if (log.maxEntry + 1 > 999) {
+  const batch = options.batch;
+  if (batch !== undefined && batch.run !== run) {
+    throw new BimriError(
+      "invalid-input",
+      `a proposal batch of ${batch.run} cannot stage for ${run}.`,
+    );
+  }
+  const existingIds = options.freshKey ? [] : runProposalIds(store.paths, run, log.proposalMarkers);
+  // Within a batch, numbers follow the first allocation (made against every
+  // reservation the rules name); the batch's own entries are not in the log yet.
+  const allocated = batch !== undefined && batch.lastNumber > 0
+    ? { id: formatProposalId(run, nextBatchNumber(store, batch)), mentions: null }
+    : nextProposalId(store, run, log.proposalMarkers);
+  const { id: proposalId, mentions } = allocated;
+  const entryNumber = log.maxEntry + 1 + (batch?.entries.length ?? 0);
+  if (entryNumber > 999) {
     throw new BimriError(
       "refused",
       `${run} has exhausted its 999 journal entry IDs; close it and start a new run.`,
     );
   }
-  const newEntryId = entryId(run, log.maxEntry + 1);
+  const newEntryId = entryId(run, entryNumber);
   const baseEntry: MemoryEntry | null = base?.entry ?? null;
 
   const tierNumber = input.tier !== undefined ? Number(input.tier) : baseEntry?.tier;
@@ -407,6 +518,12 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     if (evidence.length > 24) throw invalid("a pattern may cite at most 24 evidence IDs.");
     if (baseEntry?.tier === 3) pattern = baseEntry.id;
     else {
+      if (batch !== undefined) {
+        throw new BimriError(
+          "invalid-input",
+          "a new Tier 3 pattern takes its ID from the proposal files: stage it outside a batch.",
+        );
+      }
       knownPatterns = proposalPatterns(store.paths);
       pattern = nextPatternId(store, baseView, knownPatterns);
     }
@@ -473,6 +590,21 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
   const problems = proposalProblems(record, proposalId);
   if (problems.length > 0) throw invalid(`proposal would be invalid: ${problems.join("; ")}.`);
 
+  const marker =
+    `[PROPOSE:${proposalId}] [${operation}] [K:${key}] [BASE:${proposal.base_hash}] ${text}`;
+  if (batch !== undefined) {
+    batch.entries.push(`[ID:${newEntryId}] [I:${importance}] ${rationale}`);
+    batch.files.push({ id: proposalId, record });
+    batch.markers.push(marker);
+    batch.lastNumber = Number(proposalId.slice(-3));
+    store.state.active_runs[run].last_activity_at = utcTimestamp();
+    return {
+      proposal_id: proposalId,
+      created: true,
+      hold_reason: proposal.hold_reason,
+      notices: [],
+    };
+  }
   // Durable writes: the rationale entry, the immutable proposal, then its marker.
   invalidateAuditWitness(store.paths);
   const logPath = store.paths.log(run);
@@ -483,15 +615,14 @@ export function propose(store: Store, input: ProposeInput): ProposeResult {
     throw new BimriError("io", `proposal ${proposalId} appeared while staging; retry propose.`);
   }
   afterProposalWrite(store.paths, patternsBefore, pattern);
-  recordScannedMentions(store.paths, mentions);
+  if (mentions !== null) recordScannedMentions(store.paths, mentions);
   faultPoint("after-proposal-file");
-  appendLine(
-    logPath,
-    `[PROPOSE:${proposalId}] [${operation}] [K:${key}] [BASE:${proposal.base_hash}] ${text}`,
-  );
+  appendLine(logPath, marker);
   store.state.active_runs[run].last_activity_at = utcTimestamp();
-  saveState(store.paths, store.state);
-  refreshAuthoritySummary(store);
+  if (!options.deferStateSave) {
+    saveState(store.paths, store.state);
+    refreshAuthoritySummary(store);
+  }
   return {
     proposal_id: proposalId,
     created: true,

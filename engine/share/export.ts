@@ -22,6 +22,7 @@ import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
+import { finishImport } from "./import.ts";
 import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
 import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
@@ -172,6 +173,39 @@ function readRecordValue(path: string): Record<string, unknown> | null {
 }
 
 /**
+ * Exports the current memory as seed records, one per subject that has no
+ * shared event yet (`share init`; after a crash part-way through, whichever
+ * locked command runs next continues from the records already on disk, so
+ * every subject is seeded exactly once). Returns how many were written.
+ */
+export function finishSeeding(store: Store, ctx: ShareContext): number {
+  if (!ctx.state.seeding) return 0;
+  const keys = keysOf(ctx);
+  const subjects = [
+    ...store.head.view.entries.map((e) => e.entry.key),
+    ...Object.keys(store.state.cold_current),
+  ].sort();
+  let written = 0;
+  for (const key of subjects) {
+    if (keys[key] !== undefined) continue;
+    writeNextRecord(store, ctx, {
+      kind: "seed",
+      key,
+      operation: "set",
+      resolves: [],
+      run: null,
+      actor: "share",
+      source: "seed",
+    });
+    written++;
+    faultPoint("share-after-seed");
+  }
+  ctx.state.seeding = false;
+  saveShare(ctx);
+  return written;
+}
+
+/**
  * Recovery, under the engine lock before a command changes memory: exports
  * the head's own commit when a crash came between it and its record, and a
  * resolution left pending. Costs one lstat on a store that is not shared.
@@ -179,6 +213,9 @@ function readRecordValue(path: string): Record<string, unknown> | null {
 export function finishPendingExports(store: Store): ShareContext | null {
   if (!isShared(store.paths)) return null;
   const ctx = loadShare(store.paths, true)!;
+  finishSeeding(store, ctx);
+  // A pull killed while committing: finished before anything else moves memory.
+  finishImport(store, ctx);
   finalizeInterruptedCommit(store);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason !== null && reason[1] !== ctx.state.lastSource) {

@@ -13,13 +13,24 @@
  * - an owner's resolution exported by another replica dominates both sides:
  *   it applies, and this replica's own open conflict on the key is closed
  *   with the same answer instead of asking the owner again.
+ *
+ * The effects to commit are decided first and saved in the share state with
+ * the cursor that assumes them (`importing`); a pull killed while committing
+ * them is finished by the next locked command (`finishImport`).
  */
 import { BimriError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { startRun } from "../memory/runs.ts";
-import { propose, type ProposeInput } from "../memory/propose.ts";
+import {
+  newProposalBatch,
+  propose,
+  type ProposeInput,
+  type ProposeOptions,
+  writeProposalBatch,
+} from "../memory/propose.ts";
+import { refreshView } from "../memory/view_sync.ts";
 import { requireProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { raiseStaleBaseConflict } from "../memory/conflicts.ts";
@@ -28,9 +39,9 @@ import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.t
 import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
 import { resolveConflict } from "../memory/resolve.ts";
 import { classifyRecord, sameContent, sharedEntryOf } from "./classify.ts";
-import { eventId, importActor } from "./ids.ts";
+import { eventId, importActor, isImportActor } from "./ids.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
-import { problemMessage, scanShare, type ShareProblem } from "./scan.ts";
+import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
 import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { causallyReady, vectorCovers } from "./vector.ts";
 
@@ -135,27 +146,71 @@ class Pull {
 
   /** Commits the pending effect of `key`, if any. */
   flush(key: string): void {
-    const record = this.pendingApply.get(key);
-    if (!record) return;
-    this.pendingApply.delete(key);
-    if (sameContent(record.entry, this.liveContent(key))) {
-      this.result.noop++;
-      return;
-    }
-    const run = this.runFor(record.replica, key);
-    const staged = this.stage(run, record);
-    if (staged === null) return;
-    const summary = applyPendingProposals(this.store, run.run);
-    this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
-    if (summary.applied > 0) this.result.applied++;
-    else if (summary.held > 0) this.result.held++;
-    else this.result.noop++;
+    this.commitPending([key]);
   }
 
-  /** An import run for `replica` in which `key` has no proposal yet. */
-  runFor(replica: string, key: string): ImportRun {
+  /**
+   * Commits the pending effects of `keys` through the normal protocol, in as
+   * few syncs as the runs allow: each replica's effects are staged as the
+   * proposals of one import run (distinct keys, at most RUN_PROPOSALS), then
+   * that run is synced once. Every accepted effect still takes its own
+   * revision (the protocol's unit); what is shared is the sync's fixed cost
+   * (reading the run, proving its decisions) and the view, written once per
+   * sync instead of once per effect. Staging right before its own sync keeps
+   * every proposal's base the head it is applied to.
+   */
+  commitPending(keys: string[]): void {
+    const byReplica = new Map<string, ShareRecord[]>();
+    for (const key of keys) {
+      const record = this.pendingApply.get(key);
+      if (!record) continue;
+      this.pendingApply.delete(key);
+      if (sameContent(record.entry, this.liveContent(key))) {
+        this.result.noop++;
+        continue;
+      }
+      const list = byReplica.get(record.replica) ?? [];
+      list.push(record);
+      byReplica.set(record.replica, list);
+    }
+    for (const replica of [...byReplica.keys()].sort()) {
+      const records = byReplica.get(replica)!;
+      for (let at = 0; at < records.length; at += RUN_PROPOSALS) {
+        const chunk = records.slice(at, at + RUN_PROPOSALS);
+        const run = this.runForBatch(replica, chunk.map((r) => r.key));
+        const batch = newProposalBatch(run.run);
+        let staged = 0;
+        for (const record of chunk) {
+          run.keys.add(record.key);
+          run.proposals++;
+          // A new pattern's ID is allocated from the proposal files on disk:
+          // what the batch holds so far is written first.
+          const newPattern = record.entry?.tier === 3 &&
+            findLive(this.store.head.view, this.store.state, record.key)?.entry.tier !== 3;
+          if (newPattern) writeProposalBatch(this.store, batch);
+          const options: ProposeOptions = { freshKey: true, deferStateSave: true };
+          if (!newPattern) options.batch = batch;
+          if (this.stage(run, record, options) !== null) staged++;
+        }
+        writeProposalBatch(this.store, batch);
+        if (staged === 0) continue;
+        const summary = applyPendingProposals(this.store, run.run, { deferView: true });
+        this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
+        if (summary.applied > 0) refreshView(this.store);
+        this.result.applied += summary.applied;
+        this.result.held += summary.held;
+        this.result.noop += staged - summary.applied - summary.held;
+      }
+    }
+  }
+
+  /** An import run for `replica` with room for `keys`, none of which it has proposed yet. */
+  runForBatch(replica: string, keys: string[]): ImportRun {
     let run = this.runs.get(replica);
-    if (run && (run.proposals >= RUN_PROPOSALS || run.keys.has(key))) {
+    if (
+      run &&
+      (run.proposals + keys.length > RUN_PROPOSALS || keys.some((key) => run!.keys.has(key)))
+    ) {
       this.closeImportRun(run);
       run = undefined;
     }
@@ -164,6 +219,12 @@ class Pull {
       run = { run: started.run, proposals: 0, keys: new Set() };
       this.runs.set(replica, run);
     }
+    return run;
+  }
+
+  /** An import run for `replica` in which `key` has no proposal yet. */
+  runFor(replica: string, key: string): ImportRun {
+    const run = this.runForBatch(replica, [key]);
     run.keys.add(key);
     run.proposals++;
     return run;
@@ -174,7 +235,7 @@ class Pull {
   }
 
   /** Stages `record` as a proposal of `run`; null (reported) when it cannot be proposed. */
-  stage(run: ImportRun, record: ShareRecord): string | null {
+  stage(run: ImportRun, record: ShareRecord, options: ProposeOptions = {}): string | null {
     const live = findLive(this.store.head.view, this.store.state, record.key);
     const entry = record.entry;
     const input: ProposeInput = {
@@ -212,7 +273,7 @@ class Pull {
     // import may have moved the key since this run last synced).
     this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
     try {
-      return propose(this.store, input).proposal_id;
+      return propose(this.store, input, options).proposal_id;
     } catch (error) {
       if (!(error instanceof BimriError)) throw error;
       this.result.held++;
@@ -348,7 +409,7 @@ class Pull {
   }
 
   finish(): void {
-    for (const key of [...this.pendingApply.keys()]) this.flush(key);
+    this.commitPending([...this.pendingApply.keys()]);
     for (const run of this.runs.values()) this.closeImportRun(run);
     this.runs.clear();
   }
@@ -392,8 +453,63 @@ function proposalContent(p: ReturnType<typeof requireProposal>["proposal"]): Sha
     : { tier: 2, importance: p.importance, status: p.status, ...claim };
 }
 
+/**
+ * Finishes a pull killed while committing its decided effects (the share
+ * state's `importing` list), under the engine lock before anything else may
+ * change memory: the import runs it left open are closed (which applies what
+ * they staged), then every listed effect that is not current yet is
+ * committed, so each lands exactly once. Returns how many were committed here.
+ */
+export function finishImport(store: Store, ctx: ShareContext): number {
+  if (importing || ctx.state.importing.length === 0) return 0;
+  importing = true;
+  try {
+    return finishImportNow(store, ctx);
+  } finally {
+    importing = false;
+  }
+}
+
+/**
+ * True while this process imports: closing an import run runs the recovery
+ * hook of every locked command (finishPendingExports), which must not take
+ * the pull's own list for a killed pull's.
+ */
+let importing = false;
+
+function finishImportNow(store: Store, ctx: ShareContext): number {
+  for (const [run, active] of Object.entries(store.state.active_runs)) {
+    if (isImportActor(active.actor)) {
+      closeRun(store, run, "partial", "share pull was interrupted; finished by the next command");
+    }
+  }
+  const pull = new Pull(store, ctx);
+  for (const event of ctx.state.importing) {
+    const [replica, seq] = event.split(":");
+    const record = readRecordFile(ctx, replica, Number(seq));
+    if (isProblem(record)) continue; // A record gone bad since: refused by the next scan.
+    if (sameContent(record.entry, pull.liveContent(record.key))) continue;
+    pull.pendingApply.set(record.key, record);
+  }
+  const due = pull.pendingApply.size;
+  pull.finish();
+  ctx.state.importing = [];
+  saveShare(ctx);
+  return due;
+}
+
 /** Imports every waiting record; must run under the engine lock on a replica's store. */
 export function pullShare(store: Store, ctx: ShareContext): PullResult {
+  finishImport(store, ctx);
+  importing = true;
+  try {
+    return pullNow(store, ctx);
+  } finally {
+    importing = false;
+  }
+}
+
+function pullNow(store: Store, ctx: ShareContext): PullResult {
   const scan = scanShare(ctx);
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
@@ -418,7 +534,14 @@ export function pullShare(store: Store, ctx: ShareContext): PullResult {
   for (const [replica, records] of queues) {
     pull.result.blocked += records.length - heads.get(replica)!;
   }
+  // The decisions first: the effects still to commit, with the vector and key
+  // map that assume them. A pull killed while committing them leaves this
+  // list for `finishImport`; without it the next pull would read its own
+  // committed effects as concurrent edits.
+  ctx.state.importing = [...pull.pendingApply.values()].map((r) => eventId(r.replica, r.seq));
+  if (ctx.state.importing.length > 0) saveShare(ctx);
   pull.finish();
+  ctx.state.importing = [];
   const counts = ctx.state.counts;
   counts.applied += pull.result.applied;
   counts.noop += pull.result.noop;

@@ -10,7 +10,7 @@ import { atomicReplace, lstatOrNull, readTextOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { mintReplicaId } from "./ids.ts";
-import { ensureReplicaFolder, writeNextRecord } from "./export.ts";
+import { ensureReplicaFolder, finishSeeding } from "./export.ts";
 import {
   freshShareState,
   loadShare,
@@ -68,9 +68,11 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
   if (existing !== null) {
     ensureShareFolder(store.paths);
     ensureReplicaFolder(existing);
+    // A seeding cut short by a crash continues where its records end.
+    const seeded = finishSeeding(store, existing);
     return {
       ctx: existing,
-      result: { replica: existing.state.replica, created: false, seeded: 0 },
+      result: { replica: existing.state.replica, created: false, seeded },
     };
   }
   const replica = mintReplicaId();
@@ -81,26 +83,12 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
   ensureShareFolder(store.paths);
   ensureReplicaFolder(ctx);
   // The share state first: a crash before the replica file leaves no replica
-  // (init runs again); after it, the seeds continue from the saved cursor.
+  // (init runs again); after it, the next command finishes the seeding.
+  state.seeding = true;
   saveShare(ctx);
   writeReplicaFile(store.paths, replica);
-  const keys = [
-    ...store.head.view.entries.map((e) => e.entry.key),
-    ...Object.keys(store.state.cold_current),
-  ].sort();
-  for (const key of keys) {
-    writeNextRecord(store, ctx, {
-      kind: "seed",
-      key,
-      operation: "set",
-      resolves: [],
-      run: null,
-      actor: "share",
-      source: "seed",
-    });
-    saveShare(ctx);
-  }
-  return { ctx, result: { replica, created: true, seeded: keys.length } };
+  const seeded = finishSeeding(store, ctx);
+  return { ctx, result: { replica, created: true, seeded } };
 }
 
 /** Creates `.bimri-share/` and its README when missing. */

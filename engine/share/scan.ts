@@ -59,7 +59,7 @@ function recordSeqs(ctx: ShareContext, replica: string, problems: ShareProblem[]
 }
 
 /** Parses record `seq` of `replica`, or a problem. */
-function readRecordFile(
+export function readRecordFile(
   ctx: ShareContext,
   replica: string,
   seq: number,
@@ -83,7 +83,8 @@ function readRecordFile(
   }
 }
 
-function isProblem(value: ShareRecord | ShareProblem): value is ShareProblem {
+/** True when a read gave a problem rather than a record. */
+export function isProblem(value: ShareRecord | ShareProblem): value is ShareProblem {
   return "message" in value;
 }
 

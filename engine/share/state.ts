@@ -14,7 +14,8 @@ import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { EVENT_ID, mintReplicaId, REPLICA_ID } from "./ids.ts";
+import { EVENT_ID, eventId, mintReplicaId, recordName, REPLICA_ID } from "./ids.ts";
+import { parseRecordBytes, type ShareRecord } from "./record.ts";
 import type { Vector } from "./vector.ts";
 
 /** The committed folder that carries every replica's records. */
@@ -44,15 +45,28 @@ export type ShareState = {
    * (kept in its own file and read only when needed: see keysOf).
    */
   keys: Record<string, string[]> | null;
+  /**
+   * Key events replayed from records past the saved cursor while `keys` was
+   * not read yet (applied on top of the file when it is: see keysOf).
+   */
+  replayed: [string, string][];
   /** The source (proposal ID) of the last exported change. */
   lastSource: string | null;
   /** A resolution whose record is not written yet. */
   pendingResolution: string | null;
+  /**
+   * Events whose effects a pull decided to commit and saved before committing
+   * them (with the vector and key map that assume them): a pull killed
+   * part-way leaves them here for `finishImport`.
+   */
+  importing: string[];
   /** Import proposals that became conflict candidates, by proposal ID -> event. */
   candidates: Record<string, string>;
   /** Replica IDs this store wrote under before it was copied or moved. */
   retired: string[];
   counts: ImportCounts;
+  /** `share init` is exporting the existing memory as seed records (a crash resumes it). */
+  seeding: boolean;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -150,13 +164,18 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     nextSeq: typeof raw.next_seq === "number" ? raw.next_seq : 1,
     vector: numberMap(raw.vector),
     keys: null,
+    replayed: [],
     lastSource: typeof raw.last_source === "string" ? raw.last_source : null,
     pendingResolution: typeof raw.pending_resolution === "string" ? raw.pending_resolution : null,
+    importing: Array.isArray(raw.importing)
+      ? raw.importing.filter((e): e is string => typeof e === "string" && EVENT_ID.test(e))
+      : [],
     candidates,
     retired: Array.isArray(raw.retired)
       ? raw.retired.filter((r): r is string => typeof r === "string" && REPLICA_ID.test(r))
       : [],
     counts,
+    seeding: raw.seeding === true,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
@@ -165,8 +184,40 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     state.nextSeq = 1;
   }
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
+  rollForward(ctx);
   if (forWrite && state.storePath !== paths.root) remint(ctx);
   return ctx;
+}
+
+/**
+ * Brings the export cursor up to this replica's own records on disk. A
+ * record is created (exclusively, durably) before the cursor names it, so
+ * after a crash between the two (an export, or `share init` seeding) the
+ * records past `nextSeq` are replayed here: each makes its event the key's
+ * current one and a change names the last source exported. A resolution
+ * whose bookkeeping is still pending stops the replay: its own recovery
+ * (`exportResolution`) adopts the record. On the everyday path this costs
+ * one failed open.
+ */
+function rollForward(ctx: ShareContext): void {
+  const s = ctx.state;
+  for (;;) {
+    const bytes = readBytesOrNull(join(ctx.shareDir, s.replica, recordName(s.nextSeq)));
+    if (bytes === null) return;
+    let record: ShareRecord;
+    try {
+      record = parseRecordBytes(bytes, s.replica, s.nextSeq);
+    } catch {
+      return; // Not a record this replica wrote: the next export refuses the name.
+    }
+    if (record.kind === "resolution" && record.source === s.pendingResolution) return;
+    // The key map is read only by a command that needs it (most do not).
+    const event = eventId(s.replica, s.nextSeq);
+    if (s.keys !== null) s.keys[record.key] = [event];
+    else s.replayed.push([record.key, event]);
+    if (record.kind === "change") s.lastSource = record.source;
+    s.nextSeq++;
+  }
 }
 
 /** The key -> shared events map, read on first use. */
@@ -179,6 +230,8 @@ export function keysOf(ctx: ShareContext): Record<string, string[]> {
       keys[k] = v.filter((e): e is string => typeof e === "string" && EVENT_ID.test(e));
     }
   }
+  for (const [key, event] of ctx.state.replayed) keys[key] = [event];
+  ctx.state.replayed = [];
   ctx.state.keys = keys;
   return keys;
 }
@@ -211,11 +264,14 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     nextSeq: 1,
     vector: {},
     keys: {},
+    replayed: [],
     lastSource: null,
     pendingResolution: null,
+    importing: [],
     candidates: {},
     retired: [],
     counts: emptyCounts(),
+    seeding: false,
   };
 }
 
@@ -230,17 +286,21 @@ export function seenVector(state: ShareState): Vector {
 /** Atomically saves `share.local.json` (and the key map when it was read). */
 export function saveShare(ctx: ShareContext): void {
   const s = ctx.state;
+  // Replayed events must reach the key file before the cursor moves past them.
+  if (s.replayed.length > 0) keysOf(ctx);
   if (s.keys !== null) atomicReplace(shareKeysFile(ctx.paths), canonicalJson(s.keys));
   atomicReplace(
     shareStateFile(ctx.paths),
     canonicalJson({
       candidates: s.candidates,
       counts: s.counts,
+      importing: s.importing,
       last_source: s.lastSource,
       next_seq: s.nextSeq,
       pending_resolution: s.pendingResolution,
       replica: s.replica,
       retired: s.retired,
+      seeding: s.seeding,
       vector: s.vector,
     }),
   );

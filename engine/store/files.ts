@@ -109,7 +109,11 @@ function* mapChunks(chunks: Iterable<Uint8Array | string>): Iterable<Uint8Array>
  * under the engine lock: on a file system without hard links the name is
  * claimed by a check and a rename, which only the lock keeps exclusive.
  */
-export function createExclusive(path: string, data: Uint8Array | string): boolean {
+export function createExclusive(
+  path: string,
+  data: Uint8Array | string,
+  syncFolder = true,
+): boolean {
   const folder = nativePath.dirname(path);
   const temp = writeTemp(folder, ".bimri-new-", [toBytes(data)], true);
   try {
@@ -130,7 +134,9 @@ export function createExclusive(path: string, data: Uint8Array | string): boolea
   } finally {
     removeQuietly(temp);
   }
-  syncDir(folder);
+  // Without `syncFolder` the caller syncs the folder itself before anything
+  // durable may depend on the new name (one sync for many records).
+  if (syncFolder) syncDir(folder);
   return true;
 }
 

@@ -305,9 +305,20 @@ function stateBytes(paths: StorePaths, state: State): Uint8Array {
   return bytes;
 }
 
-/** Atomically replaces state.json with `state` in canonical JSON. */
-export function saveState(paths: StorePaths, state: State): void {
+/**
+ * Atomically replaces state.json with `state` in canonical JSON, then the
+ * derived marks that let the next command skip work (state_mark.ts,
+ * head_cache.ts). `derived: false` leaves them to the command's next save
+ * (a run of many commits in one command); meanwhile a mark that no longer
+ * matches only costs the next reader its full check.
+ */
+export function saveState(
+  paths: StorePaths,
+  state: State,
+  options: { derived?: boolean } = {},
+): void {
   atomicReplace(paths.state, stateBytes(paths, state));
+  if (options.derived === false) return;
   markOwnStateWrite(paths);
   recordNotedHead(paths, state);
 }

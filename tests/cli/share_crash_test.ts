@@ -3,12 +3,14 @@
  * killed (BIMRI_FAULT) after the commit is durable but before the record is
  * written, or after the record but before the share state names it. The next
  * command of the store finishes the export exactly once, and the following
- * change takes the next seq.
+ * change takes the next seq. The same holds for `share init` killed part-way
+ * through exporting the existing memory as seed records, and for a `share
+ * pull` killed while committing the effects it decided.
  */
 import { join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, textOf } from "../helpers/share.ts";
+import { agentSets, openConflicts, textOf } from "../helpers/share.ts";
 
 type Exported = { seq: number; source: string; key: string; text: string | null };
 
@@ -101,3 +103,103 @@ Deno.test("a resolve killed before its record is exported once by the next comma
   assertEquals(records[2].source, conflict);
   sourcesOnce(records);
 });
+
+for (const next of ["start", "share init", "share status"]) {
+  Deno.test(`share init killed part-way through seeding is finished exactly once by the next ${next}`, async () => {
+    const root = await tempStore();
+    await agentSets(root, "codex", { "k.one": "One.", "k.two": "Two.", "k.three": "Three." });
+    const killed = await bimri(root, ["share", "init", "--yes"], {
+      env: { BIMRI_FAULT: "share-after-seed" },
+    });
+    assertEquals(killed.code, 86, killed.stderr);
+    assertEquals(exported(root).length, 1);
+    const args = next.split(" ");
+    if (next === "start") args.push("--actor", "codex");
+    if (next === "share init") args.push("--yes");
+    await must(root, args);
+    await must(root, args);
+    const seeds = exported(root);
+    assertEquals(seeds.map((r) => r.source), ["seed", "seed", "seed"]);
+    assertEquals(seeds.map((r) => r.key).sort(), ["k.one", "k.three", "k.two"]);
+    assertEquals(seeds.map((r) => r.seq), [1, 2, 3]);
+    // The next change takes the next seq and replaces its key's seed.
+    await agentSets(root, "codex", { "k.two": "Two v2." });
+    const after = exported(root);
+    assertEquals(after.length, 4);
+    assertEquals(after[3].text, "Two v2.");
+    sourcesOnce(after);
+  });
+}
+
+Deno.test("many exports in a row: each names its key's previous record and what it saw", async () => {
+  const root = await tempStore();
+  await agentSets(root, "codex", { "k.base": "Base." });
+  await must(root, ["share", "init", "--yes"]);
+  // Twelve exports, one key each, then three keys again.
+  for (let i = 0; i < 12; i++) await agentSets(root, "codex", { [`k.n${i}`]: `N${i}.` });
+  for (const i of [0, 5, 11]) await agentSets(root, "codex", { [`k.n${i}`]: `N${i} v2.` });
+  const records = exported(root);
+  sourcesOnce(records);
+  assertEquals(records.length, 16);
+  const share = join(root, ".bimri-share");
+  const replica = [...Deno.readDirSync(share)].find((e) => e.isDirectory)!.name;
+  const read = (seq: number) =>
+    JSON.parse(Deno.readTextFileSync(join(share, replica, `${String(seq).padStart(8, "0")}.json`)));
+  // Seq 1 is the seed; k.n<i> was first exported as seq i + 2.
+  for (const [seq, i] of [[14, 0], [15, 5], [16, 11]]) {
+    const record = read(seq);
+    assertEquals(record.key, `k.n${i}`);
+    assertEquals(record.replaces, `${replica}:${i + 2}`);
+    assertEquals(record.vector[replica], seq - 1);
+  }
+});
+
+/** Accepted decisions of import proposals in `root`, by key. */
+function acceptedImports(root: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  const decisions = join(root, ".bimri", "decisions");
+  for (const file of Deno.readDirSync(decisions)) {
+    const d = JSON.parse(Deno.readTextFileSync(join(decisions, file.name)));
+    if (d.outcome !== "accepted") continue;
+    const p = JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "proposals", file.name)));
+    if (!p.rationale.startsWith("Imported from replica")) continue;
+    out[p.key] = (out[p.key] ?? 0) + 1;
+  }
+  return out;
+}
+
+for (const point of ["after-propose-entry", "after-proposal-file", "after-state"]) {
+  for (const next of ["share pull", "start"]) {
+    Deno.test(`a share pull killed at ${point} is finished exactly once by the next ${next}`, async () => {
+      const from = await tempStore();
+      await agentSets(from, "codex", { "k.one": "One.", "k.two": "Two." });
+      await must(from, ["share", "init", "--yes"]);
+      await agentSets(from, "codex", { "k.one": "One v2.", "k.two": "Two v2." });
+      await agentSets(from, "codex", { "k.one": "One v3." });
+      const root = await tempStore();
+      await new Deno.Command("cp", {
+        args: ["-a", join(from, ".bimri-share"), join(root, ".bimri-share")],
+      }).output();
+      const killed = await bimri(root, ["share", "pull"], { env: { BIMRI_FAULT: point } });
+      assertEquals(killed.code, 86, killed.stderr);
+      const args = next.split(" ");
+      if (next === "start") args.push("--actor", "codex");
+      await must(root, args);
+      await must(root, ["share", "pull"]);
+      assertEquals(await textOf(root, "k.one"), "One v3.");
+      assertEquals(await textOf(root, "k.two"), "Two v2.");
+      assertEquals(await openConflicts(root), []);
+      // The newest effect of each key was committed once, the interrupted one included.
+      assertEquals(acceptedImports(root), { "k.one": 1, "k.two": 1 });
+      const state = JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "state.json")));
+      assertEquals(
+        Object.values(state.active_runs).filter((r) =>
+          (r as { actor: string }).actor.startsWith("share-")
+        ),
+        [],
+      );
+      const doctor = await bimri(root, ["doctor"]);
+      assertEquals(doctor.code, 0, doctor.stdout);
+    });
+  }
+}
