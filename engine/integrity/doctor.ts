@@ -316,7 +316,7 @@ class Audit {
         // The reference's words, which scripts look for; then the next step.
         const found = typeof error.found === "string" ? error.found : JSON.stringify(error.found);
         this.errors.push(
-          `read-only audit requires memory format v${AUTHORITY_FORMAT}; found ${found}. Run install --target <project> --quiescent (or migrate) to upgrade it.`,
+          `read-only audit requires memory format v${AUTHORITY_FORMAT}; found ${found}. ${StateFormatError.nextStep}`,
         );
         return;
       }

@@ -241,9 +241,13 @@ export class StateFormatError extends BimriError {
       "store-corrupt",
       `this store has memory format ${
         JSON.stringify(found)
-      }; bimri reads ${AUTHORITY_FORMAT}. Run install --target <project> --quiescent (or migrate) to upgrade it.`,
+      }; bimri reads ${AUTHORITY_FORMAT}. ${StateFormatError.nextStep}`,
     );
   }
+
+  /** What the owner does about it. */
+  static readonly nextStep =
+    "Run install --target <project> --quiescent (or migrate) to upgrade it.";
 }
 
 /**
