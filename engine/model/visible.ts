@@ -1,0 +1,46 @@
+/**
+ * Makes untrusted text safe to print: characters that can forge lines, hide
+ * text or reorder it on a terminal or in an agent's context are shown as
+ * `\uXXXX` escapes instead of being emitted.
+ */
+
+// C0 controls, DEL, C1 controls; bidi embeddings, overrides, isolates and
+// marks; zero-width characters and the BOM; Unicode line/paragraph separators.
+const HAZARD =
+  // deno-lint-ignore no-control-regex -- matching control characters is this module's purpose
+  /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+// The subset that memory text may never hold (C0 controls are judged by the
+// reference's own single-line rules, so they are not repeated here).
+const REFUSED_IN_TEXT =
+  /[\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+
+function escapeOne(ch: string): string {
+  return "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
+}
+
+/** Returns `text` with every hazardous character shown as a `\uXXXX` escape. */
+export function visible(text: string): string {
+  return text.replace(HAZARD, escapeOne);
+}
+
+/** True when `text` holds a character that {@link visible} would escape. */
+export function hasHazard(text: string): boolean {
+  HAZARD.lastIndex = 0;
+  const found = HAZARD.test(text);
+  HAZARD.lastIndex = 0;
+  return found;
+}
+
+/**
+ * The first character memory text may not hold (DEL, C1 controls, bidi
+ * controls, zero-width characters), as its escape and code-point offset, or
+ * null when there is none.
+ */
+export function refusedTextCharacter(
+  text: string,
+): { escape: string; offset: number } | null {
+  const match = REFUSED_IN_TEXT.exec(text);
+  if (match === null) return null;
+  return { escape: escapeOne(match[0]), offset: [...text.slice(0, match.index)].length };
+}
