@@ -150,7 +150,7 @@ Deno.test("propose refuses an older base revision that is a symbolic link, stagi
   const outside = join(root, "outside-base.md");
   Deno.copyFileSync(base, outside);
   Deno.removeSync(base);
-  Deno.symlinkSync(outside, base);
+  Deno.symlinkSync(outside, base, { type: "file" });
   const before = hashTree(root);
   const r = await bimri(root, newSubject(stale, "linked.base", "Must not stage."));
   assertEquals(r.code, 2);

@@ -521,7 +521,7 @@ Deno.test("a historical revision replaced by a symbolic link counts as missing",
   const revision = join(root, ".bimri/revisions/V000001.md");
   Deno.copyFileSync(revision, join(outside, "V000001.md"));
   Deno.removeSync(revision);
-  Deno.symlinkSync(join(outside, "V000001.md"), revision);
+  Deno.symlinkSync(join(outside, "V000001.md"), revision, { type: "file" });
   const sync = await bimri(root, ["sync", "--run", store.winnerRun]);
   assertEquals(sync.code, 2, sync.stdout);
   assertMatch(sync.stderr, /decision R000001-Q001 .*names revision V000001, which is missing/);
@@ -582,7 +582,7 @@ Deno.test("a run log replaced by a symbolic link fails status and pauses writes"
   const log = join(root, ".bimri/log", `${store.winnerRun}.md`);
   Deno.copyFileSync(log, join(outside, "log.md"));
   Deno.removeSync(log);
-  Deno.symlinkSync(join(outside, "log.md"), log);
+  Deno.symlinkSync(join(outside, "log.md"), log, { type: "file" });
   const status = await bimri(root, ["status"]);
   assertEquals(status.code, 1, status.stdout);
   assertMatch(status.stdout, /run log cannot be a symbolic link/);
@@ -623,7 +623,7 @@ Deno.test("a genesis revision replaced by a symbolic link pauses writes and fail
   const genesis = join(root, ".bimri/revisions/V000000.md");
   Deno.copyFileSync(genesis, join(outside, "V000000.md"));
   Deno.removeSync(genesis);
-  Deno.symlinkSync(join(outside, "V000000.md"), genesis);
+  Deno.symlinkSync(join(outside, "V000000.md"), genesis, { type: "file" });
   const status = await bimri(root, ["status"]);
   assertEquals(status.code, 1, status.stdout);
   assertMatch(status.stdout, /missing or unsafe revision V000000/);

@@ -12,6 +12,7 @@
  * GUARD_MS, so an engine that waits without limit fails these tests instead of
  * hanging them.
  */
+import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import {
   bimri,
@@ -232,9 +233,9 @@ Deno.test("a symbolic link in place of engine.lock or state.json stops writers a
   for (const [file, message] of cases) {
     const root = await tempStore();
     const run = await startRun(root);
-    const real = `${root}/../${crypto.randomUUID()}`;
-    Deno.renameSync(`${root}/${file}`, real);
-    Deno.symlinkSync(real, `${root}/${file}`);
+    const real = join(root, "..", crypto.randomUUID());
+    Deno.renameSync(join(root, file), real);
+    Deno.symlinkSync(real, join(root, file), { type: "file" });
     const before = hashTree(root);
     for (const args of [["journal", "--run", run, "--text", "Linked."], ["get", "--key", "a.b"]]) {
       const r = await bimri(root, args);

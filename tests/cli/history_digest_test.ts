@@ -5,7 +5,7 @@
  * edited or appended by someone else, the digest itself edited) is never
  * trusted.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { bimri, copyStore, expectOk, startRun, tempStore } from "../helpers/cli.ts";
 import { fingerprint } from "../../engine/integrity/summary.ts";
@@ -132,7 +132,7 @@ Deno.test("a digest edited in place, or an archive changed by someone else, is n
 function vouches(root: string): boolean {
   const checkpoint = JSON.parse(Deno.readTextFileSync(join(root, CHECKPOINT)));
   const month = monthFile(root);
-  const name = month.slice(month.lastIndexOf("/") + 1);
+  const name = basename(month);
   const print = (path: string) => fingerprint(Deno.lstatSync(path), undefined, false);
   return Object.keys(checkpoint.months).length === 1 &&
     checkpoint.months[name] === print(month) &&

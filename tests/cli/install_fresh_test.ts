@@ -1,3 +1,4 @@
+import { isAbsolute } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, tempStore } from "../helpers/cli.ts";
 import { TEMPLATES } from "../../templates/mod.ts";
@@ -53,7 +54,7 @@ Deno.test("install into an empty folder: layout, genesis, adapters, bindings, sm
   assertEquals([...Deno.readDirSync(`${target}/.bimri/log`)], []);
   const runtime = JSON.parse(read(`${target}/.bimri/runtime.local.json`));
   assertEquals(runtime.host_bound, true);
-  assert(Array.isArray(runtime.argv_prefix) && runtime.argv_prefix[0].startsWith("/"));
+  assert(Array.isArray(runtime.argv_prefix) && isAbsolute(runtime.argv_prefix[0]));
   assertEquals(runtime.versions.memory_format, "5.1.0");
   assert(read(`${target}/.bimri/index.tsv`).startsWith("id\tkey\tloc\t"));
   const backups = [...Deno.readDirSync(`${target}/.bimri/install-backups`)];

@@ -6,7 +6,7 @@
  * v5.0.x store with a damaged authority record is upgraded, the install
  * finishes, and the damage is reported for the owner to repair.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, pathExists, tempStore } from "../helpers/cli.ts";
 import { copyFixture } from "../fixtures/fixtures.ts";
@@ -35,7 +35,7 @@ async function expectLinkRefused(
   outside: string,
   quiescent: boolean,
 ): Promise<void> {
-  Deno.symlinkSync(outside, join(root, rel));
+  Deno.symlinkSync(outside, join(root, rel), { type: "dir" });
   const before = hashTree(root);
   const r = await install(root, quiescent);
   assertEquals(r.code, 2, `${rel}: ${r.stdout}${r.stderr}`);
@@ -84,7 +84,7 @@ Deno.test("a fresh install refuses a linked bimri.md before creating .bimri or a
   const root = await tempStore("bimri-install-linked-view-");
   const outside = await outsideFolder();
   Deno.writeTextFileSync(join(outside, "bimri.md"), "owner text\n");
-  Deno.symlinkSync(join(outside, "bimri.md"), join(root, "bimri.md"));
+  Deno.symlinkSync(join(outside, "bimri.md"), join(root, "bimri.md"), { type: "file" });
   const before = hashTree(root);
   const r = await install(root, false);
   assertEquals(r.code, 2, r.stdout + r.stderr);
@@ -160,7 +160,7 @@ Deno.test("install into a v5.0.2 store with a damaged conflict record activates 
   assertEquals(manifest.status, "installed-recovery-required");
   assertEquals(manifest.mode, "lossless-authority-activation");
   const activation = JSON.parse(Deno.readTextFileSync(join(folder, "activation-receipt.json")));
-  assertEquals(activation.transaction, folder.split("/").pop());
+  assertEquals(activation.transaction, basename(folder));
   assert(pathExists(join(root, ".bimri/runtime.local.json")), "runtime binding");
 });
 

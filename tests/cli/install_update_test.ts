@@ -1,5 +1,7 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, type CliResult, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
+import { pathWithFirst, PYTHON, writeStandIn } from "../helpers/portable.ts";
+import { join } from "node:path";
 
 const HOST_LOCAL = [
   ".bimri/engine.lock",
@@ -79,7 +81,7 @@ Deno.test("a store whose accepted head is broken is refused before any write", a
 });
 
 async function python(args: string[], cwd: string): Promise<CliResult> {
-  const out = await new Deno.Command("python3", { args, cwd, stdout: "piped", stderr: "piped" })
+  const out = await new Deno.Command(PYTHON, { args, cwd, stdout: "piped", stderr: "piped" })
     .output();
   const d = new TextDecoder();
   return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
@@ -151,36 +153,43 @@ Deno.test("the binding names the launcher as engine_path; a binding from another
   const root = await tempStore("bimri-install-moved-binding-");
   const r = await bimri(root, ["install", "--target", root], { noRoot: true });
   assertEquals(r.code, 0, r.stderr + r.stdout);
-  const bindingPath = `${root}/.bimri/runtime.local.json`;
+  const bindingPath = join(root, ".bimri", "runtime.local.json");
   const binding = JSON.parse(Deno.readTextFileSync(bindingPath));
-  assertEquals(binding.engine_path, `${Deno.realPathSync(root)}/bimri-engine.py`);
+  assertEquals(binding.engine_path, join(Deno.realPathSync(root), "bimri-engine.py"));
   // The folder now carries a binding written on another machine.
   binding.argv_prefix = ["C:\\Old Host\\bimri.exe"];
   Deno.writeTextFileSync(bindingPath, JSON.stringify(binding));
   const elsewhere = await Deno.makeTempDir({ prefix: "bimri-launcher-path-" });
-  const stranded = await python([`${root}/bimri-engine.py`, "status"], elsewhere);
+  const stranded = await python([join(root, "bimri-engine.py"), "status"], elsewhere);
   assertEquals([stranded.code, stranded.stdout], [2, ""]);
   assertMatch(
     stranded.stderr,
     /^BIMRI ERROR: cannot run C:\\Old Host\\bimri\.exe: it is not on this machine\. .*install/,
   );
-  // With a bimri on PATH, the launcher runs that one and says so.
-  const bin = `${elsewhere}/bin`;
+  // With a bimri on PATH, the launcher runs that one and says so (on Windows
+  // the stand-in is bimri.cmd, which Python's which() finds through PATHEXT).
+  const bin = join(elsewhere, "bin");
   Deno.mkdirSync(bin);
-  Deno.writeTextFileSync(`${bin}/bimri`, '#!/bin/sh\necho "stand-in bimri: $*"\n');
-  Deno.chmodSync(`${bin}/bimri`, 0o755);
-  const out = await new Deno.Command("python3", {
-    args: [`${root}/bimri-engine.py`, "status"],
+  writeStandIn(bin, "bimri", "stand-in bimri:");
+  const out = await new Deno.Command(PYTHON, {
+    args: [join(root, "bimri-engine.py"), "status"],
     cwd: elsewhere,
-    env: { PATH: `${bin}:${Deno.env.get("PATH") ?? ""}` },
+    env: { PATH: pathWithFirst(bin) },
     stdout: "piped",
     stderr: "piped",
   }).output();
   const d = new TextDecoder();
-  assertEquals([out.code, d.decode(out.stdout)], [0, "stand-in bimri: status\n"]);
+  assertEquals([out.code, d.decode(out.stdout).replaceAll("\r\n", "\n")], [
+    0,
+    "stand-in bimri: status\n",
+  ]);
+  const found = join(bin, "bimri").replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
   assertMatch(
     d.decode(out.stderr),
-    /^BIMRI NOTICE: C:\\Old Host\\bimri\.exe .* is not on this machine; running .*\/bin\/bimri instead\./,
+    new RegExp(
+      `^BIMRI NOTICE: C:\\\\Old Host\\\\bimri\\.exe .* is not on this machine; running ${found}(?:\\.cmd)? instead\\.`,
+      "i",
+    ),
   );
   for (const path of [root, elsewhere]) await Deno.remove(path, { recursive: true });
 });

@@ -6,7 +6,7 @@
  * --read-only` reports it as a failed audit (exit 1). Files a cut-short
  * migration still has to retire are migrate_retire_crash_test.ts.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import {
   bimri,
@@ -53,7 +53,7 @@ Deno.test("old memory beside a store stops every command until the owner moves i
   assertEquals(audit.code, 1, audit.stdout);
   assertMatch(audit.stdout, /^ {2}- selected structured BIMRI authority coexists .*: BIMRI\.md\./m);
 
-  Deno.renameSync(join(root, "BIMRI.md"), join(root, "..", `${root.split("/").pop()}-old.md`));
+  Deno.renameSync(join(root, "BIMRI.md"), join(root, "..", `${basename(root)}-old.md`));
   assertEquals((await bimri(root, ["get", "--key", "k.one"])).code, 0);
   await must(root, ["close", "--run", run]);
   assertEquals((await bimri(root, ["doctor"])).code, 0);

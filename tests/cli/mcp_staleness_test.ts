@@ -6,21 +6,21 @@
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, startRun, tempStore } from "../helpers/cli.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
+import { copyTree } from "../helpers/portable.ts";
+import { join } from "node:path";
 
-/** Replaces `<root>/.bimri` by a byte copy of `backup` (`rm -rf` + `cp -a`). */
+/** Replaces `<root>/.bimri` by a byte copy of `backup` (`rm -rf` + a copy keeping times). */
 async function restoreFolder(root: string, backup: string): Promise<void> {
-  await Deno.remove(`${root}/.bimri`, { recursive: true });
-  const out = await new Deno.Command("cp", { args: ["-a", backup, `${root}/.bimri`] }).output();
-  assert(out.success, "cp -a");
+  await Deno.remove(join(root, ".bimri"), { recursive: true });
+  copyTree(backup, join(root, ".bimri"));
 }
 
 /** A store with no run yet, and a copy of its `.bimri` folder taken then. */
 async function storeWithBackup(): Promise<{ root: string; backup: string }> {
   const root = await tempStore();
   assertEquals((await bimri(root, ["status"])).code, 0);
-  const backup = `${await tempStore("bimri-backup-")}/.bimri`;
-  const out = await new Deno.Command("cp", { args: ["-a", `${root}/.bimri`, backup] }).output();
-  assert(out.success, "cp -a");
+  const backup = join(await tempStore("bimri-backup-"), ".bimri");
+  copyTree(join(root, ".bimri"), backup);
   return { root, backup };
 }
 

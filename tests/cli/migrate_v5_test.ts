@@ -57,8 +57,11 @@ function upgradedLines(backup: string): string {
 
 Deno.test("v5.0.2 migrate takes the reference's state upgrade: exact backup in .bimri/backups, no update transaction", async () => {
   const root = await copyFixture(V502);
-  // An owner's symlink among unknown files must be preserved, never followed.
-  Deno.symlinkSync("../unknown-owner-file.txt", join(root, ".bimri/inbox/owner-link"));
+  // An owner's symlink among unknown files must be preserved, never followed. Its
+  // target is relative with native separators and need not exist, so it is typed.
+  Deno.symlinkSync(join("..", "unknown-owner-file.txt"), join(root, ".bimri/inbox/owner-link"), {
+    type: "file",
+  });
   const oldState = Deno.readFileSync(join(root, ".bimri/state.json"));
   const backup = upgradeBackup(oldState);
   const before = hashTree(root);
@@ -358,7 +361,7 @@ Deno.test("migrate refuses a store folder linked out of the project before writi
       }
       Deno.removeSync(path, { recursive: true });
     }
-    Deno.symlinkSync(outside, path);
+    Deno.symlinkSync(outside, path, { type: "dir" });
     const before = hashTree(root);
     const outsideBefore = hashTree(outside);
     const r = await bimri(root, ["migrate"]);

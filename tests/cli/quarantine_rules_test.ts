@@ -163,7 +163,7 @@ Deno.test("restore refuses a replacement that is a symbolic link or not a regula
   const reviewed = join(outside, "reviewed.json");
   Deno.copyFileSync(path, reviewed);
   const link = join(outside, "link.json");
-  Deno.symlinkSync(reviewed, link);
+  Deno.symlinkSync(reviewed, link, { type: "file" });
   Deno.writeTextFileSync(path, "");
   const q = await bimri(root, quarantineArgs("decision", id));
   assertEquals(q.code, 0, q.stderr);

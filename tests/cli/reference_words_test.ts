@@ -14,7 +14,7 @@ Deno.test("read-only doctor names a redirected store folder as a symbolic link",
   const outside = await Deno.makeTempDir({ prefix: "bimri-outside-revisions-" });
   const revisions = join(root, ".bimri", "revisions");
   Deno.renameSync(revisions, join(outside, "revisions"));
-  Deno.symlinkSync(join(outside, "revisions"), revisions);
+  Deno.symlinkSync(join(outside, "revisions"), revisions, { type: "dir" });
   const before = hashTree(root);
   const r = await bimri(root, ["doctor", "--read-only"]);
   assertEquals(r.code, 1, r.stdout);
@@ -55,7 +55,7 @@ Deno.test("install refuses a redirected legacy/ folder before writing anything",
   const target = await tempStore("bimri-legacy-link-");
   const outside = await Deno.makeTempDir({ prefix: "bimri-outside-legacy-" });
   Deno.writeTextFileSync(join(outside, "keep.txt"), "outside\n");
-  Deno.symlinkSync(outside, join(target, "legacy"));
+  Deno.symlinkSync(outside, join(target, "legacy"), { type: "dir" });
   const r = await bimri(target, ["install", "--target", target], { noRoot: true });
   assertEquals(r.code, 2, r.stdout);
   assertMatch(r.stderr, /^BIMRI ERROR: .*redirected directory: legacy is a symbolic link/);

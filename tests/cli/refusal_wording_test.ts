@@ -10,7 +10,7 @@ Deno.test("a bimri.md that is a link, or no v5 view, is refused before a store i
   const root = await tempStore("bimri-wording-view-");
   const outside = await Deno.makeTempFile({ prefix: "bimri-wording-outside-" });
   Deno.writeTextFileSync(outside, "outside sentinel\n");
-  Deno.symlinkSync(outside, join(root, "bimri.md"));
+  Deno.symlinkSync(outside, join(root, "bimri.md"), { type: "file" });
   for (const verb of [["migrate"], ["status"], ["start", "--actor", "codex"]]) {
     await expectRefused(
       root,

@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
+import { copyTree } from "../helpers/portable.ts";
 import { agentSets, textOf } from "../helpers/share.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
@@ -55,10 +56,7 @@ async function cloneWith(
   damage: (share: string) => string,
 ): Promise<{ clone: string; file: string }> {
   const clone = await tempStore();
-  const copy = await new Deno.Command("cp", {
-    args: ["-a", join(src.root, ".bimri-share"), clone],
-  }).output();
-  assert(copy.success);
+  copyTree(join(src.root, ".bimri-share"), join(clone, ".bimri-share"));
   const file = damage(join(clone, ".bimri-share"));
   return { clone, file };
 }
@@ -108,7 +106,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
       Deno.mkdirSync(join(share, r));
       const outside = join(share, "..", "outside.json");
       Deno.writeTextFileSync(outside, recordText(foreignRecord(r, 1, {})));
-      Deno.symlinkSync(outside, join(share, r, "00000001.json"));
+      Deno.symlinkSync(outside, join(share, r, "00000001.json"), { type: "file" });
       return `${r}/00000001.json`;
     },
     message: /not a record file|not a regular file/,

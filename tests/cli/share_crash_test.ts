@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
 import { agentSets, openConflicts, textOf } from "../helpers/share.ts";
+import { copyTree } from "../helpers/portable.ts";
 
 type Exported = { seq: number; source: string; key: string; text: string | null };
 
@@ -177,9 +178,7 @@ for (const point of ["after-propose-entry", "after-proposal-file", "after-state"
       await agentSets(from, "codex", { "k.one": "One v2.", "k.two": "Two v2." });
       await agentSets(from, "codex", { "k.one": "One v3." });
       const root = await tempStore();
-      await new Deno.Command("cp", {
-        args: ["-a", join(from, ".bimri-share"), join(root, ".bimri-share")],
-      }).output();
+      copyTree(join(from, ".bimri-share"), join(root, ".bimri-share"));
       const killed = await bimri(root, ["share", "pull"], { env: { BIMRI_FAULT: point } });
       assertEquals(killed.code, 86, killed.stderr);
       const args = next.split(" ");

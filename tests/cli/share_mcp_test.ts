@@ -1,7 +1,8 @@
 /** The MCP tool memory_share_pull imports other clones' records like `bimri share pull`. */
 import { join } from "node:path";
-import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { must, tempStore } from "../helpers/cli.ts";
+import { copyTree } from "../helpers/portable.ts";
 import { agentSets, textOf as getText } from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
@@ -10,9 +11,7 @@ Deno.test("memory_share_pull builds a fresh clone's memory and reports what it i
   await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
   await must(a, ["share", "init", "--yes"]);
   const b = await tempStore();
-  const copy = await new Deno.Command("cp", { args: ["-a", join(a, ".bimri-share"), b] })
-    .output();
-  assert(copy.success);
+  copyTree(join(a, ".bimri-share"), join(b, ".bimri-share"));
   const mcp = await connectMcp(b);
   try {
     const result = await callTool(mcp, "memory_share_pull");

@@ -8,12 +8,10 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
 import { copyStore, must, tempStore } from "../helpers/cli.ts";
 import { agentSets, textOf } from "../helpers/share.ts";
+import { copyTree } from "../helpers/portable.ts";
 
-async function copyShare(from: string, to: string): Promise<void> {
-  const out = await new Deno.Command("cp", {
-    args: ["-a", join(from, ".bimri-share"), to],
-  }).output();
-  assert(out.success);
+function copyShare(from: string, to: string): void {
+  copyTree(join(from, ".bimri-share"), join(to, ".bimri-share"));
 }
 
 function replicaFolders(root: string): string[] {
@@ -26,7 +24,7 @@ Deno.test("install builds a fresh clone's store from the records; start and stat
   await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
   await must(a, ["share", "init", "--yes"]);
   const b = await tempStore();
-  await copyShare(a, b);
+  copyShare(a, b);
   const installed = await must(b, ["install", "--target", b]);
   assertMatch(installed, /share pull imported 2 records; applied 2/);
   assertEquals(await textOf(b, "k.one"), "One.");
@@ -34,7 +32,7 @@ Deno.test("install builds a fresh clone's store from the records; start and stat
 
   await agentSets(a, "codex", { "k.one": "One v2.", "k.three": "Three." });
   Deno.removeSync(join(b, ".bimri-share"), { recursive: true });
-  await copyShare(a, b);
+  copyShare(a, b);
   const brief = await must(b, ["start", "--actor", "claude"]);
   assertMatch(
     brief,

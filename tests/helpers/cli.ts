@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { assertEquals, assertMatch } from "./assert.ts";
 import { RUN_V8_FLAGS } from "../../engine/install/v8_flags.ts";
+import { copyTree, LOCK_FILE_NAME } from "./portable.ts";
 
 /** Absolute path of the repository's main.ts. */
 export const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -124,7 +125,11 @@ export function newSubject(run: string, key: string, text: string, extra: string
   ];
 }
 
-/** SHA-256 of every file under `root` (path -> hash), symlinks as their target text. */
+/**
+ * SHA-256 of every file under `root` (path -> hash), symlinks as their target
+ * text. A `.bimri/engine.lock` file is recorded as present but never read: on
+ * Windows its OS lock is mandatory and another process may hold it.
+ */
 export function hashTree(root: string): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (dir: string, rel: string) => {
@@ -133,6 +138,7 @@ export function hashTree(root: string): Map<string, string> {
       const path = join(dir, entry.name);
       const key = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isSymlink) out.set(key, `link:${Deno.readLinkSync(path)}`);
+      else if (entry.isFile && key === `.bimri/${LOCK_FILE_NAME}`) out.set(key, "lock");
       else if (entry.isDirectory) {
         out.set(key + "/", "dir");
         walk(path, key);
@@ -150,11 +156,10 @@ export function diffTrees(before: Map<string, string>, after: Map<string, string
   return null;
 }
 
-/** A byte-exact copy (`cp -a`) of the folder `root` in a new temp folder: new inodes, same content. */
+/** A byte-exact copy of the folder `root` in a new temp folder: new inodes, same content and times. */
 export async function copyStore(root: string): Promise<string> {
   const copy = await tempStore("bimri-copy-");
-  const out = await new Deno.Command("cp", { args: ["-a", `${root}/.`, copy] }).output();
-  if (!out.success) throw new Error(`cp -a ${root} failed`);
+  copyTree(root, copy);
   return copy;
 }
 

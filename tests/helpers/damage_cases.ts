@@ -90,7 +90,8 @@ export const DAMAGES: Damage[] = [
     damage: (path, root) => {
       Deno.writeTextFileSync(join(root, "outside.json"), '{"outside": true}\n');
       Deno.removeSync(path);
-      Deno.symlinkSync("../../outside.json", path);
+      // Relative, with native separators (a `/` in a relative Windows link target does not resolve).
+      Deno.symlinkSync(join("..", "..", "outside.json"), path, { type: "file" });
     },
     originalType: "symbolic-link",
   },
@@ -169,7 +170,7 @@ export async function damageRoundTrip(d: Damage): Promise<void> {
     if (d.originalType === "symbolic-link") {
       assertEquals(
         JSON.parse(new TextDecoder().decode(evidence)).link_target,
-        "../../outside.json",
+        join("..", "..", "outside.json"),
       );
       assertEquals(Deno.readTextFileSync(join(root, "outside.json")), '{"outside": true}\n');
       assert(!Deno.lstatSync(path).isSymlink);
