@@ -80,13 +80,16 @@ export function unexpectedFailure(error: unknown): BimriError {
   return new BimriError("io", `unexpected failure: ${message}. Run doctor to check the store.`);
 }
 
-/** The OS error a user can fix, if `error` is one. */
-function osCondition(error: unknown): "disk-full" | "read-only" | "permission" | null {
+/** The OS error a user can fix, if `error` is one (`os` is injected by unit tests). */
+export function osCondition(
+  error: unknown,
+  os: string = Deno.build.os,
+): "disk-full" | "read-only" | "permission" | null {
   if (!(error instanceof Error)) return null;
   const code = (error as { code?: unknown }).code;
   if (code === "ENOSPC" || code === "EDQUOT") return "disk-full";
   // Windows: ERROR_HANDLE_DISK_FULL (39) and ERROR_DISK_FULL (112).
-  if (Deno.build.os === "windows" && /\(os error (?:39|112)\)/.test(error.message)) {
+  if (os === "windows" && /\(os error (?:39|112)\)/.test(error.message)) {
     return "disk-full";
   }
   if (code === "EROFS") return "read-only";

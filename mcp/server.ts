@@ -39,6 +39,11 @@ import {
 import { LineTransport, type StdioStreams } from "./stdio.ts";
 import { checkArguments, inputSchema, toArgv, TOOL_SPECS, type ToolSpec } from "./tools.ts";
 
+/** The signals that stop the server on the OS family `os`: Windows has no SIGTERM or SIGHUP listener. */
+export function stopSignals(os: string): Deno.Signal[] {
+  return os === "windows" ? ["SIGINT", "SIGBREAK"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+}
+
 /** Summary written to the log when the client leaves without memory_close. */
 export const DISCONNECT_SUMMARY = "MCP client disconnected without closing the run.";
 
@@ -379,9 +384,7 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
   const stop = () => {
     transport.close().catch(() => {});
   };
-  const signals: Deno.Signal[] = Deno.build.os === "windows"
-    ? ["SIGINT", "SIGBREAK"]
-    : ["SIGINT", "SIGTERM", "SIGHUP"];
+  const signals = stopSignals(Deno.build.os);
   const listening: Deno.Signal[] = [];
   if (options.streams === undefined) {
     for (const signal of signals) {

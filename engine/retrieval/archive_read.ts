@@ -9,6 +9,7 @@ import type { ColdRecord } from "../model/state.ts";
 import { decodeUtf8Strict, pyStrip, splitLines } from "../model/text.ts";
 import { listNames, lstatOrNull, readBytesOrNull, readLinesContaining } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
+import { linkRefusal } from "../store/link_kind.ts";
 
 /** One `[ARCHIVED:…]` row. */
 export type ArchiveRecord = {
@@ -29,7 +30,11 @@ function refuseLinkedMonth(path: string, name: string): void {
   if (lstatOrNull(path)?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      `archive file ${name} is a symbolic link; replace it with the regular file, then run doctor.`,
+      linkRefusal(
+        path,
+        `archive file ${name}`,
+        "replace it with the regular file, then run doctor.",
+      ),
     );
   }
 }

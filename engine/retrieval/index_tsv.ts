@@ -9,6 +9,7 @@ import type { MemoryEntry } from "../model/hot.ts";
 import { compareCodePoints, pyStrip, sliceCodePoints, splitLines } from "../model/text.ts";
 import { BimriError } from "../errors.ts";
 import { atomicReplaceChunks, listNames, lstatOrNull } from "../store/files.ts";
+import { linkRefusal } from "../store/link_kind.ts";
 import type { Store } from "../store/store.ts";
 import { historicalGenerations, readAllArchiveRecords, readArchiveMonths } from "./archive_read.ts";
 import { refreshHistoryDigest } from "./history_digest.ts";
@@ -47,7 +48,7 @@ function readLogText(store: Store, name: string, reader: BulkReader): string {
   if (lstatOrNull(path)?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      `run log ${name} is a symbolic link; replace it with the regular file, then run doctor.`,
+      linkRefusal(path, `run log ${name}`, "replace it with the regular file, then run doctor."),
     );
   }
   // One reused buffer for ten thousand logs: a fresh buffer per file leaves
@@ -166,7 +167,7 @@ function writeIndexFile(store: Store): number {
   if (lstatOrNull(store.paths.index)?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      ".bimri/index.tsv is a symbolic link; delete it and run index again.",
+      linkRefusal(store.paths.index, ".bimri/index.tsv", "delete it and run index again."),
     );
   }
   const rows = indexRows(store);

@@ -7,8 +7,14 @@ import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
 import { renameOver } from "./rename.ts";
 import { simulatedLimit } from "./fault.ts";
+import { linkRefusal } from "./link_kind.ts";
 
-const IS_WINDOWS = Deno.build.os === "windows";
+/** True when folders are fsynced after a rename or create: POSIX only (Windows cannot open a folder for it). */
+export function syncsFolders(os: string): boolean {
+  return os !== "windows";
+}
+
+const SYNCS_FOLDERS = syncsFolders(Deno.build.os);
 
 function randomSuffix(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
@@ -21,7 +27,7 @@ function toBytes(data: Uint8Array | string): Uint8Array {
 
 /** Flushes a folder's entry table so a rename or link survives power loss (POSIX only). */
 export function syncDir(path: string): void {
-  if (IS_WINDOWS) return;
+  if (!SYNCS_FOLDERS) return;
   let dir: Deno.FsFile | undefined;
   try {
     dir = Deno.openSync(path, { read: true });
@@ -315,7 +321,11 @@ export function refuseSymlink(path: string, label: string): void {
   if (info?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      `${label} is a symbolic link; BIMRI refuses to follow links in shared memory paths. Replace it with a regular file or folder.`,
+      linkRefusal(
+        path,
+        label,
+        "BIMRI refuses to follow links in shared memory paths. Replace it with a regular file or folder.",
+      ),
     );
   }
 }

@@ -7,6 +7,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "./files.ts";
+import { linkRefusal } from "./link_kind.ts";
 import type { StorePaths } from "./paths.ts";
 
 /** How long a command waits for the engine lock before it gives up (the reference's 10 s). */
@@ -18,7 +19,7 @@ export function ensureLockFile(paths: StorePaths): void {
   if (info?.isSymlink) {
     throw new BimriError(
       "store-unsafe",
-      ".bimri/engine.lock is a symbolic link; replace it with a regular file.",
+      linkRefusal(paths.lock, ".bimri/engine.lock", "replace it with a regular file."),
     );
   }
   if (info) return;

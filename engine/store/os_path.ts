@@ -195,5 +195,10 @@ export const windowsPath: PathFlavor = {
   },
 };
 
+/** The path flavour of the OS family `os` (`Deno.build.os`). */
+export function pathFlavorFor(os: string): PathFlavor {
+  return os === "windows" ? windowsPath : posixPath;
+}
+
 /** The flavour of the OS bimri runs on. */
-export const nativePath: PathFlavor = Deno.build.os === "windows" ? windowsPath : posixPath;
+export const nativePath: PathFlavor = pathFlavorFor(Deno.build.os);
