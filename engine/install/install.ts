@@ -50,6 +50,7 @@ import {
 } from "../versions.ts";
 import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
 import { mergeMarkedBlock } from "./merge.ts";
+import { validateGitattributes, writeGitattributes } from "./gitattributes.ts";
 import {
   recoverEarlierUpdates,
   removeIfPresent,
@@ -240,6 +241,7 @@ function validateWriteTargets(target: string): void {
     }
   }
   for (const name of ADAPTER_FILES) readTextStrict(join(target, name), name);
+  validateGitattributes(target);
 }
 
 /**
@@ -325,6 +327,8 @@ function describeFailure(what: string, result: ChildResult): string {
 /**
  * Copies the store (`bimri.md` and `.bimri/` without install backups) into
  * `into`, regular files and folders only: the fresh store has nothing else.
+ * The engine lock is never read or copied (on Windows another process may
+ * hold it, and a held lock cannot be read): the copy's first command creates its own.
  */
 function copyStore(target: string, into: string): void {
   const copy = (from: string, to: string) => {
@@ -333,7 +337,8 @@ function copyStore(target: string, into: string): void {
     if (info.isDirectory && !info.isSymlink) {
       Deno.mkdirSync(to);
       for (const entry of Deno.readDirSync(from)) {
-        if (rel(target, join(from, entry.name)) === INSTALL_BACKUPS) continue;
+        const entryRel = rel(target, join(from, entry.name));
+        if (entryRel === INSTALL_BACKUPS || entryRel === ".bimri/engine.lock") continue;
         copy(join(from, entry.name), join(to, entry.name));
       }
     } else if (info.isFile) Deno.copyFileSync(from, to);
@@ -701,6 +706,8 @@ async function freshInstall(
       `installation self-check failed; target files were rolled back. Backups: ${backupRel}. Cause: ${cause}`,
     );
   }
+  // After success: the memory's .gitattributes block (the owner's previous file kept in the backups).
+  writeGitattributes(target, snapshot.backupDir);
   return {
     route: newStore ? "fresh" : "migrated",
     target,
@@ -1126,6 +1133,8 @@ async function codeOnlyUpdate(
     protected_write_attempts: 0,
   };
   atomicReplace(join(backupDir, "install-manifest.json"), canonicalJson(manifest));
+  // After success: the memory's .gitattributes block (the owner's previous file kept in the receipt folder).
+  writeGitattributes(target, backupDir);
   const revision = after.accepted_head_revision ?? 0;
   memory.push(
     `Existing authority store v${AUTHORITY_FORMAT} verified.`,

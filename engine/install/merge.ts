@@ -1,5 +1,5 @@
 /**
- * The marked-block merge for AGENTS.md and CLAUDE.md. Only text between a
+ * The marked-block merge for AGENTS.md, CLAUDE.md and .gitattributes. Only text between a
  * start marker and the first end marker after it, with no other start marker
  * in between, belongs to bimri; everything else is the owner's and stays
  * byte for byte, including a stray start marker in their own prose.
@@ -11,30 +11,31 @@ export const BLOCK_START = "<!-- BIMRI:START -->";
 /** Last line of a bimri-managed block. */
 export const BLOCK_END = "<!-- BIMRI:END -->";
 
+/** The start and end lines of a bimri-managed block in one kind of file. */
+export type BlockMarkers = { start: string; end: string };
+
+/** The markers of AGENTS.md and CLAUDE.md (Markdown comments). */
+export const MARKDOWN_MARKERS: BlockMarkers = { start: BLOCK_START, end: BLOCK_END };
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-// Lazy span that may not cross another START: an orphan start marker in owner
-// prose can never anchor the match, so only a real block is replaced.
-const BLOCK_PATTERN = new RegExp(
-  `${escapeRegExp(BLOCK_START)}(?:(?!${escapeRegExp(BLOCK_START)})[\\s\\S])*?${
-    escapeRegExp(BLOCK_END)
-  }`,
-  "g",
-);
+// Lazy span that may not cross another start marker: an orphan start marker in
+// owner prose can never anchor the match, so only a real block is replaced.
+function blockPattern(markers: BlockMarkers): RegExp {
+  const start = escapeRegExp(markers.start);
+  return new RegExp(`${start}(?:(?!${start})[\\s\\S])*?${escapeRegExp(markers.end)}`, "g");
+}
 
 /** `block` wrapped in its markers (block text trimmed, no trailing newline). */
-export function markedBlock(block: string): string {
-  return `${BLOCK_START}\n${pyStrip(block)}\n${BLOCK_END}`;
+export function markedBlock(block: string, markers: BlockMarkers = MARKDOWN_MARKERS): string {
+  return `${markers.start}\n${pyStrip(block)}\n${markers.end}`;
 }
 
 /** True when `text` already holds at least one complete marked block. */
-export function hasMarkedBlock(text: string): boolean {
-  BLOCK_PATTERN.lastIndex = 0;
-  const found = BLOCK_PATTERN.test(text);
-  BLOCK_PATTERN.lastIndex = 0;
-  return found;
+export function hasMarkedBlock(text: string, markers: BlockMarkers = MARKDOWN_MARKERS): boolean {
+  return blockPattern(markers).test(text);
 }
 
 /**
@@ -49,16 +50,23 @@ export function universalNewlines(text: string): string {
 /**
  * The merged file text for the file's exact `existing` text (null when the
  * file is missing): every complete block replaced by the new one, or the block
- * appended after the existing text (or after `preamble` for a new file). Like
+ * appended after the existing text (or after `preamble` for a new file);
+ * `markers` name the block's first and last lines (Markdown comments unless
+ * given). Like
  * the reference, a leading byte-order mark stays and line endings become LF.
  * The result always ends with exactly one newline.
  */
-export function mergeMarkedBlock(existing: string | null, block: string, preamble = ""): string {
-  const marked = markedBlock(block);
+export function mergeMarkedBlock(
+  existing: string | null,
+  block: string,
+  preamble = "",
+  markers: BlockMarkers = MARKDOWN_MARKERS,
+): string {
+  const marked = markedBlock(block, markers);
   const current = existing === null ? preamble : universalNewlines(existing);
   let updated: string;
-  if (hasMarkedBlock(current)) {
-    updated = current.replace(BLOCK_PATTERN, () => marked);
+  if (hasMarkedBlock(current, markers)) {
+    updated = current.replace(blockPattern(markers), () => marked);
   } else {
     updated = pyRstrip(current) + (pyStrip(current) ? "\n\n" : "") + marked + "\n";
   }

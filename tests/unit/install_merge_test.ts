@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import { BLOCK_END, BLOCK_START, mergeMarkedBlock } from "../../engine/install/merge.ts";
+import { GITATTRIBUTES_MARKERS, gitattributesText } from "../../engine/install/gitattributes.ts";
 import {
   hookCloseSummary,
   hookSessionIdentity,
@@ -108,4 +109,18 @@ Deno.test("hook payload: diagnosis, identity precedence and reason flattening", 
 Deno.test("hooks: a template that lost its shape is refused", () => {
   assertThrows(() => renderHooks("{}", ["/x"]), /hooks-example\.json/);
   assertThrows(() => renderHooks("not json", ["/x"]), /hooks-example\.json/);
+});
+
+Deno.test(".gitattributes markers: the owner's lines stay, a stale block is replaced, CRLF becomes LF", () => {
+  const block = gitattributesText(null);
+  assertEquals(block.split("\n")[0], GITATTRIBUTES_MARKERS.start);
+  assertEquals(gitattributesText("*.png binary\r\n"), `*.png binary\n\n${block}`);
+  assertEquals(gitattributesText(block), block);
+  // A Markdown block in the file is not bimri's .gitattributes block.
+  const markdown = `${BLOCK_START}\nx\n${BLOCK_END}\n`;
+  assertEquals(gitattributesText(markdown), `${markdown}\n${block}`);
+  assertEquals(
+    mergeMarkedBlock("a\n# S\nold\n# E\nb\n", "new", "", { start: "# S", end: "# E" }),
+    "a\n# S\nnew\n# E\nb\n",
+  );
 });
