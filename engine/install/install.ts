@@ -50,6 +50,7 @@ import {
 } from "../versions.ts";
 import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
 import { mergeMarkedBlock } from "./merge.ts";
+import { commandLineFor } from "./shell_quote.ts";
 import { validateGitattributes, writeGitattributes } from "./gitattributes.ts";
 import {
   recoverEarlierUpdates,
@@ -151,13 +152,9 @@ function backupStamp(): string {
   }${pad(d.getSeconds())}-${hex}`;
 }
 
-function quoteArg(arg: string): string {
-  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
-}
-
-/** The prefix as one printable command line. */
-export function printablePrefix(argv: readonly string[]): string {
-  return argv.map(quoteArg).join(" ");
+/** The prefix as one command line for the shell of `os` (the running OS unless a test says). */
+export function printablePrefix(argv: readonly string[], os: string = Deno.build.os): string {
+  return commandLineFor(argv, os);
 }
 
 function template(name: string): string {
