@@ -84,8 +84,9 @@ function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of Deno.readDirSync(dir)) {
     const path = join(dir, entry.name);
-    // Fixtures are store data, not test code.
-    if (entry.isDirectory && path !== join(TESTS, "fixtures")) out.push(...sourceFiles(path));
+    // The fixture stores are data, not test code (tests/fixtures/fixtures.ts is code).
+    const data = dir === join(TESTS, "fixtures") && entry.isDirectory;
+    if (entry.isDirectory && !data) out.push(...sourceFiles(path));
     else if (entry.isFile && /\.(?:ts|js|sh|py)$/.test(entry.name)) out.push(path);
   }
   return out.sort();
