@@ -80,6 +80,16 @@ export function writeGitattributes(target: string, backupDir: string): boolean {
       }`,
     );
   }
-  atomicReplace(join(target, GITATTRIBUTES), utf8(merged));
+  try {
+    atomicReplace(join(target, GITATTRIBUTES), utf8(merged));
+  } catch (error) {
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new BimriError(
+      "io",
+      `bimri is installed, but ${GITATTRIBUTES} could not be written (${cause}); it was left as it was${
+        bytes === null ? "" : ` (a copy is in ${backupDir})`
+      }. Add the BIMRI block by hand, or run install again:\n${gitattributesText(null)}`,
+    );
+  }
   return true;
 }
