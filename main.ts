@@ -15,6 +15,12 @@ import type { Command } from "./commands/command.ts";
 import { loadCommand } from "./commands/loaders.ts";
 import { runCommand } from "./commands/run.ts";
 import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
+import {
+  QUIET_CREATORS,
+  refuseMissingRoot,
+  storeCreatedNotice,
+  storePresence,
+} from "./engine/store/root_guard.ts";
 
 const encoder = new TextEncoder();
 
@@ -185,11 +191,17 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     json = json || flags.json === true;
     const rootFlag = typeof flags.root === "string" ? flags.root : globals.root;
     const cwd = Deno.cwd();
-    const root = rootFlag !== undefined
-      ? resolveFolder(cwd, rootFlag)
-      : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
+    const envRoot = Deno.env.get("BIMRI_ROOT");
+    const root = rootFlag !== undefined ? resolveFolder(cwd, rootFlag) : defaultRoot(cwd, envRoot);
+    // --- newcomer: no store appears by accident (issue 45) ---
+    const named = rootFlag !== undefined ? "--root" : envRoot ? "BIMRI_ROOT" : null;
+    if (named !== null) refuseMissingRoot(root, named);
+    const before = storePresence(root);
+    // --- end newcomer ---
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const result = await runCommand(command, ctx, flags, positionals);
+    const created = QUIET_CREATORS.has(command.name) ? null : storeCreatedNotice(root, before);
+    if (created !== null) result.stderr = [...(result.stderr ?? []), created];
     return emit(result, json, io);
   } catch (error) {
     if (error instanceof BimriError) return emit(errorResult(error), json, io);

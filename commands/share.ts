@@ -14,6 +14,7 @@ import { problemMessage, scanShare } from "../engine/share/scan.ts";
 import { seenVector, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
+import { gitWorkTreeOf } from "../engine/store/git_tree.ts"; // newcomer
 import { boolFlag, type Command, type CommandContext, type CommandResult, ok } from "./command.ts";
 import { join } from "node:path";
 
@@ -41,6 +42,13 @@ function askYes(question: string): boolean {
 }
 
 function init(ctx: CommandContext, yes: boolean): CommandResult {
+  // newcomer (issue 45): sharing travels through git; outside a work tree it cannot.
+  if (gitWorkTreeOf(ctx.root) === null) {
+    throw new BimriError(
+      "usage",
+      `${ctx.root} is not inside a git work tree, and share carries memory through git. Run \`git init\` there (or clone the project's repository), then \`bimri share init\` again; nothing was changed.`,
+    );
+  }
   const missing = missingIgnoreLines(readTextOrNull(join(ctx.root, ".gitignore")));
   let ignoreAdded: string[] = [];
   const notices: string[] = [];
