@@ -107,8 +107,12 @@ export function pullAt(root: string): CommandResult {
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     const result = pullShare(store, ctx);
+    // newcomer (issue 45): a question this same pull saw answered is not announced.
+    const open = result.conflictIds.filter((id) =>
+      readResolution(store, id)?.status !== "resolved"
+    );
     const lines = [
-      ...result.conflictIds.map((id) =>
+      ...open.map((id) =>
         `BIMRI CONFLICT ${id}: concurrent edits from another clone; run \`bimri review\` and let the owner resolve it.`
       ),
       pullSummary(result),
