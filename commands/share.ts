@@ -1,6 +1,7 @@
 /** `share init|pull|status`: team memory across clones through git. */
 import { BimriError } from "../engine/errors.ts";
-import { withStore } from "../engine/store/store.ts";
+import { storeExists, withStore } from "../engine/store/store.ts";
+import { StorePaths } from "../engine/store/paths.ts"; // newcomer
 import type { Store } from "../engine/store/store.ts";
 import { finishPendingExports } from "../engine/share/export.ts";
 import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
@@ -104,6 +105,13 @@ export function pullSummary(r: PullResult): string {
 
 /** Runs a pull on the store at `root` (also used by install and the MCP server). */
 export function pullAt(root: string): CommandResult {
+  // newcomer (issue 45): no store is created where there is nothing to pull.
+  if (!hasShareFolder(root) && !storeExists(new StorePaths(root))) {
+    throw new BimriError(
+      "refused",
+      `${root} has no .bimri-share/ folder and no memory store, so there is nothing to pull. Run \`git pull\` in the project's clone first, or \`bimri share init\` to start sharing; nothing was created.`,
+    );
+  }
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     const result = pullShare(store, ctx);

@@ -897,8 +897,16 @@ async function codeOnlyUpdate(
   format: string,
   prefix: RuntimePrefix,
   quiescent: boolean,
+  adopted = false,
 ): Promise<InstallReport> {
   validateWriteTargets(target);
+  // A store share pull built here has no index yet: the derived cache is
+  // built before the update's "before" snapshot, so no repair warning follows.
+  if (adopted) {
+    withStore(target, (store) => {
+      if (lstatOrNull(store.paths.index) === null) rebuildIndex(store);
+    });
+  }
   // Earlier receipts first, as the reference checks them: a cut-short update
   // gets its program files back before this one backs them up.
   const paths = new StorePaths(target);
@@ -1131,7 +1139,9 @@ async function codeOnlyUpdate(
     `Existing authority store v${AUTHORITY_FORMAT} verified.`,
     `Accepted head unchanged: V${String(revision).padStart(6, "0")} ${after.accepted_head_hash}.`,
     `Memory preservation: PASSED (bimri.md and every record byte-identical; exact prior state backed up at ${backupRel}/${stateBackup}).`,
-    "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
+    adopted && !quiescent
+      ? "Store adopted without --quiescent: share pull built it in this clone and it was never installed, so no older engine can be running here."
+      : "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
   );
   return {
     route: "code-only-update",
@@ -1192,6 +1202,29 @@ export function renderInstallLines(report: InstallReport): string[] {
   return lines;
 }
 
+/**
+ * A store only bimri can have written (issue 45): built by `share pull` in
+ * this folder (its replica file names this path), never installed here (no
+ * runtime binding), with no reference engine beside it (no bimri-engine.py,
+ * or bimri's own launcher byte for byte). No older engine can be running on
+ * it, so install adopts it without the `--quiescent` attestation.
+ */
+function builtByShareHere(target: string): boolean {
+  const dir = join(target, ".bimri");
+  if (lstatOrNull(join(dir, "runtime.local.json")) !== null) return false;
+  const replica = readBytesOrNull(join(dir, "replica.local.json"));
+  if (replica === null) return false;
+  let storePath: unknown;
+  try {
+    storePath = JSON.parse(new TextDecoder().decode(replica)).store_path;
+  } catch {
+    return false;
+  }
+  if (storePath !== target) return false;
+  const launcher = readBytesOrNull(join(target, "bimri-engine.py"));
+  return launcher === null || sameBytes(launcher, utf8(template("bimri-engine.py")));
+}
+
 /** Installs bimri into `options.target` and returns the report (throws BimriError on refusal). */
 export async function installProject(options: InstallOptions): Promise<InstallReport> {
   const target = resolve(options.target);
@@ -1202,7 +1235,9 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   await prepareAudit(new StorePaths(target));
   // Routing reads only; the quiescence attestation is checked before anything else happens.
   const detection = detectStoreFormat(target);
-  if (V5_FORMATS.includes(detection.format) && !options.quiescent) {
+  // newcomer (issue 45): a store `share pull` built here needs no attestation.
+  const adopted = detection.format === AUTHORITY_FORMAT && builtByShareHere(target);
+  if (V5_FORMATS.includes(detection.format) && !options.quiescent && !adopted) {
     throw new BimriError(
       "refused",
       `updating an existing v${detection.format} store requires an externally verified quiescent handoff. Stop every process running an older engine in this folder, then retry install with --quiescent. The lock cannot enforce that old-process shutdown. Nothing was changed.`,
@@ -1223,7 +1258,7 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   await verifyRuntimePrefix(prefix, cwd);
   const report = V5_FORMATS.includes(detection.format) &&
       !UPGRADED_V5_FORMATS.includes(detection.format)
-    ? await codeOnlyUpdate(target, detection.format, prefix, options.quiescent)
+    ? await codeOnlyUpdate(target, detection.format, prefix, options.quiescent, adopted)
     : await freshInstall(target, detection.format, prefix, options.quiescent);
   report.lines = renderInstallLines(report);
   return report;
