@@ -79,6 +79,40 @@ export const PACKAGE_FILES: readonly string[] = [
   "BIMRI-LICENSE",
   "bimri-engine.py",
 ];
+/** Where BIMRI's install guide goes when the project already has an INSTALL.md of its own. */
+export const DIVERTED_GUIDE = "BIMRI-INSTALL.md";
+
+/**
+ * Whether `bytes` of a project file named `name` are BIMRI's own (this
+ * release's template, an earlier bimri or reference copy), so replacing them
+ * takes nothing of the project's. Files named after BIMRI are BIMRI's; an
+ * INSTALL.md is BIMRI's when its title names BIMRI; hooks-example.json when it
+ * holds a bimri hook command.
+ */
+export function isBimriFile(name: string, bytes: Uint8Array): boolean {
+  if (/^(?:BIMRI-|bimri-)/.test(name)) return true;
+  const text = new TextDecoder().decode(bytes);
+  if (name === "INSTALL.md") return /^#[^\n]*\bBIMRI\b/.test(text.replace(/^\uFEFF/, ""));
+  if (name === "hooks-example.json") return /bimri|BIMRI/.test(text);
+  return true;
+}
+
+/**
+ * The portable files install writes in `target` (issue 45): PACKAGE_FILES,
+ * with BIMRI's guide as BIMRI-INSTALL.md when the project has its own
+ * INSTALL.md, which then stays untouched.
+ */
+export function packageFilesFor(target: string): string[] {
+  const own = readBytesOrNull(join(target, "INSTALL.md"));
+  const diverted = own !== null && !isBimriFile("INSTALL.md", own);
+  return PACKAGE_FILES.map((name) => name === "INSTALL.md" && diverted ? DIVERTED_GUIDE : name);
+}
+
+/** The template a portable file name is written from. */
+function templateNameOf(name: string): string {
+  return name === DIVERTED_GUIDE ? "INSTALL.md" : name;
+}
+
 /** Instruction files that receive the marked block. */
 export const ADAPTER_FILES: readonly string[] = ["AGENTS.md", "CLAUDE.md"];
 /** Host-bound files the installer writes (never authority, never committed). */
@@ -230,7 +264,7 @@ function validateWriteTargets(target: string): void {
       );
     }
   }
-  for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
+  for (const name of [...PACKAGE_FILES, DIVERTED_GUIDE, ...ADAPTER_FILES, ...LOCAL_FILES]) {
     const entry = lstatOrNull(join(target, name));
     if (entry && (entry.isSymlink || !entry.isFile)) {
       throw new BimriError(
@@ -255,13 +289,29 @@ function replaceProjectFile(path: string, text: string): void {
 }
 
 /** Writes the portable files and the merged adapter blocks (unchanged files are left alone). */
-function writePackageAndAdapters(target: string): void {
-  for (const name of PACKAGE_FILES) {
+function writePackageAndAdapters(target: string, backupOf: (name: string) => string): string[] {
+  const notices: string[] = [];
+  const files = packageFilesFor(target);
+  if (files.includes(DIVERTED_GUIDE)) {
+    notices.push(
+      `The project's own INSTALL.md is not BIMRI's: it was left unchanged, and BIMRI's install guide was written as ${DIVERTED_GUIDE}.`,
+    );
+  }
+  for (const name of files) {
     const path = join(target, name);
+    const text = template(templateNameOf(name));
+    const existing = readBytesOrNull(path);
     // Bytes, not decoded text: the reference copies every portable file, so a
     // same-named file that differs only by a byte-order mark is replaced too.
-    if (!sameBytes(readBytesOrNull(path), utf8(template(name)))) {
-      replaceProjectFile(path, template(name));
+    if (!sameBytes(existing, utf8(text))) {
+      if (existing !== null && !isBimriFile(name, existing)) {
+        // Never silently: what, where the original went, how to put it back.
+        const kept = backupOf(name);
+        notices.push(
+          `REPLACED ${name}: the project's own ${name} was not BIMRI's; BIMRI's copy replaced it. The original is kept at ${kept}; to restore it: cp '${kept}' '${name}'.`,
+        );
+      }
+      replaceProjectFile(path, text);
     }
   }
   for (const name of ADAPTER_FILES) {
@@ -271,6 +321,7 @@ function writePackageAndAdapters(target: string): void {
     // Against the exact text: a CRLF file whose merge only changes line endings is rewritten too.
     if (existing !== merged) replaceProjectFile(path, merged);
   }
+  return notices;
 }
 
 /** Writes `.bimri/runtime.local.json` and `.bimri/hooks.claude.local.json`; returns the hooks text. */
@@ -520,6 +571,7 @@ function snapshotTarget(target: string, stamp: string): InstallSnapshot {
   const managed = [
     ...new Set([
       ...PACKAGE_FILES,
+      DIVERTED_GUIDE,
       ...ADAPTER_FILES,
       ...LEGACY_ROOT_FILES,
       ...LOCAL_FILES,
@@ -653,8 +705,10 @@ async function freshInstall(
   let receipt: MigrationReceipt;
   let smoke: HookSmoke;
   let audit: { passed: boolean; errors: string[]; warnings: string[] };
+  const portable = packageFilesFor(target);
+  let ownerFiles: string[] = [];
   try {
-    writePackageAndAdapters(target);
+    ownerFiles = writePackageAndAdapters(target, (name) => `${backupRel}/${name}`);
     receipt = migrateForInstall(target, { quiescent });
     if (receipt.validation !== "PASSED" && !upgradesV5) {
       throw new Error(`memory validation failed: ${receipt.validation_errors.join("; ")}`);
@@ -708,9 +762,9 @@ async function freshInstall(
     argv_prefix: [...prefix.argv],
     runtime: prefix.kind,
     detected_format: format,
-    memory: receiptMemoryLines(receipt),
+    memory: [...receiptMemoryLines(receipt), ...ownerFiles],
     adapters: [...ADAPTER_FILES],
-    portable_files: [...PACKAGE_FILES],
+    portable_files: portable,
     hook_smoke: smoke,
     audit,
     backup: backupRel,
@@ -974,6 +1028,8 @@ async function codeOnlyUpdate(
   let manifest: JsonObject = {};
   let before: ProtectedManifest | null = null;
   let hooks = "";
+  let ownerFiles: string[] = [];
+  const portable = packageFilesFor(target);
   let audit = { passed: false, errors: [] as string[], warnings: [] as string[] };
 
   const prepareAndWrite = () => {
@@ -1046,7 +1102,13 @@ async function codeOnlyUpdate(
       const [from, to] = [activation.transaction, finalName].map((n) => `${UPDATE_BACKUPS}/${n}/`);
       for (let i = 0; i < memory.length; i++) memory[i] = memory[i].replaceAll(from, to);
     }
-    writePackageAndAdapters(target);
+    ownerFiles = writePackageAndAdapters(
+      target,
+      (name) =>
+        UPDATE_RECEIPT_TARGETS.includes(name)
+          ? `${backupRel}/files/${name}`
+          : `${backupRel} (not backed up: ${name} is new)`,
+    );
     hooks = writeLocalBindings(target, prefix);
     faultPoint("update-after-program-files");
     const differences = manifestDifferences(before, protectedManifest(target));
@@ -1142,6 +1204,7 @@ async function codeOnlyUpdate(
     adopted && !quiescent
       ? "Store adopted without --quiescent: share pull built it in this clone and it was never installed, so no older engine can be running here."
       : "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
+    ...ownerFiles,
   );
   return {
     route: "code-only-update",
@@ -1152,7 +1215,7 @@ async function codeOnlyUpdate(
     detected_format: format,
     memory,
     adapters: [...ADAPTER_FILES],
-    portable_files: [...PACKAGE_FILES],
+    portable_files: portable,
     hook_smoke: smoke,
     audit,
     backup: backupRel,
