@@ -9,6 +9,7 @@ import {
   BIMRI_RELEASE,
   ENGINE_COMPAT_RELEASE,
   HOT_GRAMMAR,
+  VERSIONS_EXPLAINED,
 } from "./engine/versions.ts";
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
@@ -50,7 +51,8 @@ export const PROCESS_IO: CliIo = {
 
 /** The `--version` text. */
 export function versionText(): string {
-  return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n`;
+  // The first line stays as it is (scripts read it); the second explains it (issue 45).
+  return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n${VERSIONS_EXPLAINED}\n`;
 }
 
 function mainHelp(commands: readonly Command[]): string {

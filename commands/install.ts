@@ -5,6 +5,7 @@
 import { BimriError } from "../engine/errors.ts";
 import { installProject } from "../engine/install/install.ts";
 import { SENTINEL_VERB, sentinelAnswer } from "../engine/install/runtime.ts";
+import { pathHintNotice } from "../engine/install/path_hint.ts";
 import { resolve } from "node:path";
 import { hasShareFolder } from "../engine/share/init.ts";
 import { isShared } from "../engine/share/state.ts";
@@ -31,6 +32,8 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
     const target = requiredFlag(flags, "install", "target");
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
     const result = ok(report.lines.join("\n") + "\n", { installed: true, ...report });
+    // newcomer (issue 45): how to get a real `bimri` command when PATH has none.
+    result.stderr = pathHintNotice(report.argv_prefix, Deno.env.get("PATH"));
     // A fresh clone of a project whose team shares memory: build the store from the records.
     const root = resolve(Deno.cwd(), target);
     if (hasShareFolder(root) && !isShared(new StorePaths(root))) {

@@ -47,6 +47,7 @@ import {
   BIMRI_RELEASE,
   ENGINE_COMPAT_RELEASE,
   HOT_GRAMMAR,
+  VERSIONS_EXPLAINED,
 } from "../versions.ts";
 import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
 import { mergeMarkedBlock } from "./merge.ts";
@@ -1232,6 +1233,7 @@ export function renderInstallLines(report: InstallReport): string[] {
     // The reference's headline first (scripts look for "BIMRI <engine> installed."), then bimri's own release.
     `BIMRI ${report.compatible_engine} installed.`,
     `bimri ${report.bimri_release} installed into ${report.target} (compatible engine ${report.compatible_engine}, memory format ${report.memory_format}, hot grammar ${report.hot_grammar}).`,
+    VERSIONS_EXPLAINED,
     `Verified runtime (${report.runtime}): ${printablePrefix(report.argv_prefix)}`,
     ...report.memory,
     `Adapters: marked BIMRI block merged into ${
