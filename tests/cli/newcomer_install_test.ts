@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, tempStore } from "../helpers/cli.ts";
+import { bimri, pathExists, tempStore } from "../helpers/cli.ts";
 import { TEMPLATES } from "../../templates/mod.ts";
 
 const OWN_GUIDE = "# Building Acme\n\nRun make.\n";
@@ -51,4 +51,50 @@ Deno.test("a foreign file install must replace is named loudly: what, where the 
   assertEquals(m !== null, true, r.stdout);
   assertEquals(m![1], m![2]);
   assertEquals(Deno.readTextFileSync(join(target, m![1])), own);
+});
+
+async function gitInit(dir: string): Promise<void> {
+  const out = await new Deno.Command("git", { args: ["init", "-q"], cwd: dir }).output();
+  assertEquals(out.code, 0);
+}
+
+Deno.test("in a git work tree install offers the .gitignore lines of its host-bound files; the printed command adds them", async () => {
+  const target = await tempStore();
+  await gitInit(target);
+  const r = await bimri(target, ["install", "--target", target]);
+  assertEquals(r.code, 0, r.stderr);
+  const m = /^BIMRI: this is a git work tree: .* to \.gitignore, e\.g\. (printf .*)$/m.exec(
+    r.stderr,
+  );
+  assertEquals(m !== null, true, r.stderr);
+  assertMatch(
+    r.stderr,
+    /\.bimri-update-backups\/, \.bimri\/\*\.local\.json, \.claude\/settings\.local\.json/,
+  );
+  // install itself wrote no .gitignore; the printed command adds exactly the lines.
+  assertEquals(pathExists(join(target, ".gitignore")), false);
+  const sh = await new Deno.Command("sh", { args: ["-c", m![1]], cwd: target }).output();
+  assertEquals(sh.code, 0);
+  assertEquals(
+    Deno.readTextFileSync(join(target, ".gitignore")),
+    ".bimri-update-backups/\n.bimri/*.local.json\n.claude/settings.local.json\n",
+  );
+  const again = await bimri(target, ["install", "--target", target, "--quiescent"]);
+  assertEquals(again.code, 0, again.stderr);
+  assertNotMatch(again.stderr, /git work tree/);
+  // git sees none of the host-bound files install made.
+  const status = await new Deno.Command("git", {
+    args: ["status", "--porcelain", "--untracked-files=all"],
+    cwd: target,
+    stdout: "piped",
+  }).output();
+  const listed = new TextDecoder().decode(status.stdout);
+  assertNotMatch(listed, /\.bimri-update-backups|runtime\.local\.json|hooks\.claude\.local\.json/);
+});
+
+Deno.test("outside a git work tree install offers no .gitignore lines", async () => {
+  const target = await tempStore();
+  const r = await bimri(target, ["install", "--target", target]);
+  assertEquals(r.code, 0, r.stderr);
+  assertNotMatch(r.stderr, /git work tree|\.gitignore/);
 });
