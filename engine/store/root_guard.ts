@@ -9,7 +9,13 @@ import { lstatOrNull } from "./files.ts";
 import { nativePath } from "./os_path.ts";
 
 /** Verbs that create a store on purpose and say so in their own output (no extra notice). */
-export const QUIET_CREATORS: ReadonlySet<string> = new Set(["install", "migrate", "hooks", "mcp"]);
+export const QUIET_CREATORS: ReadonlySet<string> = new Set([
+  "install",
+  "migrate",
+  "hook-start",
+  "hook-close",
+  "mcp",
+]);
 
 /** Refuses a named root folder that is missing or not a folder (exit 2, nothing created). */
 export function refuseMissingRoot(root: string, named: "--root" | "BIMRI_ROOT"): void {

@@ -10,8 +10,13 @@ import { bimri, MAIN_TS, tempStore } from "../helpers/cli.ts";
 
 const REPO = dirname(MAIN_TS);
 const README = Deno.readTextFileSync(join(REPO, "README.md"));
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+/** Deno's module cache of this machine, so the clean HOME needs no download. */
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? JSON.parse(
+  new TextDecoder().decode(
+    new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" }).outputSync()
+      .stdout,
+  ),
+).denoDir as string;
 
 /** README's line for a route: the one code line that starts with `prefix`. */
 function readmeLine(pattern: RegExp): string {
