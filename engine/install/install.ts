@@ -479,7 +479,7 @@ async function hookNoopCheck(target: string, hooks: string): Promise<HookSmoke> 
     status: "no-op-verified",
     run: null,
     detail:
-      "the rendered hook command ran bimri as a no-op close; an existing store gets no synthetic run (smoke-test it yourself, see INSTALL.md)",
+      "the rendered hook command ran bimri as a no-op close; an existing store gets no synthetic run (smoke-test it yourself, see the Claude Code hooks section of BIMRI's install guide)",
   };
 }
 
@@ -1031,6 +1031,9 @@ async function codeOnlyUpdate(
   let hooks = "";
   let ownerFiles: string[] = [];
   const portable = packageFilesFor(target);
+  // BIMRI-INSTALL.md is outside the reference's receipt targets: a rollback removes a new one.
+  const newGuide = portable.includes(DIVERTED_GUIDE) &&
+    lstatOrNull(join(target, DIVERTED_GUIDE)) === null;
   let audit = { passed: false, errors: [] as string[], warnings: [] as string[] };
 
   const prepareAndWrite = () => {
@@ -1127,6 +1130,13 @@ async function codeOnlyUpdate(
       : `memory was not changed by the update itself (before it, ${upgraded})`;
     const errors = withEngineLock(paths, () => {
       const restoreErrors = restoreUpdateRecords(target, backupDir, records);
+      if (newGuide) {
+        try {
+          Deno.removeSync(join(target, DIVERTED_GUIDE));
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) restoreErrors.push(String(error));
+        }
+      }
       if (before) restoreErrors.push(...manifestDifferences(before, protectedManifest(target)));
       try {
         atomicReplace(

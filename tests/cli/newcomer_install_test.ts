@@ -98,3 +98,19 @@ Deno.test("outside a git work tree install offers no .gitignore lines", async ()
   assertEquals(r.code, 0, r.stderr);
   assertNotMatch(r.stderr, /git work tree|\.gitignore/);
 });
+
+Deno.test("an install or update that rolls back removes the BIMRI-INSTALL.md it wrote and keeps the project's INSTALL.md", async () => {
+  const target = await tempStore();
+  Deno.writeTextFileSync(join(target, "INSTALL.md"), OWN_GUIDE);
+  const env = { BIMRI_FORCE_SELF_CHECK_FAILURE: "1" };
+  const fresh = await bimri(target, ["install", "--target", target], { env });
+  assertEquals(fresh.code, 2, fresh.stdout);
+  assertEquals(pathExists(join(target, "BIMRI-INSTALL.md")), false);
+  assertEquals(Deno.readTextFileSync(join(target, "INSTALL.md")), OWN_GUIDE);
+  assertEquals((await bimri(target, ["install", "--target", target])).code, 0);
+  Deno.removeSync(join(target, "BIMRI-INSTALL.md"));
+  const update = await bimri(target, ["install", "--target", target, "--quiescent"], { env });
+  assertEquals(update.code, 2, update.stdout);
+  assertEquals(pathExists(join(target, "BIMRI-INSTALL.md")), false);
+  assertEquals(Deno.readTextFileSync(join(target, "INSTALL.md")), OWN_GUIDE);
+});
