@@ -9,12 +9,19 @@ import {
   BIMRI_RELEASE,
   ENGINE_COMPAT_RELEASE,
   HOT_GRAMMAR,
+  VERSIONS_EXPLAINED,
 } from "./engine/versions.ts";
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
 import { loadCommand } from "./commands/loaders.ts";
 import { runCommand } from "./commands/run.ts";
 import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
+import {
+  QUIET_CREATORS,
+  refuseMissingRoot,
+  storeCreatedNotice,
+  storePresence,
+} from "./engine/store/root_guard.ts";
 
 const encoder = new TextEncoder();
 
@@ -44,7 +51,8 @@ export const PROCESS_IO: CliIo = {
 
 /** The `--version` text. */
 export function versionText(): string {
-  return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n`;
+  // The first line stays as it is (scripts read it); the second explains it (issue 45).
+  return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n${VERSIONS_EXPLAINED}\n`;
 }
 
 function mainHelp(commands: readonly Command[]): string {
@@ -185,11 +193,17 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     json = json || flags.json === true;
     const rootFlag = typeof flags.root === "string" ? flags.root : globals.root;
     const cwd = Deno.cwd();
-    const root = rootFlag !== undefined
-      ? resolveFolder(cwd, rootFlag)
-      : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
+    const envRoot = Deno.env.get("BIMRI_ROOT");
+    const root = rootFlag !== undefined ? resolveFolder(cwd, rootFlag) : defaultRoot(cwd, envRoot);
+    // --- newcomer: no store appears by accident (issue 45) ---
+    const named = rootFlag !== undefined ? "--root" : envRoot ? "BIMRI_ROOT" : null;
+    if (named !== null) refuseMissingRoot(root, named);
+    const before = storePresence(root);
+    // --- end newcomer ---
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const result = await runCommand(command, ctx, flags, positionals);
+    const created = QUIET_CREATORS.has(command.name) ? null : storeCreatedNotice(root, before);
+    if (created !== null) result.stderr = [...(result.stderr ?? []), created];
     return emit(result, json, io);
   } catch (error) {
     if (error instanceof BimriError) return emit(errorResult(error), json, io);

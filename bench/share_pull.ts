@@ -282,7 +282,11 @@ async function everydayStore(root: string, shared: boolean): Promise<void> {
     "V.",
   ]);
   await bimri(root, ["close", "--run", r, "--outcome", "success"]);
-  if (shared) await bimri(root, ["share", "init", "--yes"]);
+  if (shared) {
+    // share init needs a git work tree.
+    await new Deno.Command("git", { args: ["init", "-q"], cwd: root }).output();
+    await bimri(root, ["share", "init", "--yes"]);
+  }
 }
 
 if (import.meta.main) {

@@ -5,7 +5,15 @@
 import { BimriError } from "../engine/errors.ts";
 import { installProject } from "../engine/install/install.ts";
 import { SENTINEL_VERB, sentinelAnswer } from "../engine/install/runtime.ts";
-import { resolve } from "node:path";
+import { pathHintNotice } from "../engine/install/path_hint.ts";
+import {
+  addHostBoundLines,
+  hostBoundNotice,
+  missingHostBoundLines,
+} from "../engine/install/ignore_offer.ts";
+import { gitWorkTreeOf } from "../engine/store/git_tree.ts";
+import { readTextOrNull } from "../engine/store/files.ts";
+import { join, resolve } from "node:path";
 import { hasShareFolder } from "../engine/share/init.ts";
 import { isShared } from "../engine/share/state.ts";
 import { StorePaths } from "../engine/store/paths.ts";
@@ -31,6 +39,9 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
     const target = requiredFlag(flags, "install", "target");
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
     const result = ok(report.lines.join("\n") + "\n", { installed: true, ...report });
+    // newcomer (issue 45): how to get a real `bimri` command when PATH has none.
+    result.stderr = pathHintNotice(report.argv_prefix, Deno.env.get("PATH"));
+    result.stderr.push(...offerHostBoundIgnores(report.target));
     // A fresh clone of a project whose team shares memory: build the store from the records.
     const root = resolve(Deno.cwd(), target);
     if (hasShareFolder(root) && !isShared(new StorePaths(root))) {
@@ -44,6 +55,24 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
     return result;
   },
 };
+
+/**
+ * In a git work tree, offers the .gitignore lines for install's host-bound
+ * files (asks on a terminal, else prints them with the command that adds
+ * them); returns the stderr lines.
+ */
+function offerHostBoundIgnores(target: string): string[] {
+  if (gitWorkTreeOf(target) === null) return [];
+  const missing = missingHostBoundLines(readTextOrNull(join(target, ".gitignore")));
+  if (missing.length === 0) return [];
+  if (Deno.stdin.isTerminal()) {
+    const answer = prompt(`Add ${missing.join(", ")} to .gitignore (host-bound files)? [y/N]`);
+    if (answer !== null && /^y(es)?$/i.test(answer.trim())) {
+      return [`BIMRI: added ${addHostBoundLines(target).join(", ")} to .gitignore.`];
+    }
+  }
+  return [hostBoundNotice(missing)];
+}
 
 /** The hidden runtime sentinel: answers the installer's private check value. */
 export const sentinelCommand: Command = {

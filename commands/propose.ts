@@ -1,5 +1,6 @@
 /** `propose`: stage one memory change for a run; prints the proposal ID. */
 import { propose, validateProposeFlags } from "../engine/memory/propose.ts";
+import { heldNextStep } from "../engine/memory/commit.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, choiceFlag, type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 
@@ -84,11 +85,19 @@ key's current generation.`,
     validateProposeFlags(input);
     return withStore(ctx.root, (store) => {
       const result = propose(store, input);
+      // Said now rather than only at sync: this proposal will be held (issue 45).
+      const held = result.created && result.hold_reason !== null
+        ? [
+          `BIMRI: ${result.proposal_id} [${input.key}] will be held at sync: ${
+            heldNextStep(input.key, result.hold_reason)
+          }.`,
+        ]
+        : [];
       return ok(`${result.proposal_id}\n`, {
         proposal_id: result.proposal_id,
         created: result.created,
         hold_reason: result.hold_reason,
-      }, result.notices);
+      }, [...result.notices, ...held]);
     });
   },
 };

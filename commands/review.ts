@@ -3,6 +3,7 @@ import { BimriError } from "../engine/errors.ts";
 import { fullAuthorityIssues, recoveryBlock } from "../engine/integrity/authority.ts";
 import { requireConflictId } from "../engine/model/ids.ts";
 import { checkReviewPaging, reviewReport } from "../engine/memory/review.ts";
+import { heldReviewNotices } from "../engine/memory/status.ts";
 import { withReadOnlyStore } from "../engine/retrieval/read_store.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { storeExists } from "../engine/store/store.ts";
@@ -60,6 +61,8 @@ Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --hum
         offset,
         limit,
       });
+      // newcomer (issue 45): held candidates and the command for each, on stderr.
+      const held = heldReviewNotices(store);
       return ok(report.text, {
         counts: report.counts,
         total: report.total,
@@ -69,7 +72,7 @@ Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --hum
         displayed_last: report.last,
         remaining: report.remaining,
         records: report.records,
-      });
+      }, held);
     });
   },
 };

@@ -1,6 +1,7 @@
 /** `share init|pull|status`: team memory across clones through git. */
 import { BimriError } from "../engine/errors.ts";
-import { withStore } from "../engine/store/store.ts";
+import { storeExists, withStore } from "../engine/store/store.ts";
+import { StorePaths } from "../engine/store/paths.ts"; // newcomer
 import type { Store } from "../engine/store/store.ts";
 import { finishPendingExports } from "../engine/share/export.ts";
 import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
@@ -14,6 +15,7 @@ import { problemMessage, scanShare } from "../engine/share/scan.ts";
 import { seenVector, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
+import { gitWorkTreeOf } from "../engine/store/git_tree.ts"; // newcomer
 import { boolFlag, type Command, type CommandContext, type CommandResult, ok } from "./command.ts";
 import { join } from "node:path";
 
@@ -41,6 +43,13 @@ function askYes(question: string): boolean {
 }
 
 function init(ctx: CommandContext, yes: boolean): CommandResult {
+  // newcomer (issue 45): sharing travels through git; outside a work tree it cannot.
+  if (gitWorkTreeOf(ctx.root) === null) {
+    throw new BimriError(
+      "usage",
+      `${ctx.root} is not inside a git work tree, and share carries memory through git. Run \`git init\` there (or clone the project's repository), then \`bimri share init\` again; nothing was changed.`,
+    );
+  }
   const missing = missingIgnoreLines(readTextOrNull(join(ctx.root, ".gitignore")));
   let ignoreAdded: string[] = [];
   const notices: string[] = [];
@@ -96,11 +105,22 @@ export function pullSummary(r: PullResult): string {
 
 /** Runs a pull on the store at `root` (also used by install and the MCP server). */
 export function pullAt(root: string): CommandResult {
+  // newcomer (issue 45): no store is created where there is nothing to pull.
+  if (!hasShareFolder(root) && !storeExists(new StorePaths(root))) {
+    throw new BimriError(
+      "refused",
+      `${root} has no .bimri-share/ folder and no memory store, so there is nothing to pull. Run \`git pull\` in the project's clone first, or \`bimri share init\` to start sharing; nothing was created.`,
+    );
+  }
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     const result = pullShare(store, ctx);
+    // newcomer (issue 45): a question this same pull saw answered is not announced.
+    const open = result.conflictIds.filter((id) =>
+      readResolution(store, id)?.status !== "resolved"
+    );
     const lines = [
-      ...result.conflictIds.map((id) =>
+      ...open.map((id) =>
         `BIMRI CONFLICT ${id}: concurrent edits from another clone; run \`bimri review\` and let the owner resolve it.`
       ),
       pullSummary(result),

@@ -47,6 +47,7 @@ import {
   BIMRI_RELEASE,
   ENGINE_COMPAT_RELEASE,
   HOT_GRAMMAR,
+  VERSIONS_EXPLAINED,
 } from "../versions.ts";
 import { renderedHookCommand, renderHooks } from "./hooks_config.ts";
 import { mergeMarkedBlock } from "./merge.ts";
@@ -81,6 +82,40 @@ export const PACKAGE_FILES: readonly string[] = [
   "BIMRI-LICENSE",
   "bimri-engine.py",
 ];
+/** Where BIMRI's install guide goes when the project already has an INSTALL.md of its own. */
+export const DIVERTED_GUIDE = "BIMRI-INSTALL.md";
+
+/**
+ * Whether `bytes` of a project file named `name` are BIMRI's own (this
+ * release's template, an earlier bimri or reference copy), so replacing them
+ * takes nothing of the project's. Files named after BIMRI are BIMRI's; an
+ * INSTALL.md is BIMRI's when its title names BIMRI; hooks-example.json when it
+ * holds a bimri hook command.
+ */
+export function isBimriFile(name: string, bytes: Uint8Array): boolean {
+  if (/^(?:BIMRI-|bimri-)/.test(name)) return true;
+  const text = new TextDecoder().decode(bytes);
+  if (name === "INSTALL.md") return /^#[^\n]*\bBIMRI\b/.test(text.replace(/^\uFEFF/, ""));
+  if (name === "hooks-example.json") return /bimri|BIMRI/.test(text);
+  return true;
+}
+
+/**
+ * The portable files install writes in `target` (issue 45): PACKAGE_FILES,
+ * with BIMRI's guide as BIMRI-INSTALL.md when the project has its own
+ * INSTALL.md, which then stays untouched.
+ */
+export function packageFilesFor(target: string): string[] {
+  const own = readBytesOrNull(join(target, "INSTALL.md"));
+  const diverted = own !== null && !isBimriFile("INSTALL.md", own);
+  return PACKAGE_FILES.map((name) => name === "INSTALL.md" && diverted ? DIVERTED_GUIDE : name);
+}
+
+/** The template a portable file name is written from. */
+function templateNameOf(name: string): string {
+  return name === DIVERTED_GUIDE ? "INSTALL.md" : name;
+}
+
 /** Instruction files that receive the marked block. */
 export const ADAPTER_FILES: readonly string[] = ["AGENTS.md", "CLAUDE.md"];
 /** Host-bound files the installer writes (never authority, never committed). */
@@ -228,7 +263,7 @@ function validateWriteTargets(target: string): void {
       );
     }
   }
-  for (const name of [...PACKAGE_FILES, ...ADAPTER_FILES, ...LOCAL_FILES]) {
+  for (const name of [...PACKAGE_FILES, DIVERTED_GUIDE, ...ADAPTER_FILES, ...LOCAL_FILES]) {
     const entry = lstatOrNull(join(target, name));
     if (entry && (entry.isSymlink || !entry.isFile)) {
       throw new BimriError(
@@ -254,13 +289,29 @@ function replaceProjectFile(path: string, text: string): void {
 }
 
 /** Writes the portable files and the merged adapter blocks (unchanged files are left alone). */
-function writePackageAndAdapters(target: string): void {
-  for (const name of PACKAGE_FILES) {
+function writePackageAndAdapters(target: string, backupOf: (name: string) => string): string[] {
+  const notices: string[] = [];
+  const files = packageFilesFor(target);
+  if (files.includes(DIVERTED_GUIDE)) {
+    notices.push(
+      `The project's own INSTALL.md is not BIMRI's: it was left unchanged, and BIMRI's install guide was written as ${DIVERTED_GUIDE}.`,
+    );
+  }
+  for (const name of files) {
     const path = join(target, name);
+    const text = template(templateNameOf(name));
+    const existing = readBytesOrNull(path);
     // Bytes, not decoded text: the reference copies every portable file, so a
     // same-named file that differs only by a byte-order mark is replaced too.
-    if (!sameBytes(readBytesOrNull(path), utf8(template(name)))) {
-      replaceProjectFile(path, template(name));
+    if (!sameBytes(existing, utf8(text))) {
+      if (existing !== null && !isBimriFile(name, existing)) {
+        // Never silently: what, where the original went, how to put it back.
+        const kept = backupOf(name);
+        notices.push(
+          `REPLACED ${name}: the project's own ${name} was not BIMRI's; BIMRI's copy replaced it. The original is kept at ${kept}; to restore it: cp '${kept}' '${name}'.`,
+        );
+      }
+      replaceProjectFile(path, text);
     }
   }
   for (const name of ADAPTER_FILES) {
@@ -270,6 +321,7 @@ function writePackageAndAdapters(target: string): void {
     // Against the exact text: a CRLF file whose merge only changes line endings is rewritten too.
     if (existing !== merged) replaceProjectFile(path, merged);
   }
+  return notices;
 }
 
 /** Writes `.bimri/runtime.local.json` and `.bimri/hooks.claude.local.json`; returns the hooks text. */
@@ -429,7 +481,7 @@ async function hookNoopCheck(target: string, hooks: string): Promise<HookSmoke> 
     status: "no-op-verified",
     run: null,
     detail:
-      "the rendered hook command ran bimri as a no-op close; an existing store gets no synthetic run (smoke-test it yourself, see INSTALL.md)",
+      "the rendered hook command ran bimri as a no-op close; an existing store gets no synthetic run (smoke-test it yourself, see the Claude Code hooks section of BIMRI's install guide)",
   };
 }
 
@@ -522,6 +574,7 @@ function snapshotTarget(target: string, stamp: string): InstallSnapshot {
   const managed = [
     ...new Set([
       ...PACKAGE_FILES,
+      DIVERTED_GUIDE,
       ...ADAPTER_FILES,
       ...LEGACY_ROOT_FILES,
       ...LOCAL_FILES,
@@ -655,8 +708,10 @@ async function freshInstall(
   let receipt: MigrationReceipt;
   let smoke: HookSmoke;
   let audit: { passed: boolean; errors: string[]; warnings: string[] };
+  const portable = packageFilesFor(target);
+  let ownerFiles: string[] = [];
   try {
-    writePackageAndAdapters(target);
+    ownerFiles = writePackageAndAdapters(target, (name) => `${backupRel}/${name}`);
     receipt = migrateForInstall(target, { quiescent });
     if (receipt.validation !== "PASSED" && !upgradesV5) {
       throw new Error(`memory validation failed: ${receipt.validation_errors.join("; ")}`);
@@ -712,9 +767,9 @@ async function freshInstall(
     argv_prefix: [...prefix.argv],
     runtime: prefix.kind,
     detected_format: format,
-    memory: receiptMemoryLines(receipt),
+    memory: [...receiptMemoryLines(receipt), ...ownerFiles],
     adapters: [...ADAPTER_FILES],
-    portable_files: [...PACKAGE_FILES],
+    portable_files: portable,
     hook_smoke: smoke,
     audit,
     backup: backupRel,
@@ -901,8 +956,16 @@ async function codeOnlyUpdate(
   format: string,
   prefix: RuntimePrefix,
   quiescent: boolean,
+  adopted = false,
 ): Promise<InstallReport> {
   validateWriteTargets(target);
+  // A store share pull built here has no index yet: the derived cache is
+  // built before the update's "before" snapshot, so no repair warning follows.
+  if (adopted) {
+    withStore(target, (store) => {
+      if (lstatOrNull(store.paths.index) === null) rebuildIndex(store);
+    });
+  }
   // Earlier receipts first, as the reference checks them: a cut-short update
   // gets its program files back before this one backs them up.
   const paths = new StorePaths(target);
@@ -970,6 +1033,11 @@ async function codeOnlyUpdate(
   let manifest: JsonObject = {};
   let before: ProtectedManifest | null = null;
   let hooks = "";
+  let ownerFiles: string[] = [];
+  const portable = packageFilesFor(target);
+  // BIMRI-INSTALL.md is outside the reference's receipt targets: a rollback removes a new one.
+  const newGuide = portable.includes(DIVERTED_GUIDE) &&
+    lstatOrNull(join(target, DIVERTED_GUIDE)) === null;
   let audit = { passed: false, errors: [] as string[], warnings: [] as string[] };
 
   const prepareAndWrite = () => {
@@ -1042,7 +1110,13 @@ async function codeOnlyUpdate(
       const [from, to] = [activation.transaction, finalName].map((n) => `${UPDATE_BACKUPS}/${n}/`);
       for (let i = 0; i < memory.length; i++) memory[i] = memory[i].replaceAll(from, to);
     }
-    writePackageAndAdapters(target);
+    ownerFiles = writePackageAndAdapters(
+      target,
+      (name) =>
+        UPDATE_RECEIPT_TARGETS.includes(name)
+          ? `${backupRel}/files/${name}`
+          : `${backupRel} (not backed up: ${name} is new)`,
+    );
     hooks = writeLocalBindings(target, prefix);
     faultPoint("update-after-program-files");
     const differences = manifestDifferences(before, protectedManifest(target));
@@ -1060,6 +1134,13 @@ async function codeOnlyUpdate(
       : `memory was not changed by the update itself (before it, ${upgraded})`;
     const errors = withEngineLock(paths, () => {
       const restoreErrors = restoreUpdateRecords(target, backupDir, records);
+      if (newGuide) {
+        try {
+          Deno.removeSync(join(target, DIVERTED_GUIDE));
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) restoreErrors.push(String(error));
+        }
+      }
       if (before) restoreErrors.push(...manifestDifferences(before, protectedManifest(target)));
       try {
         atomicReplace(
@@ -1137,7 +1218,10 @@ async function codeOnlyUpdate(
     `Existing authority store v${AUTHORITY_FORMAT} verified.`,
     `Accepted head unchanged: V${String(revision).padStart(6, "0")} ${after.accepted_head_hash}.`,
     `Memory preservation: PASSED (bimri.md and every record byte-identical; exact prior state backed up at ${backupRel}/${stateBackup}).`,
-    "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
+    adopted && !quiescent
+      ? "Store adopted without --quiescent: share pull built it in this clone and it was never installed, so no older engine can be running here."
+      : "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
+    ...ownerFiles,
   );
   return {
     route: "code-only-update",
@@ -1148,7 +1232,7 @@ async function codeOnlyUpdate(
     detected_format: format,
     memory,
     adapters: [...ADAPTER_FILES],
-    portable_files: [...PACKAGE_FILES],
+    portable_files: portable,
     hook_smoke: smoke,
     audit,
     backup: backupRel,
@@ -1165,6 +1249,7 @@ export function renderInstallLines(report: InstallReport): string[] {
     // The reference's headline first (scripts look for "BIMRI <engine> installed."), then bimri's own release.
     `BIMRI ${report.compatible_engine} installed.`,
     `bimri ${report.bimri_release} installed into ${report.target} (compatible engine ${report.compatible_engine}, memory format ${report.memory_format}, hot grammar ${report.hot_grammar}).`,
+    VERSIONS_EXPLAINED,
     `Verified runtime (${report.runtime}): ${printablePrefix(report.argv_prefix)}`,
     ...report.memory,
     `Adapters: marked BIMRI block merged into ${
@@ -1198,6 +1283,29 @@ export function renderInstallLines(report: InstallReport): string[] {
   return lines;
 }
 
+/**
+ * A store only bimri can have written (issue 45): built by `share pull` in
+ * this folder (its replica file names this path), never installed here (no
+ * runtime binding), with no reference engine beside it (no bimri-engine.py,
+ * or bimri's own launcher byte for byte). No older engine can be running on
+ * it, so install adopts it without the `--quiescent` attestation.
+ */
+function builtByShareHere(target: string): boolean {
+  const dir = join(target, ".bimri");
+  if (lstatOrNull(join(dir, "runtime.local.json")) !== null) return false;
+  const replica = readBytesOrNull(join(dir, "replica.local.json"));
+  if (replica === null) return false;
+  let storePath: unknown;
+  try {
+    storePath = JSON.parse(new TextDecoder().decode(replica)).store_path;
+  } catch {
+    return false;
+  }
+  if (storePath !== target) return false;
+  const launcher = readBytesOrNull(join(target, "bimri-engine.py"));
+  return launcher === null || sameBytes(launcher, utf8(template("bimri-engine.py")));
+}
+
 /** Installs bimri into `options.target` and returns the report (throws BimriError on refusal). */
 export async function installProject(options: InstallOptions): Promise<InstallReport> {
   const target = resolve(options.target);
@@ -1208,7 +1316,9 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   await prepareAudit(new StorePaths(target));
   // Routing reads only; the quiescence attestation is checked before anything else happens.
   const detection = detectStoreFormat(target);
-  if (V5_FORMATS.includes(detection.format) && !options.quiescent) {
+  // newcomer (issue 45): a store `share pull` built here needs no attestation.
+  const adopted = detection.format === AUTHORITY_FORMAT && builtByShareHere(target);
+  if (V5_FORMATS.includes(detection.format) && !options.quiescent && !adopted) {
     throw new BimriError(
       "refused",
       `updating an existing v${detection.format} store requires an externally verified quiescent handoff. Stop every process running an older engine in this folder, then retry install with --quiescent. The lock cannot enforce that old-process shutdown. Nothing was changed.`,
@@ -1229,7 +1339,7 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   await verifyRuntimePrefix(prefix, cwd);
   const report = V5_FORMATS.includes(detection.format) &&
       !UPGRADED_V5_FORMATS.includes(detection.format)
-    ? await codeOnlyUpdate(target, detection.format, prefix, options.quiescent)
+    ? await codeOnlyUpdate(target, detection.format, prefix, options.quiescent, adopted)
     : await freshInstall(target, detection.format, prefix, options.quiescent);
   report.lines = renderInstallLines(report);
   return report;

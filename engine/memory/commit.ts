@@ -104,6 +104,21 @@ export type ApplySummary = {
   warnings: string[];
 };
 
+/** The next step for a proposal held for `reason` (stderr lines of propose, sync and close). */
+export function heldNextStep(key: string, reason: string): string {
+  return reason === "classification-required"
+    ? `if ${key} is a new subject, propose it again with --new-subject; else reuse the existing key (bimri search)`
+    : "the owner decides it in `bimri review`";
+}
+
+/**
+ * The stderr line beside a `BIMRI HELD:` notice (whose text the reference
+ * fixes): which proposal and key were held, and the next step.
+ */
+export function heldDetail(proposal: string, key: string, reason: string): string {
+  return `BIMRI: held ${proposal} [${key}]: ${heldNextStep(key, reason)}.`;
+}
+
 /** An empty summary. */
 export function emptySummary(): ApplySummary {
   return { applied: 0, held: 0, noop: 0, conflicts: 0, failures: 0, notices: [], warnings: [] };
@@ -183,6 +198,7 @@ export function applyPendingProposals(
       case "held":
         summary.held++;
         heldNotices.push(`BIMRI HELD: ${HOLD_MESSAGES[result.reason]}`);
+        summary.warnings.push(heldDetail(id, p.key, result.reason));
         break;
       case "noop":
         summary.noop++;

@@ -450,7 +450,12 @@ export function propose(
 
   const tierNumber = input.tier !== undefined ? Number(input.tier) : baseEntry?.tier;
   if (tierNumber !== 1 && tierNumber !== 2 && tierNumber !== 3) {
-    throw invalid("tier must be 1, 2 or 3.");
+    // A new key has no tier to inherit: name the missing flag (issue 45).
+    throw invalid(
+      input.tier === undefined
+        ? `${key} is a new key, so --tier is required: add --tier 1, 2 or 3.`
+        : "tier must be 1, 2 or 3.",
+    );
   }
   const tier = tierNumber as 1 | 2 | 3;
   if ((operation === "touch" || operation === "close") && tier !== baseEntry!.tier) {

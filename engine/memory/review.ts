@@ -418,6 +418,22 @@ export function formatConflict(
   return lines.join("\n");
 }
 
+/**
+ * The exact owner command of every choice of one review record, keep-current
+ * and dismiss included (added after the reference's block lines, which stay
+ * as they are): an agent that asked the owner runs the matching line.
+ */
+export function resolveCommandLines(conflictId: string, proposalIds: readonly string[]): string[] {
+  const command = (choice: string) =>
+    `bimri resolve ${conflictId} --choose ${choice} --human-approved`;
+  return [
+    "Owner commands:",
+    `  keep live: ${command("current")}`,
+    ...proposalIds.map((id) => `  choose ${id}: ${command(id)}`),
+    `  dismiss the question: ${command("dismiss")}`,
+  ];
+}
+
 /** A candidate that just joined a conflict during sync/close (one notice each). */
 export type NewConflictCandidate = { conflictId: string; proposalId: string };
 
@@ -793,6 +809,9 @@ export function reviewReport(store: Store, request: ReviewRequest): ReviewReport
       CATEGORY_HEADINGS[item.category],
       renderConflictBlock(store, item.conflict, item.proposalIds, item.satisfied),
     );
+    if (item.category !== "satisfied") {
+      lines.push(...resolveCommandLines(item.conflict.conflict_id, item.proposalIds));
+    }
     records.push({
       category: item.category,
       conflict_id: item.conflict.conflict_id,

@@ -9,7 +9,13 @@ import { listNames, readBytesOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
 import { type HeadSummary, headSummary, orphanCandidates } from "./runs.ts";
 import { HOLD_MESSAGES } from "./decision_record.ts";
-import { classifyReviews, listConflictIds, readResolution, reviewCounts } from "./review.ts";
+import {
+  classifyReviews,
+  listConflictIds,
+  readCandidate,
+  readResolution,
+  reviewCounts,
+} from "./review.ts";
 import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
 import { fullFactsOf, settledProofOf } from "../integrity/authority.ts";
 
@@ -98,6 +104,37 @@ export function heldCandidates(store: Store): HeldCandidate[] {
     key: record.key,
     reason: record.reason,
   }));
+}
+
+/** POSIX single-quoting of a value inside a printed command. */
+function quoted(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * What `review` says on stderr about held candidates (the reference's review
+ * lists only conflicts, so its stdout stays as it is): each held proposal,
+ * its key, and the exact command that moves it on. A held candidate is not a
+ * conflict: `resolve` does not apply to it.
+ */
+export function heldReviewNotices(store: Store): string[] {
+  return heldCandidates(store).map((held) => {
+    const p = readCandidate(store, held.proposal_id);
+    const flags = [
+      p.tier === 1 ? `--kind ${p.kind}` : "",
+      p.tier === 2 ? `--importance ${p.importance}` : "",
+    ].filter((f) => f !== "").join(" ");
+    const base = `bimri propose --run <run> --key ${held.key}`;
+    const fresh = `--new-subject --tier ${p.tier}${flags ? ` ${flags}` : ""}`;
+    const next = held.reason === "classification-required"
+      ? `if it is a new subject, an agent stages it again: ${base} ${fresh} --text ${
+        quoted(p.text)
+      }; else reuse the existing key (bimri search)`
+      : `if the owner states it, record the owner's own words: ${base}${
+        held.reason === "tier1-human-authority-required" ? ` ${fresh}` : ""
+      } --source user --trust confirmed --text ${quoted(p.text)}`;
+    return `BIMRI: held ${held.proposal_id} [${held.key}] (not a conflict): ${next}.`;
+  });
 }
 
 /** Conflicts without a `resolved` resolution. */

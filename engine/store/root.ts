@@ -5,6 +5,7 @@
  * and folder probe, so the Windows rules (drive letters, UNC shares,
  * backslashes, cmd.exe's quote artifact) are unit-tested on any OS.
  */
+import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "./files.ts";
 import { nativePath, type PathFlavor } from "./os_path.ts";
 
@@ -35,16 +36,86 @@ export function resolveFolder(cwd: string, text: string, flavor: PathFlavor = na
   return flavor.resolve(cwd, cleanFolderArgument(text, flavor));
 }
 
-/** The nearest folder from `cwd` upwards that holds `.bimri/`, else `cwd` itself (absolute). */
+/**
+ * How root resolution sees a found `.bimri/`'s owner: the owning user ID when
+ * it is another user than the one running bimri, else null (same user, or an
+ * OS without user IDs).
+ */
+export type ForeignOwnerProbe = (path: string) => number | null;
+
+/**
+ * This process's user ID without asking for `--allow-sys` (the binding grants
+ * read, write, env and run only; Deno refuses /proc/self without all access):
+ * Deno.uid() where allowed, else `id -u`; null on an OS without user IDs.
+ */
+function processUid(): number | null {
+  if (Deno.build.os === "windows") return null;
+  try {
+    return Deno.uid();
+  } catch { /* no sys permission: ask id(1) */ }
+  try {
+    const out = new Deno.Command("id", { args: ["-u"], stdout: "piped", stderr: "null" })
+      .outputSync();
+    const text = new TextDecoder().decode(out.stdout).trim();
+    return out.success && /^\d+$/.test(text) ? Number(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The owner of the home folder: on the everyday path, a store owned by it needs no process spawn. */
+function homeOwner(): number | null {
+  const home = Deno.env.get("HOME");
+  if (!home) return null;
+  try {
+    return Deno.statSync(home).uid;
+  } catch {
+    return null;
+  }
+}
+
+/** The running OS's owner probe: the folder's uid when it differs from this process's uid. */
+export function foreignOwner(path: string): number | null {
+  const owner = lstatOrNull(path)?.uid ?? null;
+  if (owner === null || owner === homeOwner()) return null;
+  const uid = processUid();
+  if (uid === null || owner === uid) return null;
+  return owner;
+}
+
+/**
+ * Refuses a store found by climbing from the working directory when another
+ * user owns its `.bimri/`, as git refuses a repository of dubious ownership:
+ * whoever owns a parent folder must not decide what this user's agents read
+ * and write. `--root` and `BIMRI_ROOT` name a folder explicitly and allow it.
+ */
+function refuseForeignStore(dir: string, store: string, owner: number): never {
+  throw new BimriError(
+    "usage",
+    `the nearest memory store ${store} belongs to another user (uid ${owner}), so bimri does not use it, as git refuses a repository owned by someone else. To use it anyway, name it explicitly: --root ${dir} (or BIMRI_ROOT=${dir}); to keep a store of your own, run bimri with --root <your project folder>. Nothing was changed.`,
+  );
+}
+
+/**
+ * The nearest folder from `cwd` upwards that holds `.bimri/`, else `cwd`
+ * itself (absolute). A `.bimri/` owned by another user stops the climb with
+ * a refusal naming it (see refuseForeignStore).
+ */
 export function findStoreRoot(
   cwd: string,
   flavor: PathFlavor = nativePath,
   isFolder: FolderProbe = isRealFolder,
+  ownerOf: ForeignOwnerProbe = () => null,
 ): string {
   const start = flavor.resolve(cwd);
   let dir = start;
   while (true) {
-    if (isFolder(flavor.join(dir, ".bimri"))) return dir;
+    const store = flavor.join(dir, ".bimri");
+    if (isFolder(store)) {
+      const owner = ownerOf(store);
+      if (owner !== null) refuseForeignStore(dir, store, owner);
+      return dir;
+    }
     const parent = flavor.dirname(dir);
     if (parent === dir) return start;
     dir = parent;
@@ -56,8 +127,9 @@ export function resolveRoot(
   input: { cwd: string; rootFlag?: string; envRoot?: string },
   flavor: PathFlavor = nativePath,
   isFolder: FolderProbe = isRealFolder,
+  ownerOf: ForeignOwnerProbe = foreignOwner,
 ): string {
   if (input.rootFlag !== undefined) return resolveFolder(input.cwd, input.rootFlag, flavor);
   if (input.envRoot) return resolveFolder(input.cwd, input.envRoot, flavor);
-  return findStoreRoot(input.cwd, flavor, isFolder);
+  return findStoreRoot(input.cwd, flavor, isFolder, ownerOf);
 }

@@ -1,5 +1,6 @@
 import { isAbsolute } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { withoutPathHint } from "../helpers/install_notices.ts";
 import { bimri, tempStore } from "../helpers/cli.ts";
 import { TEMPLATES } from "../../templates/mod.ts";
 
@@ -32,7 +33,7 @@ Deno.test("install into an empty folder: layout, genesis, adapters, bindings, sm
   );
   assertMatch(r.stdout, /^Doctor passed\.$/m);
   assertMatch(r.stdout, /Never commit either \.local\.json file/);
-  assertEquals(r.stderr, "");
+  assertEquals(withoutPathHint(r.stderr), "");
   // Genesis memory is byte-identical to the reference's V000000.
   assertEquals(read(`${target}/bimri.md`), TEMPLATES["BIMRI-MEMORY.template.md"]);
   assertEquals(read(`${target}/.bimri/revisions/V000000.md`), read(`${target}/bimri.md`));

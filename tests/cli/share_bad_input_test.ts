@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf } from "../helpers/share.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 
@@ -17,6 +17,7 @@ import { mintReplicaId } from "../../engine/share/ids.ts";
 async function source(): Promise<{ root: string; replica: string }> {
   const root = await tempStore();
   await agentSets(root, "codex", { "good.one": "Good one." });
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   await agentSets(root, "codex", { "good.two": "Good two." });
   const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, openConflicts, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, openConflicts, textOf } from "../helpers/share.ts";
 import { copyTree } from "../helpers/portable.ts";
 
 type Exported = { seq: number; source: string; key: string; text: string | null };
@@ -35,6 +35,7 @@ for (const point of ["after-state", "after-view", "share-before-export", "share-
     Deno.test(`a sync killed at ${point} is exported exactly once by the next ${next}`, async () => {
       const root = await tempStore();
       await agentSets(root, "codex", { "k.one": "One." });
+      await gitInit(root); // share init needs a git work tree
       await must(root, ["share", "init", "--yes"]);
       const run = await startRun(root);
       await must(root, ["propose", "--run", run, "--key", "k.one", "--text", "One v2."]);
@@ -80,6 +81,7 @@ for (const point of ["after-state", "after-view", "share-before-export", "share-
 Deno.test("a resolve killed before its record is exported once by the next command", async () => {
   const root = await tempStore();
   await agentSets(root, "codex", { "k.two": "Two." });
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   const r1 = await startRun(root, "codex");
   const r2 = await startRun(root, "claude");
@@ -109,6 +111,7 @@ for (const next of ["start", "share init", "share status"]) {
   Deno.test(`share init killed part-way through seeding is finished exactly once by the next ${next}`, async () => {
     const root = await tempStore();
     await agentSets(root, "codex", { "k.one": "One.", "k.two": "Two.", "k.three": "Three." });
+    await gitInit(root); // share init needs a git work tree
     const killed = await bimri(root, ["share", "init", "--yes"], {
       env: { BIMRI_FAULT: "share-after-seed" },
     });
@@ -135,6 +138,7 @@ for (const next of ["start", "share init", "share status"]) {
 Deno.test("many exports in a row: each names its key's previous record and what it saw", async () => {
   const root = await tempStore();
   await agentSets(root, "codex", { "k.base": "Base." });
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   // Twelve exports, one key each, then three keys again.
   for (let i = 0; i < 12; i++) await agentSets(root, "codex", { [`k.n${i}`]: `N${i}.` });
@@ -174,6 +178,7 @@ for (const point of ["after-propose-entry", "after-proposal-file", "after-state"
     Deno.test(`a share pull killed at ${point} is finished exactly once by the next ${next}`, async () => {
       const from = await tempStore();
       await agentSets(from, "codex", { "k.one": "One.", "k.two": "Two." });
+      await gitInit(from); // share init needs a git work tree
       await must(from, ["share", "init", "--yes"]);
       await agentSets(from, "codex", { "k.one": "One v2.", "k.two": "Two v2." });
       await agentSets(from, "codex", { "k.one": "One v3." });

@@ -3,12 +3,13 @@ import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, textOf as getText } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf as getText } from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
 Deno.test("memory_share_pull builds a fresh clone's memory and reports what it imported", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const b = await tempStore();
   copyTree(join(a, ".bimri-share"), join(b, ".bimri-share"));

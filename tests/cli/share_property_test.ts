@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { openConflicts, textOf } from "../helpers/share.ts";
+import { gitInit, openConflicts, textOf } from "../helpers/share.ts";
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -133,6 +133,7 @@ async function property(seed: number): Promise<void> {
     "Seeded.",
   ]);
   await must(replicas[0], ["close", "--run", first, "--outcome", "success"]);
+  await gitInit(replicas[0]); // share init needs a git work tree
   await must(replicas[0], ["share", "init", "--yes"]);
   push(replicas[0]);
   await Promise.all(replicas.slice(1).map(pull));

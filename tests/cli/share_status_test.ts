@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
 import { copyStore, must, tempStore } from "../helpers/cli.ts";
-import { agentSets, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf } from "../helpers/share.ts";
 import { copyTree } from "../helpers/portable.ts";
 
 function copyShare(from: string, to: string): void {
@@ -22,6 +22,7 @@ function replicaFolders(root: string): string[] {
 Deno.test("install builds a fresh clone's store from the records; start and status count what waits", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const b = await tempStore();
   copyShare(a, b);
@@ -62,6 +63,7 @@ Deno.test("an unshared store's brief says nothing about team memory", async () =
 Deno.test("a copied store mints its own replica ID on its next write; the original keeps its own", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const [original] = replicaFolders(a);
   const copy = await copyStore(a);

@@ -11,6 +11,7 @@ import {
   BIMRI_RELEASE,
   ENGINE_COMPAT_RELEASE,
   HOT_GRAMMAR,
+  VERSIONS_EXPLAINED,
 } from "../../engine/versions.ts";
 import { COMPILE_TARGETS, denoTasks, REPO_ROOT, runProcess } from "./dist_helpers.ts";
 
@@ -37,7 +38,7 @@ Deno.test("--version prints the release of deno.json and the formats bimri write
   assertEquals(version.code, 0, version.stderr);
   assertEquals(
     version.stdout,
-    `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n`,
+    `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n${VERSIONS_EXPLAINED}\n`,
   );
 });
 

@@ -39,6 +39,11 @@ export async function gitOk(cwd: string, args: string[]): Promise<string> {
   return r.out;
 }
 
+/** Makes `root` a git work tree (`share init` refuses outside one). */
+export async function gitInit(root: string): Promise<void> {
+  await gitOk(root, ["init", "-q"]);
+}
+
 /** A bare origin and a first clone. */
 export async function originAndClone(): Promise<{ base: string; origin: string; first: string }> {
   const base = await tempStore("bimri-share-");
