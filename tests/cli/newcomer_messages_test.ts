@@ -99,7 +99,7 @@ Deno.test("review prints the exact command of every choice: keep live, each cand
   const review = await must(root, ["review"]);
   assertMatch(review, /^MEMORY CONFLICT C000001 /m);
   assertMatch(review, /^Keep live: "Timeout is 30 seconds\." remains unchanged\.$/m);
-  assertMatch(review, /^  keep live: bimri resolve C000001 --choose current --human-approved$/m);
+  assertMatch(review, /^ {2}keep live: bimri resolve C000001 --choose current --human-approved$/m);
   assertMatch(
     review,
     new RegExp(
@@ -109,10 +109,10 @@ Deno.test("review prints the exact command of every choice: keep live, each cand
   );
   assertMatch(
     review,
-    /^  dismiss the question: bimri resolve C000001 --choose dismiss --human-approved$/m,
+    /^ {2}dismiss the question: bimri resolve C000001 --choose dismiss --human-approved$/m,
   );
   // The printed command runs as printed.
-  const line = /^  dismiss the question: bimri (.*)$/m.exec(review)![1];
+  const line = /^ {2}dismiss the question: bimri (.*)$/m.exec(review)![1];
   const done = await bimri(root, line.split(" "));
   assertEquals(done.code, 0, done.stderr);
   assertMatch(await must(root, ["review"]), /total 0 \| displayed 0-0/);
