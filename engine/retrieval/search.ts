@@ -244,13 +244,7 @@ export function matchHistoryDigest(
     const reason = reasons.get(reasonText)!;
     // Built only when printed, or to be ranked at all when the digest does not lay out its fields.
     let built: RetrievalRecord | null = null;
-    const build = () =>
-      built ??= (() => {
-        const archived = readDigestRow(store.paths, digest, row);
-        const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
-        confirmDigestRow(digest, row, archived);
-        return entryRecord(entry, "HISTORY", archived.reason);
-      })();
+    const build = () => built ??= digestRecord(store, digest, row);
     return {
       rank: () => {
         const keyAndId = digestKeyAndId(digest, row);
@@ -289,6 +283,17 @@ export function matchHistoryDigest(
       for (const row of matched) yield candidate(row);
     },
   };
+}
+
+/**
+ * The printed record of a digest row, read back from its month file and
+ * checked against the digest (throws when the archive changed underneath).
+ */
+export function digestRecord(store: Store, digest: LoadedDigest, row: number): RetrievalRecord {
+  const archived = readDigestRow(store.paths, digest, row);
+  const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
+  confirmDigestRow(digest, row, archived);
+  return entryRecord(entry, "HISTORY", archived.reason);
 }
 
 /** Column of each digest field in digestTermCounts' rows. */
