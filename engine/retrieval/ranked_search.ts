@@ -77,7 +77,7 @@ function recordCandidate(record: RetrievalRecord, query: RelevanceQuery): Candid
   const joined = foldField(Object.values(all).join("\n"));
   const holdsAll = query.terms.every((term) => containsTerm(joined, term));
   if (!holdsAll && !anyHit(counts)) return null;
-  const phrase = query.phrase !== null &&
+  const phrase = holdsAll && query.phrase !== null &&
     Object.values(all).some((value) => containsTerm(foldField(value), query.phrase!));
   return {
     bucket: BUCKET[record.location],
@@ -220,11 +220,22 @@ export function searchRanked(
   for (const candidate of candidates) {
     candidate.score = relevanceScore(candidate.counts, candidate.lengths, stats);
   }
-  const ordered = candidates.map((candidate) => ({ candidate, order: candidate.order() }));
+  // Order by the numbers first: every match after the first `limit` and their ties is
+  // strictly later, so only those need their key, ID and reason (reading them for every
+  // history match would cost the most).
+  const primary = (a: Candidate, b: Candidate) =>
+    a.bucket - b.bucket || MATCH_KIND_ORDER[a.kind] - MATCH_KIND_ORDER[b.kind] || b.score - a.score;
+  candidates.sort(primary);
+  let end = Math.min(limit, candidates.length);
+  while (
+    end > 0 && end < candidates.length && primary(candidates[end - 1], candidates[end]) === 0
+  ) {
+    end++;
+  }
+  const ordered = candidates.slice(0, end)
+    .map((candidate) => ({ candidate, order: candidate.order() }));
   ordered.sort((a, b) =>
-    a.candidate.bucket - b.candidate.bucket ||
-    MATCH_KIND_ORDER[a.candidate.kind] - MATCH_KIND_ORDER[b.candidate.kind] ||
-    b.candidate.score - a.candidate.score ||
+    primary(a.candidate, b.candidate) ||
     compareCodePoints(a.order.key, b.order.key) ||
     compareCodePoints(a.order.id, b.order.id) ||
     compareCodePoints(a.order.reason, b.order.reason)
