@@ -33,7 +33,7 @@ export async function runRetrieval(
 export const OUTPUT_FLAGS_HELP = `  --limit N      print at most N matches (default 20, at most 500)
   --json         print {"matches": [...], "total": N, "omitted": N}; each match has
                  the seven columns as fields plus tier-specific fields (and, with
-                 --rank, its relevance score)
+                 --rank, its score, the query words it matched and its match kind)
 
 Output: one tab-separated row per match: location (HOT, COLD, HELD, HISTORY),
 key, id, reason, trust, source, text. Exit 0 with a match, 1 with none,
@@ -65,8 +65,9 @@ export const recallCommand: Command = {
 
   --key KEY      the subject's current generation (hot or cold)
   --history      with --key: also held candidates and replaced/closed generations
-  --query TEXT   words that must all occur (case-insensitive, any language or emoji);
-                 searches current and historical memory, current first, then by key
+  --query TEXT   search current and historical memory; without --rank every word
+                 must occur (case-insensitive, any language or emoji), current
+                 first, then by key
 ${RANK_FLAG_HELP}
 ${OUTPUT_FLAGS_HELP}
 
