@@ -25,7 +25,6 @@ import {
   DIGEST_FIELDS,
   digestFoldRegion,
   digestGenerations,
-  digestHits,
   digestKeyAndId,
   digestReason,
   type LoadedDigest,
@@ -37,8 +36,10 @@ import {
   type MatchKind,
   RELEVANCE_FIELDS,
   type RelevanceQuery,
-  relevanceScore,
+  relevanceScoreFlat,
   type RelevanceStats,
+  wordCharAt,
+  wordWeight,
 } from "./relevance.ts";
 import type { RecallMatch } from "./recall.ts";
 import { digestRecord } from "./search.ts";
@@ -46,152 +47,288 @@ import { digestRecord } from "./search.ts";
 /** What the output order compares of a match besides its bucket, kind and score. */
 type OrderKey = { key: string; id: string; reason: string };
 
-/** One matching entry before it is printed. */
-type Candidate = {
-  /** 0 current (HOT, COLD), 1 held, 2 history. */
-  bucket: number;
-  kind: MatchKind;
-  /** counts[w][f]: occurrences of query word w in RELEVANCE_FIELDS[f]. */
-  counts: number[][];
-  lengths: number[];
-  score: number;
-  order: () => OrderKey;
-  build: () => RetrievalRecord;
-};
-
+const KINDS: readonly MatchKind[] = ["phrase", "all", "some"];
+const F = RELEVANCE_FIELDS.length;
 const BUCKET: Readonly<Record<Location, number>> = { HOT: 0, COLD: 0, HELD: 1, HISTORY: 2 };
-
 /** Positions of RELEVANCE_FIELDS among DIGEST_FIELDS (the digest's field order). */
 const DIGEST_COLUMN = RELEVANCE_FIELDS.map((name) => DIGEST_FIELDS.indexOf(name));
+/** For each of DIGEST_FIELDS, its position among RELEVANCE_FIELDS, or -1. */
+const RELEVANCE_OF_DIGEST = DIGEST_FIELDS.map((name) =>
+  (RELEVANCE_FIELDS as readonly string[]).indexOf(name)
+);
+const TEXT_FIELD = RELEVANCE_FIELDS.indexOf("text");
 
-/** True when any count is above zero. */
-function anyHit(counts: readonly (readonly number[])[]): boolean {
-  return counts.some((byField) => byField.some((n) => n > 0));
+/**
+ * The matches found so far, in flat arrays (a query can match thousands of
+ * archived generations; only the printed few become records): per match its
+ * bucket, kind, score, word counts by field, field lengths, and what builds it.
+ */
+class Pool {
+  bucket: number[] = [];
+  kind: number[] = [];
+  score: number[] = [];
+  counts: number[] = [];
+  lengths: number[] = [];
+  source: (RetrievalRecord | number)[] = [];
+  constructor(readonly words: number) {}
+
+  get size(): number {
+    return this.bucket.length;
+  }
+
+  /** Adds a match; its counts and lengths are pushed by the caller, in order, right after. */
+  add(bucket: number, kind: MatchKind, source: RetrievalRecord | number): void {
+    this.bucket.push(bucket);
+    this.kind.push(MATCH_KIND_ORDER[kind]);
+    this.score.push(0);
+    this.source.push(source);
+  }
+
+  /** True when match `i` holds word `w` in some field. */
+  holds(i: number, w: number): boolean {
+    const at = (i * this.words + w) * F;
+    for (let f = 0; f < F; f++) if (this.counts[at + f] > 0) return true;
+    return false;
+  }
 }
 
-/** Matches one record held in memory (current, held, or history read from the archive). */
-function recordCandidate(record: RetrievalRecord, query: RelevanceQuery): Candidate | null {
+/** Adds one record held in memory (current, held, or history read from the archive) if it matches. */
+function addRecord(pool: Pool, record: RetrievalRecord, query: RelevanceQuery): void {
   const all = searchFieldsOf(record);
   const folded = RELEVANCE_FIELDS.map((name) => foldField(all[name]).normalized);
-  const counts = query.words.map((word) => folded.map((text) => countWord(text, word)));
+  const counts = query.words.flatMap((word) => folded.map((text) => countWord(text, word)));
   const joined = foldField(Object.values(all).join("\n"));
   const holdsAll = query.terms.every((term) => containsTerm(joined, term));
-  if (!holdsAll && !anyHit(counts)) return null;
+  if (!holdsAll && !counts.some((n) => n > 0)) return;
   const phrase = holdsAll && query.phrase !== null &&
     Object.values(all).some((value) => containsTerm(foldField(value), query.phrase!));
-  return {
-    bucket: BUCKET[record.location],
-    kind: phrase ? "phrase" : holdsAll ? "all" : "some",
-    counts,
-    lengths: folded.map(termCount),
-    score: 0,
-    order: () => record,
-    build: () => record,
-  };
+  pool.add(BUCKET[record.location], phrase ? "phrase" : holdsAll ? "all" : "some", record);
+  pool.counts.push(...counts);
+  pool.lengths.push(...folded.map(termCount));
 }
 
-/** Matches the historical generations through the history digest, without reading the archive. */
-function digestCandidates(
-  store: Store,
-  digest: LoadedDigest,
-  query: RelevanceQuery,
-): { size: number; candidates: Candidate[] } {
-  const rows = digestGenerations(digest, store.state.cold_current);
-  const isGeneration = new Uint8Array(digest.starts.length);
-  for (const row of rows) isGeneration[row] = 1;
+/**
+ * The historical generations that match, found through the history digest
+ * without reading the archive, and what they add to the corpus statistics.
+ */
+type DigestMatches = {
+  /** Historical generations in the corpus. */
+  size: number;
+  /** The matching rows. */
+  rows: number[];
+  /** Bit w: the row holds query word w. */
+  hits: Uint32Array;
+  /** Rows that match by holding every term, without any query word. */
+  termsOnly: Set<number>;
+  df: number[];
+  lengthSums: number[];
+};
+
+/**
+ * Finds the matching generations with one substring scan of the digest per
+ * query word (each found word checked whole, by stem); reads only the
+ * lengths of the matching rows. Counting each word by field is left to
+ * addDigestRows, needed only when history reaches the printed matches.
+ */
+function matchDigest(store: Store, digest: LoadedDigest, query: RelevanceQuery): DigestMatches {
+  const generations = digestGenerations(digest, store.state.cold_current);
   const { text, starts } = digest;
-  // Rows holding any word's probe get that word counted field by field.
-  const counts = new Map<number, number[][]>();
+  const lines = starts.length - 1;
+  const isGeneration = new Uint8Array(lines);
+  for (const row of generations) isGeneration[row] = 1;
+  // Per row, where the key-to-falsifier part of each folded text lies: the cells before it hold
+  // IDs, offsets and counts, and trust and source follow it. Worked out for rows a probe hits.
+  const spans = new Int32Array(lines * 4).fill(-1);
+  const spanOf = (row: number): number => {
+    if (spans[row * 4] < 0) {
+      const lineEnd = starts[row + 1] - 1;
+      const normalizedStart = text.lastIndexOf("\t", lineEnd - 1) + 1;
+      const plainStart = text.lastIndexOf("\t", normalizedStart - 2) + 1;
+      spans[row * 4] = plainStart;
+      spans[row * 4 + 1] = relevantEnd(text, plainStart, normalizedStart - 1);
+      spans[row * 4 + 2] = normalizedStart;
+      spans[row * 4 + 3] = relevantEnd(text, normalizedStart, lineEnd);
+    }
+    return row * 4;
+  };
+  const hits = new Uint32Array(lines);
+  const probed = new Uint8Array(lines);
   query.words.forEach((word, w) => {
+    const bit = 1 << w;
+    const seen = new Map<string, number>();
     let row = 0;
     for (let at = text.indexOf(word.probe); at !== -1;) {
       while (starts[row + 1] <= at) row++;
-      if (isGeneration[row] === 0) {
-        at = row + 1 < starts.length - 1 ? text.indexOf(word.probe, starts[row + 1]) : -1;
+      const next = starts[row + 1];
+      if (isGeneration[row] === 0 || (hits[row] & bit) !== 0) {
+        at = next < text.length ? text.indexOf(word.probe, next) : -1;
         continue;
       }
-      const region = digestFoldRegion(digest, row);
-      if (at < region.start) {
-        at = text.indexOf(word.probe, region.start);
+      const span = spanOf(row);
+      if (at < spans[span]) {
+        at = text.indexOf(word.probe, spans[span]);
         continue;
       }
-      if (at < region.end) {
-        let byWord = counts.get(row);
-        if (byWord === undefined) {
-          byWord = query.words.map(() => RELEVANCE_FIELDS.map(() => 0));
-          counts.set(row, byWord);
-        }
-        if (region.ends === null) {
-          // Not laid out by field: every hit counts as text.
-          byWord[w][RELEVANCE_FIELDS.indexOf("text")] = countWord(
-            text,
-            word,
-            region.start,
-            region.end,
-          );
-        } else {
-          const ends = region.ends;
-          DIGEST_COLUMN.forEach((column, f) => {
-            const from = column === 0 ? region.start : ends[column - 1] + 1;
-            byWord[w][f] = countWord(text, word, from, ends[column]);
-          });
-        }
+      if (w === 0) probed[row] = 1;
+      const relevant = at < spans[span + 1] || (at >= spans[span + 2] && at < spans[span + 3]);
+      if (!relevant) {
+        at = text.indexOf(word.probe, at + 1);
+        continue;
       }
-      at = row + 1 < starts.length - 1 ? text.indexOf(word.probe, starts[row + 1]) : -1;
+      let found = !word.byWord;
+      if (!found && !wordCharAt(text, at - 1)) {
+        let stop = at + word.probe.length;
+        while (stop < next && wordCharAt(text, stop)) stop++;
+        found = wordWeight(word, text.slice(at, stop), seen) > 0;
+      }
+      if (found) {
+        hits[row] |= bit;
+        at = next < text.length ? text.indexOf(word.probe, next) : -1;
+      } else at = text.indexOf(word.probe, at + 1);
     }
   });
-  // The default mode's rule: every term in the row's fields, its reason or its location.
-  const hits = query.terms.map((term) => digestHits(digest, term));
-  const phraseHits = query.phrase === null ? null : digestHits(digest, query.phrase);
   const location = foldField("HISTORY");
-  const reasons = new Map<string, FoldedText>();
-  const candidates: Candidate[] = [];
-  for (const row of rows) {
-    const byWord = counts.get(row);
-    const reasonText = digestReason(digest, row);
-    let reason = reasons.get(reasonText);
-    if (reason === undefined) reasons.set(reasonText, reason = foldField(reasonText));
-    const folded = reason;
-    const holdsAll = query.terms.every((term, t) =>
-      hits[t][row] === 1 || containsTerm(folded, term) || containsTerm(location, term)
-    );
-    if (!holdsAll && !(byWord !== undefined && anyHit(byWord))) continue;
-    const sums = DIGEST_FIELDS.map(() => 0);
+  const first = query.words[0];
+  const firstInLocation = containsTerm(location, first.term);
+  const firstInReason = new Map<string, boolean>();
+  const rows: number[] = [];
+  const termsOnly = new Set<number>();
+  const df = query.words.map(() => 0);
+  const lengthSums = RELEVANCE_FIELDS.map(() => 0);
+  const sums = DIGEST_FIELDS.map(() => 0);
+  for (const row of generations) {
+    if (hits[row] === 0) {
+      // An all-terms match holds the first word's term, so its probe, in its fold, reason or location.
+      if (probed[row] === 0 && !firstInLocation) {
+        const reasonText = digestReason(digest, row);
+        let inReason = firstInReason.get(reasonText);
+        if (inReason === undefined) {
+          inReason = containsTerm(foldField(reasonText), first.term);
+          firstInReason.set(reasonText, inReason);
+        }
+        if (!inReason) continue;
+      }
+      if (!holdsAllTerms(digest, row, query, location)) continue;
+      termsOnly.add(row);
+    }
+    rows.push(row);
+    for (let w = 0; w < query.words.length; w++) if ((hits[row] & (1 << w)) !== 0) df[w]++;
+    sums.fill(0);
     addDigestLengths(digest, row, sums);
-    let built: RetrievalRecord | null = null;
-    const build = () => built ??= digestRecord(store, digest, row);
-    candidates.push({
-      bucket: BUCKET.HISTORY,
-      kind: phraseHits !== null && phraseHits[row] === 1 ? "phrase" : holdsAll ? "all" : "some",
-      counts: byWord ?? query.words.map(() => RELEVANCE_FIELDS.map(() => 0)),
-      lengths: DIGEST_COLUMN.map((column) => sums[column]),
-      score: 0,
-      order: () => {
-        const keyAndId = digestKeyAndId(digest, row);
-        return keyAndId === null ? build() : { ...keyAndId, reason: reasonText };
-      },
-      build,
-    });
+    DIGEST_COLUMN.forEach((column, f) => (lengthSums[f] += sums[column]));
   }
-  return { size: rows.length, candidates };
+  return { size: generations.length, rows, hits, termsOnly, df, lengthSums };
 }
 
-/** Matches the historical generations by reading the archive (when the digest does not vouch for it). */
-function archiveCandidates(
-  store: Store,
+/**
+ * Where the searched fields of a folded text from `start` to `end` end: at
+ * the separator after the falsifier (trust and source follow it), or at
+ * `end` when the text is not laid out by field (all of it counts as text).
+ */
+function relevantEnd(text: string, start: number, end: number): number {
+  let at = start;
+  for (let field = 0; field < RELEVANCE_FIELDS.length; field++) {
+    const separator = text.indexOf("\u001f", at);
+    if (separator === -1 || separator >= end) return end;
+    at = separator + 1;
+  }
+  return at - 1;
+}
+
+/** The default mode's rule for a digest row: every term in its folds, its reason or its location. */
+function holdsAllTerms(
+  digest: LoadedDigest,
+  row: number,
   query: RelevanceQuery,
-): { size: number; candidates: Candidate[] } {
+  location: FoldedText,
+): boolean {
+  const region = digestFoldRegion(digest, row);
+  const fold = digest.text.slice(region.foldStart, region.foldEnd);
+  let reason: FoldedText | null = null;
+  return query.terms.every((term) => {
+    if (fold.includes(term) || containsTerm(location, term)) return true;
+    reason ??= foldField(digestReason(digest, row));
+    return containsTerm(reason, term);
+  });
+}
+
+/** Adds the matching digest rows to the pool, each word counted by field, each kind decided. */
+function addDigestRows(
+  pool: Pool,
+  digest: LoadedDigest,
+  query: RelevanceQuery,
+  found: DigestMatches,
+) {
+  const { text } = digest;
+  const location = foldField("HISTORY");
+  const seen = query.words.map(() => new Map<string, number>());
+  const counts = new Array<number>(query.words.length * F);
+  const sums = DIGEST_FIELDS.map(() => 0);
+  for (const row of found.rows) {
+    const region = digestFoldRegion(digest, row);
+    // Scanned as its own string, so no search runs past the row.
+    const own = text.slice(region.start, region.end);
+    const ends = region.ends?.map((end) => end - region.start) ?? null;
+    counts.fill(0);
+    query.words.forEach((word, w) => {
+      if ((found.hits[row] & (1 << w)) === 0) return;
+      if (!word.byWord) {
+        if (ends === null) {
+          counts[w * F + TEXT_FIELD] = countWord(own, word);
+          return;
+        }
+        DIGEST_COLUMN.forEach((column, f) => {
+          counts[w * F + f] = countWord(
+            own,
+            word,
+            column === 0 ? 0 : ends[column - 1] + 1,
+            ends[column],
+          );
+        });
+        return;
+      }
+      let field = 0;
+      for (let at = own.indexOf(word.probe); at !== -1;) {
+        let stop = at + word.probe.length;
+        if (at > 0 && wordCharAt(own, at - 1)) {
+          at = own.indexOf(word.probe, at + 1);
+          continue;
+        }
+        while (stop < own.length && wordCharAt(own, stop)) stop++;
+        const weight = wordWeight(word, own.slice(at, stop), seen[w]);
+        if (weight > 0) {
+          let f = TEXT_FIELD;
+          if (ends !== null) {
+            while (at >= ends[field]) field++;
+            f = RELEVANCE_OF_DIGEST[field];
+          }
+          if (f >= 0) counts[w * F + f] += weight;
+        }
+        at = own.indexOf(word.probe, stop);
+      }
+    });
+    const holdsAll = found.termsOnly.has(row) || holdsAllTerms(digest, row, query, location);
+    const phrase = holdsAll && query.phrase !== null &&
+      text.slice(region.foldStart, region.foldEnd).includes(query.phrase);
+    pool.add(BUCKET.HISTORY, phrase ? "phrase" : holdsAll ? "all" : "some", row);
+    for (const n of counts) pool.counts.push(n);
+    sums.fill(0);
+    addDigestLengths(digest, row, sums);
+    for (const column of DIGEST_COLUMN) pool.lengths.push(sums[column]);
+  }
+}
+
+/** Adds the historical generations that match by reading the archive (when the digest does not vouch for it). */
+function addArchiveRows(pool: Pool, store: Store, query: RelevanceQuery): number {
   const rows = historicalGenerations(readAllArchiveRecords(store.paths), store.state.cold_current);
-  const candidates: Candidate[] = [];
   for (const row of rows) {
     // Any match holds some word's probe (an all-terms match holds every term, so every probe).
     const haystack = foldField(`${row.rawLine}\n${row.reason}\nHISTORY`);
     if (!query.words.some((word) => containsTerm(haystack, word.probe))) continue;
     const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
-    const candidate = recordCandidate(entryRecord(entry, "HISTORY", row.reason), query);
-    if (candidate !== null) candidates.push(candidate);
+    addRecord(pool, entryRecord(entry, "HISTORY", row.reason), query);
   }
-  return { size: rows.length, candidates };
+  return rows.length;
 }
 
 /**
@@ -206,65 +343,83 @@ export function searchRanked(
 ): { matches: RecallMatch[]; total: number } {
   const { records: current, currentByKey } = currentRecords(store);
   const records = [...current, ...heldRecords(store, currentByKey)];
-  const candidates: Candidate[] = [];
-  for (const record of records) {
-    const candidate = recordCandidate(record, query);
-    if (candidate !== null) candidates.push(candidate);
-  }
+  const words = query.words.length;
+  const pool = new Pool(words);
+  for (const record of records) addRecord(pool, record, query);
   const digest = loadHistoryDigest(store.paths);
-  const history = digest === null
-    ? archiveCandidates(store, query)
-    : digestCandidates(store, digest, query);
-  candidates.push(...history.candidates);
-  const stats = corpusStats(candidates, records.length + history.size, query.words.length);
-  for (const candidate of candidates) {
-    candidate.score = relevanceScore(candidate.counts, candidate.lengths, stats);
+  let stats: RelevanceStats;
+  let total: number;
+  if (digest === null) {
+    const history = addArchiveRows(pool, store, query);
+    stats = corpusStats(pool, records.length + history, null);
+    total = pool.size;
+  } else {
+    const found = matchDigest(store, digest, query);
+    stats = corpusStats(pool, records.length + found.size, found);
+    total = pool.size + found.rows.length;
+    // History comes after current and held memory: count it in detail only if it gets printed.
+    if (pool.size < limit) addDigestRows(pool, digest, query, found);
   }
+  for (let i = 0; i < pool.size; i++) {
+    pool.score[i] = relevanceScoreFlat(
+      pool.counts,
+      i * words * F,
+      pool.lengths,
+      i * F,
+      words,
+      stats,
+    );
+  }
+  const built = new Map<number, RetrievalRecord>();
+  const build = (i: number): RetrievalRecord => {
+    const source = pool.source[i];
+    if (typeof source !== "number") return source;
+    let record = built.get(i);
+    if (record === undefined) built.set(i, record = digestRecord(store, digest!, source));
+    return record;
+  };
+  const order = (i: number): OrderKey => {
+    const source = pool.source[i];
+    if (typeof source !== "number") return source;
+    const keyAndId = digestKeyAndId(digest!, source);
+    return keyAndId === null ? build(i) : { ...keyAndId, reason: digestReason(digest!, source) };
+  };
   // Order by the numbers first: every match after the first `limit` and their ties is
   // strictly later, so only those need their key, ID and reason (reading them for every
   // history match would cost the most).
-  const primary = (a: Candidate, b: Candidate) =>
-    a.bucket - b.bucket || MATCH_KIND_ORDER[a.kind] - MATCH_KIND_ORDER[b.kind] || b.score - a.score;
-  candidates.sort(primary);
-  let end = Math.min(limit, candidates.length);
-  while (
-    end > 0 && end < candidates.length && primary(candidates[end - 1], candidates[end]) === 0
-  ) {
-    end++;
-  }
-  const ordered = candidates.slice(0, end)
-    .map((candidate) => ({ candidate, order: candidate.order() }));
+  const primary = (a: number, b: number) =>
+    pool.bucket[a] - pool.bucket[b] || pool.kind[a] - pool.kind[b] ||
+    pool.score[b] - pool.score[a];
+  const indices = Array.from({ length: pool.size }, (_, i) => i).sort(primary);
+  let end = Math.min(limit, indices.length);
+  while (end > 0 && end < indices.length && primary(indices[end - 1], indices[end]) === 0) end++;
+  const ordered = indices.slice(0, end).map((i) => ({ i, order: order(i) }));
   ordered.sort((a, b) =>
-    primary(a.candidate, b.candidate) ||
+    primary(a.i, b.i) ||
     compareCodePoints(a.order.key, b.order.key) ||
     compareCodePoints(a.order.id, b.order.id) ||
     compareCodePoints(a.order.reason, b.order.reason)
   );
-  const matches = ordered.slice(0, limit).map(({ candidate }) => ({
-    ...candidate.build(),
-    score: candidate.score,
-    matched: query.words.filter((_, w) => candidate.counts[w].some((n) => n > 0)).map((word) =>
-      word.term
-    ),
-    match: candidate.kind,
+  const matches = ordered.slice(0, limit).map(({ i }) => ({
+    ...build(i),
+    score: pool.score[i],
+    matched: query.words.filter((_, w) => pool.holds(i, w)).map((word) => word.term),
+    match: KINDS[pool.kind[i]],
   }));
-  return { matches, total: candidates.length };
+  return { matches, total };
 }
 
-/** Document frequencies over the matches, average field lengths of the matches, corpus size. */
-function corpusStats(
-  candidates: readonly Candidate[],
-  size: number,
-  words: number,
-): RelevanceStats {
-  const df = Array.from({ length: words }, () => 0);
-  const sums = RELEVANCE_FIELDS.map(() => 0);
-  for (const candidate of candidates) {
-    candidate.counts.forEach((byField, w) => {
-      if (byField.some((n) => n > 0)) df[w]++;
-    });
-    candidate.lengths.forEach((length, f) => (sums[f] += length));
+/**
+ * Document frequencies over the matches, average field lengths of the
+ * matches, corpus size; `history` adds the digest's matches (not in the pool).
+ */
+function corpusStats(pool: Pool, size: number, history: DigestMatches | null): RelevanceStats {
+  const df = history?.df.slice() ?? Array.from({ length: pool.words }, () => 0);
+  const sums = history?.lengthSums.slice() ?? RELEVANCE_FIELDS.map(() => 0);
+  for (let i = 0; i < pool.size; i++) {
+    for (let w = 0; w < pool.words; w++) if (pool.holds(i, w)) df[w]++;
+    for (let f = 0; f < F; f++) sums[f] += pool.lengths[i * F + f];
   }
-  const count = Math.max(candidates.length, 1);
+  const count = Math.max(pool.size + (history?.rows.length ?? 0), 1);
   return { size, df, averageLength: sums.map((sum) => Math.max(sum / count, 1)) };
 }

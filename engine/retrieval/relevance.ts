@@ -133,12 +133,33 @@ export function countWord(text: string, word: QueryWord, start = 0, end = text.l
       continue;
     }
     while (stop < end && isWordChar(text, stop)) stop++;
-    const found = text.slice(at, stop);
-    if (found === word.term || stem(found) === word.stem) n++;
-    else if (word.stem.length >= PREFIX_MIN && found.startsWith(word.stem)) n += PREFIX_WEIGHT;
+    n += wordWeight(word, text.slice(at, stop), new Map());
     at = text.indexOf(word.probe, stop);
   }
   return n;
+}
+
+/**
+ * What one word found in the text counts for `word` (see countWord), given
+ * that it starts with the word's probe. Remembered per found word, since the
+ * same few words recur across thousands of entries.
+ */
+export function wordWeight(word: QueryWord, found: string, seen: Map<string, number>): number {
+  let weight = seen.get(found);
+  if (weight === undefined) {
+    weight = found === word.term || stem(found) === word.stem
+      ? 1
+      : word.stem.length >= PREFIX_MIN && found.startsWith(word.stem)
+      ? PREFIX_WEIGHT
+      : 0;
+    seen.set(found, weight);
+  }
+  return weight;
+}
+
+/** True when the character at `at` belongs to a word (a letter, mark or digit). */
+export function wordCharAt(text: string, at: number): boolean {
+  return isWordChar(text, at);
 }
 
 /** The fields relevance is scored on, in order. */
@@ -164,19 +185,37 @@ export function relevanceScore(
   lengths: readonly number[],
   stats: RelevanceStats,
 ): number {
+  return relevanceScoreFlat(counts.flat(), 0, lengths, 0, counts.length, stats);
+}
+
+/**
+ * relevanceScore over flat arrays: `counts[countsAt + w * F + f]` and
+ * `lengths[lengthsAt + f]`, F the number of RELEVANCE_FIELDS.
+ */
+export function relevanceScoreFlat(
+  counts: ArrayLike<number>,
+  countsAt: number,
+  lengths: ArrayLike<number>,
+  lengthsAt: number,
+  words: number,
+  stats: RelevanceStats,
+): number {
+  const fields = RELEVANCE_FIELDS.length;
   let score = 0;
-  counts.forEach((byField, w) => {
+  for (let w = 0; w < words; w++) {
     let weighted = 0;
-    byField.forEach((tf, f) => {
-      if (tf === 0) return;
-      const norm = 1 - B + B * (Math.max(lengths[f], 1) / Math.max(stats.averageLength[f], 1));
+    for (let f = 0; f < fields; f++) {
+      const tf = counts[countsAt + w * fields + f];
+      if (tf === 0) continue;
+      const length = Math.max(lengths[lengthsAt + f], 1);
+      const norm = 1 - B + B * (length / Math.max(stats.averageLength[f], 1));
       weighted += RELEVANCE_WEIGHTS[f] * tf / norm;
-    });
-    if (weighted === 0) return;
+    }
+    if (weighted === 0) continue;
     const df = stats.df[w];
     const idf = Math.log(1 + (stats.size - df + 0.5) / (df + 0.5));
     score += idf * (weighted * (K1 + 1)) / (weighted + K1);
-  });
+  }
   return Math.round(score * 1e6) / 1e6;
 }
 
