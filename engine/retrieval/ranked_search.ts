@@ -179,7 +179,9 @@ function matchDigest(store: Store, digest: LoadedDigest, query: RelevanceQuery):
       if (!found && !wordCharAt(text, at - 1)) {
         let stop = at + word.probe.length;
         while (stop < next && wordCharAt(text, stop)) stop++;
-        found = wordWeight(word, text.slice(at, stop), seen) > 0;
+        // The query's own word needs no stemming (nor a copy of the word to look it up).
+        found = (stop - at === word.term.length && text.startsWith(word.term, at)) ||
+          wordWeight(word, text.slice(at, stop), seen) > 0;
       }
       if (found) {
         hits[row] |= bit;
@@ -222,17 +224,16 @@ function matchDigest(store: Store, digest: LoadedDigest, query: RelevanceQuery):
 
 /**
  * Where the searched fields of a folded text from `start` to `end` end: at
- * the separator after the falsifier (trust and source follow it), or at
- * `end` when the text is not laid out by field (all of it counts as text).
+ * the separator after the falsifier (trust and source, the last two fields,
+ * follow it), or at `end` when the text is not laid out by field (all of it
+ * then counts as text).
  */
 function relevantEnd(text: string, start: number, end: number): number {
-  let at = start;
-  for (let field = 0; field < RELEVANCE_FIELDS.length; field++) {
-    const separator = text.indexOf("\u001f", at);
-    if (separator === -1 || separator >= end) return end;
-    at = separator + 1;
-  }
-  return at - 1;
+  if (start >= end) return end;
+  const beforeSource = text.lastIndexOf("\u001f", end - 1);
+  if (beforeSource < start) return end;
+  const beforeTrust = text.lastIndexOf("\u001f", beforeSource - 1);
+  return beforeTrust < start ? end : beforeTrust;
 }
 
 /** The default mode's rule for a digest row: every term in its folds, its reason or its location. */
