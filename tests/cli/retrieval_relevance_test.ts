@@ -104,6 +104,27 @@ Deno.test("relevance search finds task language that the default mode does not",
     match(r.stdout, new RegExp(`^BIMRI: ${all.length - 1} additional matches omitted\\.$`, "m"));
   });
 
+  await t.step("case, accent and Unicode folding as in the default mode", async () => {
+    const run = await startRun(root, "codex");
+    await must(
+      root,
+      newSubject(run, "de.strasse", "Die Straße nach Köln ist gesperrt; Größe egal."),
+    );
+    await must(root, newSubject(run, "ja.note", "日本語の検索テストです。東京の天気は晴れ。"));
+    await must(root, newSubject(run, "emoji.launch", "Launch day 🚀 went well 👍🏽"));
+    await must(root, ["close", "--run", run, "--outcome", "success"]);
+    const expectations: [string, string][] = [
+      ["STRASSE", "de.strasse"],
+      ["welche straße nach Ko\u0308ln", "de.strasse"],
+      ["GRÖSSE", "de.strasse"],
+      ["東京", "ja.note"],
+      ["where is 🚀", "emoji.launch"],
+    ];
+    for (const [query, key] of expectations) {
+      strictEqual((await ranked(root, query))[0].key, key, query);
+    }
+  });
+
   await t.step("a query matching nothing still answers no match, exit 1", async () => {
     const r = await retrieve(root, ["recall", "--query", "zeppelin hangar", "--rank"]);
     strictEqual(r.code, 1);
