@@ -2,9 +2,11 @@
  * Task-language search over current, held and historical memory: the HOT,
  * COLD and HELD records from the store, HISTORY from the derived history
  * digest or, when it does not vouch for the archive, from the archive itself.
- * By default matches come in the reference's order (group, then key, id,
- * reason); ranked search (`--rank`) orders each group by relevance first
- * (BM25F, see ranking.ts).
+ * The CLI's default mode (every term must occur, the reference's order:
+ * group, then key, id, reason). `--rank` does not come here: it is the
+ * relevance search of ranked_search.ts. The in-group BM25F ordering this
+ * module can still apply (`ranked`, ranking.ts) is the earlier `--rank`,
+ * no longer reached by any command.
  */
 import type { Store } from "../store/store.ts";
 import {
