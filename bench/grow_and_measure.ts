@@ -264,6 +264,10 @@ async function measureAll(
       add("get --key (cold)", await measure(root, ["get", "--key", coldKeys[i % coldKeys.length]]));
     }
     add("recall --query", await measure(root, ["recall", "--query", "retry idempotent backup"]));
+    add(
+      "recall --query --rank",
+      await measure(root, ["recall", "--query", "retry idempotent backup", "--rank"]),
+    );
     add("status", await measure(root, ["status"]));
     add("review", await measure(root, ["review"]));
     add("index", await measure(root, ["index"]));

@@ -33,7 +33,7 @@ export async function runRetrieval(
 export const OUTPUT_FLAGS_HELP = `  --limit N      print at most N matches (default 20, at most 500)
   --json         print {"matches": [...], "total": N, "omitted": N}; each match has
                  the seven columns as fields plus tier-specific fields (and, with
-                 --rank, its relevance score)
+                 --rank, its score, the query words it matched and its match kind)
 
 Output: one tab-separated row per match: location (HOT, COLD, HELD, HISTORY),
 key, id, reason, trust, source, text. Exit 0 with a match, 1 with none,
@@ -41,8 +41,11 @@ key, id, reason, trust, source, text. Exit 0 with a match, 1 with none,
 
 /** Help of `--rank` (search and recall --query). */
 export const RANK_FLAG_HELP =
-  `  --rank         bimri's ranked search: within each group the most relevant first
-                 (key and tag hits weigh most); --json adds each match's score`;
+  `  --rank         relevance search in task language: any word may match, inflections
+                 (retry/retries/retried) and filler words (how, why, the...) are
+                 folded away; phrase and all-word matches first, then the most
+                 relevant (key and tag hits weigh most); current memory before
+                 history; --json adds each match's score, matched words and match`;
 
 function requestFrom(flags: FlagValues, history: boolean): RecallRequest {
   return {
@@ -62,10 +65,15 @@ export const recallCommand: Command = {
 
   --key KEY      the subject's current generation (hot or cold)
   --history      with --key: also held candidates and replaced/closed generations
-  --query TEXT   words that must all occur (case-insensitive, any language or emoji);
-                 searches current and historical memory, current first, then by key
+  --query TEXT   search current and historical memory; without --rank every word
+                 must occur (case-insensitive, any language or emoji), current
+                 first, then by key
 ${RANK_FLAG_HELP}
-${OUTPUT_FLAGS_HELP}`,
+${OUTPUT_FLAGS_HELP}
+
+Agents: ask in the words of your task with --query "<task words>" --rank
+(e.g. --query "how do retries work" --rank); use --key KEY for a subject whose
+key you know. --query without --rank is the reference's strict mode for scripts.`,
   flags: {
     key: { type: "string" },
     query: { type: "string" },

@@ -10,8 +10,8 @@ export const searchCommand: Command = {
   summary: "search current and historical memory in task language",
   help: `usage: bimri search --query TEXT [--rank] [--limit N] [--json]
 
-  --query TEXT   1 to 32 words that must all occur in an entry's key, id, text,
-                 reason, location, trust, source, tags or falsifier (case-insensitive;
+  --query TEXT   1 to 32 words; without --rank all must occur in an entry's key, id,
+                 text, reason, location, trust, source, tags or falsifier (case-insensitive;
                  accents, CJK text and emoji work). Groups HOT, COLD, HELD, HISTORY;
                  within a group by key, as the reference engine prints them.
 ${RANK_FLAG_HELP}

@@ -35,6 +35,8 @@ export type ArgSpec = {
   /** Advertised bounds for integers. */
   minimum?: number;
   maximum?: number;
+  /** A boolean that is on unless given false, whenever this other argument is given. */
+  onWith?: string;
 };
 
 /** How a tool relates to the MCP session's own run. */
@@ -339,7 +341,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     command: "recall",
     title: "Recall memory",
     description:
-      "Look up a subject by its exact key (current generation; history adds held candidates and replaced or closed generations), or search current and historical memory in task language (query: all words must occur; current first, then by key; rank orders by relevance and adds a score). Read-only. No match is an empty result, not an error.",
+      'Look up a subject by its exact key (current generation; history adds held candidates and replaced or closed generations), or search current and historical memory in task language: query takes the words of your task or question ("how do retries work"), any of them may match, stems and stop words are handled, the most relevant current memory comes first, then history; each match has a score and the query words it matched. Set rank to false for the reference\'s exact mode (every word must occur, ordered by key). Read-only. No match is an empty result, not an error.',
     args: {
       key: { flag: "key", kind: "string", description: "The stable key to look up." },
       query: { flag: "query", kind: "string", description: "Words to search for." },
@@ -351,7 +353,9 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
       rank: {
         flag: "rank",
         kind: "boolean",
-        description: "With query: most relevant first within each group; each match gets a score.",
+        description:
+          "With query: relevance search (default true); false requires every word and orders by key.",
+        onWith: "query",
       },
       limit: {
         flag: "limit",
@@ -382,6 +386,8 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
               text: STR,
               tier: INT,
               score: { type: "number" },
+              matched: STRINGS,
+              match: STR,
             },
             required: ["location", "key", "id", "reason", "trust", "source", "text"],
           },
@@ -624,7 +630,11 @@ export function toArgv(spec: ToolSpec, args: Record<string, unknown>): string[] 
   const argv: string[] = [];
   const positionals: string[] = [];
   for (const [name, arg] of Object.entries(spec.args)) {
-    const value = args[name];
+    let value = args[name];
+    if ((value === undefined || value === null) && arg.onWith !== undefined) {
+      const other = args[arg.onWith];
+      if (other !== undefined && other !== null) value = true;
+    }
     if (value === undefined || value === null) continue;
     if (arg.flag === null) {
       positionals.push(String(value));

@@ -654,3 +654,27 @@ function archiveChanged(): BimriError {
     "the archive changed while it was searched; run the search again, or run index if this repeats.",
   );
 }
+
+/**
+ * Where a row's searchable fold lies, as relevance search scans it: the NFC
+ * fold when the row has one, else the plain fold (`start`, `end`), with the
+ * end of each of DIGEST_FIELDS (null when the row is not laid out by field),
+ * and the span of both folds (`foldStart`, `foldEnd`), where the default mode
+ * looks for its terms.
+ */
+export function digestFoldRegion(
+  digest: LoadedDigest,
+  row: number,
+): { start: number; end: number; ends: number[] | null; foldStart: number; foldEnd: number } {
+  const { plainStart, plainEnd, normalizedStart, lineEnd } = foldedTexts(digest, row);
+  const [start, end] = normalizedStart < lineEnd
+    ? [normalizedStart, lineEnd]
+    : [plainStart, plainEnd];
+  return {
+    start,
+    end,
+    ends: fieldEnds(digest.text, start, end),
+    foldStart: plainStart,
+    foldEnd: lineEnd,
+  };
+}

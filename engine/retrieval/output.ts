@@ -21,7 +21,11 @@ export function renderTsv(result: RecallResult): string {
   return lines.join("\n") + "\n";
 }
 
-/** One match as a JSON object: the seven fields, the typed fields and, if ranked, `score`. */
+/**
+ * One match as a JSON object: the seven fields, the typed fields and, if
+ * ranked, `score`, `matched` (the query words it holds) and `match` (phrase,
+ * all or some).
+ */
 export function matchJson(match: RecallMatch, ranked = false): JsonObject {
   const record: JsonObject = {
     location: match.location,
@@ -33,7 +37,11 @@ export function matchJson(match: RecallMatch, ranked = false): JsonObject {
     text: match.text,
     ...match.typed,
   };
-  if (ranked) record.score = match.score;
+  if (ranked) {
+    record.score = match.score;
+    if (match.matched !== undefined) record.matched = [...match.matched];
+    if (match.match !== undefined) record.match = match.match;
+  }
   return record;
 }
 

@@ -1,5 +1,9 @@
 /**
- * Relevance ranking for task-language search: a field-weighted BM25 (BM25F).
+ * The default mode's matching (every term a substring of the folded fields)
+ * with its corpus statistics, and the field-weighted BM25 (BM25F) that once
+ * ordered those matches within each group for `--rank`. `--rank` is now the
+ * relevance search of relevance.ts and ranked_search.ts; no command scores
+ * through this module any more.
  *
  * Which entries match is decided elsewhere (every term a substring of the
  * folded searchable fields, the reference's rule); this module only orders

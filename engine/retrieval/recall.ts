@@ -5,9 +5,9 @@
  * Strictly read-only.
  *
  * The order is the reference's: HOT, then COLD, HELD, HISTORY; within a
- * group by key, id, reason. A ranked query (`--rank`) orders each group by
- * relevance (BM25F) before those ties, so `--limit N` keeps the N most
- * relevant entries of the first groups.
+ * group by key, id, reason. A ranked query (`--rank`) is a relevance search
+ * instead (ranked_search.ts): any query word may match, current memory
+ * first, most relevant first, so `--limit N` keeps the N best matches.
  */
 import { BimriError } from "../errors.ts";
 import { requireKey } from "../model/ids.ts";
@@ -32,8 +32,16 @@ export type RecallRequest = {
   rank?: boolean;
 };
 
-/** One match: the record plus its relevance score (0 for key lookups, which are not ranked). */
-export type RecallMatch = RetrievalRecord & { score: number };
+/**
+ * One match: the record plus its relevance score (0 for key lookups and
+ * unranked queries) and, for a ranked query, the query words it matched and
+ * whether it holds the phrase, every term, or some words.
+ */
+export type RecallMatch = RetrievalRecord & {
+  score: number;
+  matched?: string[];
+  match?: "phrase" | "all" | "some";
+};
 
 /** The result of a lookup or search. */
 export type RecallResult = {
@@ -114,11 +122,22 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
     });
   } else {
     const { queryTerms, searchStore } = await import("./search.ts");
-    const terms = queryTerms(request.query ?? "");
-    found = withReadOnlyStore(root, (store) => {
-      proveAuthority(store);
-      return searchStore(store, terms, request.limit, ranked);
-    });
+    const query = request.query ?? "";
+    const terms = queryTerms(query);
+    if (ranked) {
+      const { relevanceQuery } = await import("./relevance.ts");
+      const { searchRanked } = await import("./ranked_search.ts");
+      const relevance = relevanceQuery(query, terms);
+      found = withReadOnlyStore(root, (store) => {
+        proveAuthority(store);
+        return searchRanked(store, relevance, request.limit);
+      });
+    } else {
+      found = withReadOnlyStore(root, (store) => {
+        proveAuthority(store);
+        return searchStore(store, terms, request.limit, false);
+      });
+    }
   }
   return {
     target: key ?? request.query ?? "",

@@ -2,9 +2,11 @@
  * Task-language search over current, held and historical memory: the HOT,
  * COLD and HELD records from the store, HISTORY from the derived history
  * digest or, when it does not vouch for the archive, from the archive itself.
- * By default matches come in the reference's order (group, then key, id,
- * reason); ranked search (`--rank`) orders each group by relevance first
- * (BM25F, see ranking.ts).
+ * The CLI's default mode (every term must occur, the reference's order:
+ * group, then key, id, reason). `--rank` does not come here: it is the
+ * relevance search of ranked_search.ts. The in-group BM25F ordering this
+ * module can still apply (`ranked`, ranking.ts) is the earlier `--rank`,
+ * no longer reached by any command.
  */
 import type { Store } from "../store/store.ts";
 import {
@@ -244,13 +246,7 @@ export function matchHistoryDigest(
     const reason = reasons.get(reasonText)!;
     // Built only when printed, or to be ranked at all when the digest does not lay out its fields.
     let built: RetrievalRecord | null = null;
-    const build = () =>
-      built ??= (() => {
-        const archived = readDigestRow(store.paths, digest, row);
-        const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
-        confirmDigestRow(digest, row, archived);
-        return entryRecord(entry, "HISTORY", archived.reason);
-      })();
+    const build = () => built ??= digestRecord(store, digest, row);
     return {
       rank: () => {
         const keyAndId = digestKeyAndId(digest, row);
@@ -289,6 +285,17 @@ export function matchHistoryDigest(
       for (const row of matched) yield candidate(row);
     },
   };
+}
+
+/**
+ * The printed record of a digest row, read back from its month file and
+ * checked against the digest (throws when the archive changed underneath).
+ */
+export function digestRecord(store: Store, digest: LoadedDigest, row: number): RetrievalRecord {
+  const archived = readDigestRow(store.paths, digest, row);
+  const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
+  confirmDigestRow(digest, row, archived);
+  return entryRecord(entry, "HISTORY", archived.reason);
 }
 
 /** Column of each digest field in digestTermCounts' rows. */

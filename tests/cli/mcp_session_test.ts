@@ -112,14 +112,16 @@ Deno.test("an MCP client runs a full session and the CLI sees the result", async
     const cliRecall = await bimri(root, ["recall", "--key", "checkout.next-step"]);
     assertEquals(textOf(recall), cliRecall.stdout, "MCP text equals the CLI's TSV");
 
-    const query = await callTool(mcp, "memory_recall", { query: "timestamp UTC" });
+    const query = await callTool(mcp, "memory_recall", { query: "timestamp UTC", rank: false });
     assertEquals((dataOf(query).matches as Record<string, unknown>[])[0].key, "project.timezone");
     const cliQuery = await bimri(root, ["recall", "--query", "timestamp UTC", "--json"]);
-    assertEquals(dataOf(query), JSON.parse(cliQuery.stdout), "unranked, no score, as the CLI");
-    const ranked = await callTool(mcp, "memory_recall", { query: "timestamp UTC", rank: true });
+    assertEquals(dataOf(query), JSON.parse(cliQuery.stdout), "rank:false: no score, as the CLI");
     const cliRanked = await bimri(root, ["recall", "--query", "timestamp UTC", "--rank", "--json"]);
-    assertEquals(dataOf(ranked), JSON.parse(cliRanked.stdout), "--rank through MCP");
-    assertEquals(typeof (dataOf(ranked).matches as Record<string, unknown>[])[0].score, "number");
+    for (const args of [{ query: "timestamp UTC" }, { query: "timestamp UTC", rank: true }]) {
+      const ranked = await callTool(mcp, "memory_recall", args);
+      assertEquals(dataOf(ranked), JSON.parse(cliRanked.stdout), "ranked unless rank:false");
+      assertEquals(typeof (dataOf(ranked).matches as Record<string, unknown>[])[0].score, "number");
+    }
     const none = await callTool(mcp, "memory_recall", { query: "zeppelin" });
     assert(!none.isError, "no match is a result, not an error");
     assertEquals(dataOf(none).total, 0);
