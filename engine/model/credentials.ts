@@ -315,6 +315,11 @@ export function refuseUnsafeText(value: string, name: string, policy: SecretPoli
         `or reorder what a reader sees).`,
     );
   }
+  refuseCredentials(value, name, policy);
+}
+
+/** Refuses `value` when it holds a credential the policy does not allow. */
+export function refuseCredentials(value: string, name: string, policy: SecretPolicy): void {
   const refusal = credentialRefusal(name, findCredentials(value, policy));
   if (refusal !== null) throw new BimriError("refused", refusal);
 }
