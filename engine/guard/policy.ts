@@ -17,8 +17,8 @@ import { atomicReplace } from "../store/files.ts";
 /** The policy file's name at the project root. */
 export const POLICY_FILE = ".bimri-secrets.json";
 
-/** One allowed string: its fingerprint, and when and as what it was allowed. */
-export type AllowedSecret = { fingerprint: string; kind: string; allowed_at: string };
+/** One allowed string: its fingerprint and when it was allowed. */
+export type AllowedSecret = { fingerprint: string; allowed_at: string };
 
 /** The policy file's content. */
 export type PolicyFile = {
@@ -113,4 +113,46 @@ export function secretPolicy(root: string): SecretPolicy {
     };
   cache.set(root, policy);
   return policy;
+}
+
+/** Adds `fingerprint` to the allowed strings; returns false when it was already there. */
+export function allowFingerprint(root: string, fingerprint: string, at: string): boolean {
+  requireFingerprint(fingerprint);
+  const file = readPolicyFile(root);
+  if (file.allowed.some((item) => item.fingerprint === fingerprint)) return false;
+  file.allowed.push({ fingerprint, allowed_at: at });
+  writePolicyFile(root, file);
+  return true;
+}
+
+/** Refuses anything but a 64-hex fingerprint (a secret given by mistake is never echoed). */
+export function requireFingerprint(fingerprint: string): string {
+  if (!FINGERPRINT.test(fingerprint)) {
+    throw new BimriError(
+      "invalid-input",
+      `that is not a fingerprint: give the 64 lowercase hex ` +
+        "characters the refusal or `bimri doctor` printed (never the secret itself).",
+    );
+  }
+  return fingerprint;
+}
+
+/** Switches the rule `kind` off (`on` false) or back on; returns false when nothing changed. */
+export function setRule(root: string, kind: string, on: boolean): boolean {
+  if (!(CREDENTIAL_KINDS as readonly string[]).includes(kind)) {
+    throw new BimriError(
+      "invalid-input",
+      `unknown credential rule ${JSON.stringify(kind)}; the rules are ${
+        CREDENTIAL_KINDS.join(", ")
+      }.`,
+    );
+  }
+  const file = readPolicyFile(root);
+  const off = file.disabled_rules.includes(kind);
+  if (off === !on) return false;
+  file.disabled_rules = on
+    ? file.disabled_rules.filter((rule) => rule !== kind)
+    : [...file.disabled_rules, kind];
+  writePolicyFile(root, file);
+  return true;
 }

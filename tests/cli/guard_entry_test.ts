@@ -198,7 +198,7 @@ Deno.test("share pull refuses a record holding a credential: nothing of it enter
     join(a, ".bimri-secrets.json"),
     JSON.stringify({
       bimri_secrets: 1,
-      allowed: [{ fingerprint: sha256Hex(gh.secret), kind: gh.kind, allowed_at: "now" }],
+      allowed: [{ fingerprint: sha256Hex(gh.secret), allowed_at: "now" }],
       disabled_rules: [],
     }),
   );
