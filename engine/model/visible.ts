@@ -24,6 +24,34 @@ export function visible(text: string): string {
   return text.replace(HAZARD, escapeOne);
 }
 
+// The same set without line feed and tab, which structure printed output
+// (lines, TSV columns, indented JSON) and never come from memory text.
+const HAZARD_IN_OUTPUT =
+  // deno-lint-ignore no-control-regex -- matching control characters is this module's purpose
+  /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/**
+ * Printed output (text or serialized JSON) with every hazardous character
+ * except line feeds and tabs shown as a `\uXXXX` escape. Inside a JSON
+ * string the escape is JSON's own, so a document decodes to the same values;
+ * output without such characters (all ordinary text) is unchanged.
+ */
+export function visibleOutput(text: string): string {
+  return text.replace(HAZARD_IN_OUTPUT, escapeOne);
+}
+
+/** `value` with {@link visible} applied to every string in it (for structured results). */
+export function visibleDeep(value: unknown): unknown {
+  if (typeof value === "string") return visible(value);
+  if (Array.isArray(value)) return value.map(visibleDeep);
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[visible(key)] = visibleDeep(item);
+    return out;
+  }
+  return value;
+}
+
 /** True when `text` holds a character that {@link visible} would escape. */
 export function hasHazard(text: string): boolean {
   HAZARD.lastIndex = 0;

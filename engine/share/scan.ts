@@ -12,6 +12,7 @@ import { parseRecordBytes, RECORD_MAX_BYTES, RecordProblem, type ShareRecord } f
 import { seenVector, SHARE_FOLDER, type ShareContext } from "./state.ts";
 import { backwardsEntry, type Vector } from "./vector.ts";
 import { screenRecord } from "../guard/share_record.ts";
+import { visible } from "../model/visible.ts";
 
 /** One refused file or folder. */
 export type ShareProblem = { file: string; message: string };
@@ -26,7 +27,7 @@ export type ShareScan = {
 };
 
 function display(...parts: string[]): string {
-  return [SHARE_FOLDER, ...parts].join("/");
+  return visible([SHARE_FOLDER, ...parts].join("/")); // names are untrusted: no forged lines
 }
 
 /** Folder names in `.bimri-share/` (empty when it does not exist). */
