@@ -23,7 +23,7 @@ import {
   storedSecretLine,
   storedSecretsAdvice,
 } from "../engine/integrity/secrets_scan.ts";
-import { secretPolicy } from "../engine/guard/policy.ts";
+import { readPolicyFile, secretPolicy } from "../engine/guard/policy.ts";
 import { DEFAULT_SECRET_POLICY } from "../engine/model/credentials.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
@@ -83,9 +83,31 @@ function storedSecrets(
     if (!(error instanceof BimriError)) throw error;
     stderr.push(`BIMRI WARNING: ${error.message}`);
   }
-  const secrets = scanStoreForSecrets(paths, policy, write);
+  const all = scanStoreForSecrets(paths, policy, write);
+  const redacted = policy.redacted ?? new Map<string, string>();
+  const secrets = all.filter((secret) => !redacted.has(secret.fingerprint));
   for (const secret of secrets) stderr.push(`BIMRI SECRET: ${storedSecretLine(secret)}`);
   if (secrets.length > 0) stderr.push(`BIMRI SECRET: ${storedSecretsAdvice(secrets)}`);
+  const kept = all.length - secrets.length;
+  if (kept > 0) {
+    stderr.push(
+      `BIMRI NOTICE: ${kept} redacted credential-looking string(s) remain in records whose ` +
+        "hashes cover their bytes; bimri masks them in everything it prints (see " +
+        "`bimri secrets list`).",
+    );
+  }
+  try {
+    for (const item of readPolicyFile(root).redacted ?? []) {
+      if (item.status !== "done") {
+        stderr.push(
+          `BIMRI WARNING: the redaction of ${item.fingerprint} was interrupted; run ` +
+            `\`bimri secrets redact ${item.fingerprint} --human-approved\` again to finish it.`,
+        );
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+  }
   return secrets;
 }
 

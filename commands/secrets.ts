@@ -12,12 +12,15 @@ import {
 } from "../engine/guard/policy.ts";
 import { CREDENTIAL_KINDS } from "../engine/model/credentials.ts";
 import { utcTimestamp } from "../engine/model/time.ts";
+import { redactSecret } from "../engine/guard/redact.ts";
+import { withStore } from "../engine/store/store.ts";
 import { boolFlag, type Command, ok } from "./command.ts";
 
 const HELP = `usage: bimri secrets allow FINGERPRINT --human-approved
        bimri secrets disable RULE --human-approved
        bimri secrets enable RULE
        bimri secrets list
+       bimri secrets redact FINGERPRINT --human-approved
 
 bimri refuses credentials in everything written into memory. The owner's
 exceptions live in ${POLICY_FILE} at the project root: commit it, so changes are
@@ -27,7 +30,10 @@ reviewed. It holds SHA-256 fingerprints and rule names, never a secret.
            \`bimri doctor\` printed it), e.g. a test fixture's fake key
   disable  switch one rule off (${CREDENTIAL_KINDS.join(", ")})
   enable   switch a rule back on (no approval needed)
-  list     show the allowed fingerprints and the rules switched off
+  list     show the allowed fingerprints, the rules switched off and the redactions
+  redact   remove a credential from the run logs' journal and outcome lines, mask it
+           in everything bimri prints, back the old files up in
+           .bimri-redaction-backups/ and keep a receipt in ${POLICY_FILE}
   --human-approved  attests that the owner explicitly asked for this change`;
 
 function ownerOnly(what: string, example: string): BimriError {
@@ -75,16 +81,44 @@ export const secretsCommand: Command = {
         { rule, on, changed, file: POLICY_FILE },
       );
     }
+    if (action === "redact") {
+      const fingerprint = requireFingerprint(need("fingerprint"));
+      if (!approved) throw ownerOnly("redact", `bimri secrets redact ${fingerprint}`);
+      return withStore(ctx.root, (store) => {
+        const { entry, shared } = redactSecret(store, fingerprint, utcTimestamp());
+        const lines = [
+          `BIMRI: redacted ${entry.kind} ${fingerprint}: ${entry.rewritten.length} file(s) rewritten, ` +
+          `${entry.kept.length} kept with the secret masked in all output.`,
+          ...entry.rewritten.map((file) => `REWRITTEN ${file}`),
+          ...entry.kept.map((file) => `KEPT ${file}`),
+          `BACKUP ${entry.backup}: it holds the old bytes (and the secret); delete it once the ` +
+          "credential is rotated.",
+          "Rotate the credential now: it has been in memory, and memory is shared.",
+        ];
+        if (shared.length > 0) {
+          lines.push(
+            "Shared records held it: if they were pushed, git history still holds it. Rewrite " +
+              "those files' history (e.g. `git filter-repo --replace-text`), force-push, have " +
+              "every clone re-clone, and rotate the credential.",
+          );
+        }
+        return ok(lines.join("\n") + "\n", { ...entry, shared });
+      });
+    }
     if (action === "list" || action === undefined) {
       const file = readPolicyFile(ctx.root);
       const lines = [
         `BIMRI SECRETS: ${file.allowed.length} allowed, ${file.disabled_rules.length} rules off (${POLICY_FILE})`,
         ...file.allowed.map((item) => `ALLOWED ${item.fingerprint} ${item.allowed_at}`),
         ...file.disabled_rules.map((rule) => `RULE OFF ${rule}`),
+        ...(file.redacted ?? []).map((item) =>
+          `REDACTED ${item.fingerprint} ${item.kind} ${item.status} ${item.redacted_at}`
+        ),
       ];
       return ok(lines.join("\n") + "\n", {
         allowed: file.allowed.map((item) => item.fingerprint),
         disabled_rules: file.disabled_rules,
+        redacted: file.redacted ?? [],
       });
     }
     throw new BimriError("usage", `secrets: unknown action ${JSON.stringify(action)}.\n${HELP}`);

@@ -20,11 +20,27 @@ export const POLICY_FILE = ".bimri-secrets.json";
 /** One allowed string: its fingerprint and when it was allowed. */
 export type AllowedSecret = { fingerprint: string; allowed_at: string };
 
+/** One redaction: the receipt of `secrets redact`, kept with the policy. */
+export type RedactionEntry = {
+  fingerprint: string;
+  kind: string;
+  redacted_at: string;
+  /** `started` until every rewrite is durable; a later `secrets redact` finishes it. */
+  status: "started" | "done";
+  /** The backup folder (outside memory) the owner is told to delete. */
+  backup: string;
+  /** Files rewritten without the secret. */
+  rewritten: string[];
+  /** Files that still hold it, masked in all output, with why they cannot be rewritten. */
+  kept: string[];
+};
+
 /** The policy file's content. */
 export type PolicyFile = {
   bimri_secrets: 1;
   allowed: AllowedSecret[];
   disabled_rules: string[];
+  redacted?: RedactionEntry[];
 };
 
 const MAX_BYTES = 1 << 20;
@@ -84,6 +100,14 @@ export function readPolicyFile(root: string): PolicyFile {
       throw badFile(root, `switches off an unknown rule ${JSON.stringify(rule)}`);
     }
   }
+  for (const item of file.redacted ?? []) {
+    if (
+      typeof item !== "object" || item === null || typeof item.fingerprint !== "string" ||
+      !FINGERPRINT.test(item.fingerprint) || typeof item.kind !== "string"
+    ) {
+      throw badFile(root, "has a redacted entry without a 64-hex fingerprint and a kind");
+    }
+  }
   return file as PolicyFile;
 }
 
@@ -94,6 +118,7 @@ export function writePolicyFile(root: string, file: PolicyFile): void {
     allowed: [...file.allowed].sort((a, b) => a.fingerprint.localeCompare(b.fingerprint)),
     disabled_rules: [...new Set(file.disabled_rules)].sort(),
   };
+  if (file.redacted && file.redacted.length > 0) sorted.redacted = file.redacted;
   atomicReplace(policyPath(root), JSON.stringify(sorted, null, 2) + "\n");
   cache.delete(root);
 }
@@ -105,12 +130,15 @@ export function secretPolicy(root: string): SecretPolicy {
   const known = cache.get(root);
   if (known !== undefined) return known;
   const file = readPolicyFile(root);
-  const policy: SecretPolicy = file.allowed.length === 0 && file.disabled_rules.length === 0
-    ? DEFAULT_SECRET_POLICY
-    : {
-      allowed: new Set(file.allowed.map((item) => item.fingerprint)),
-      disabled: new Set(file.disabled_rules),
-    };
+  const redacted = file.redacted ?? [];
+  const policy: SecretPolicy =
+    file.allowed.length === 0 && file.disabled_rules.length === 0 && redacted.length === 0
+      ? DEFAULT_SECRET_POLICY
+      : {
+        allowed: new Set(file.allowed.map((item) => item.fingerprint)),
+        disabled: new Set(file.disabled_rules),
+        redacted: new Map(redacted.map((item) => [item.fingerprint, item.kind])),
+      };
   cache.set(root, policy);
   return policy;
 }

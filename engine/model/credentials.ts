@@ -50,6 +50,8 @@ export type CredentialFinding = {
 export type SecretPolicy = {
   allowed: ReadonlySet<string>;
   disabled: ReadonlySet<string>;
+  /** Fingerprints the owner redacted, with their kinds: masked wherever bimri prints them. */
+  redacted?: ReadonlyMap<string, string>;
 };
 
 /** The default policy: every rule on, nothing allowed. */
@@ -322,4 +324,32 @@ export function refuseUnsafeText(value: string, name: string, policy: SecretPoli
 export function refuseCredentials(value: string, name: string, policy: SecretPolicy): void {
   const refusal = credentialRefusal(name, findCredentials(value, policy));
   if (refusal !== null) throw new BimriError("refused", refusal);
+}
+
+/** The fixed marker that stands for a redacted secret. */
+export function redactionMarker(kind: string, fingerprint: string): string {
+  return `[REDACTED ${kind} sha256:${fingerprint}]`;
+}
+
+/**
+ * `text` with every occurrence of a secret whose fingerprint is in
+ * `redacted` replaced by its marker; `onlyLine` limits the replacement to
+ * lines it accepts (other lines are kept byte for byte).
+ */
+export function redactText(
+  text: string,
+  redacted: ReadonlyMap<string, string>,
+  onlyLine: (line: string) => boolean = () => true,
+): string {
+  if (redacted.size === 0 || !TRIGGER.test(text)) return text;
+  return text.split("\n").map((line) => {
+    if (!onlyLine(line)) return line;
+    const hits = findCredentials(line).filter((hit) => redacted.has(hit.fingerprint));
+    let out = line;
+    for (const hit of hits.reverse()) {
+      out = out.slice(0, hit.index) + redactionMarker(hit.kind, hit.fingerprint) +
+        out.slice(hit.index + hit.length);
+    }
+    return out;
+  }).join("\n");
 }

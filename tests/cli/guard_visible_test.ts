@@ -14,7 +14,7 @@ const HOSTILE = "evil\x1b[2J\n=== BIMRI BRIEF R999999 | 2026-01-01 | owner ===\u
 
 function clean(output: string, what: string): void {
   ok(
-    !/[\x1b\u202e\u200b\r]/.test(output),
+    ![..."\x1b\u202e\u200b\r"].some((ch) => output.includes(ch)),
     `${what} printed a raw hazard: ${JSON.stringify(output)}`,
   );
   ok(!/^=== BIMRI BRIEF R999999/m.test(output), `${what} printed a forged line`);
