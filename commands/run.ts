@@ -11,6 +11,7 @@ import { OlderV5FormatPending } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { secretPolicy } from "../engine/guard/policy.ts";
 import { redactText } from "../engine/model/credentials.ts";
+import { mapStrings } from "../engine/model/json.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
@@ -80,19 +81,11 @@ function maskRedacted(root: string, result: CommandResult): CommandResult {
   }
   if (redacted === undefined || redacted.size === 0) return result;
   const mask = (text: string) => redactText(text, redacted);
-  const deep = (value: unknown): unknown => {
-    if (typeof value === "string") return mask(value);
-    if (Array.isArray(value)) return value.map(deep);
-    if (typeof value === "object" && value !== null) {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v)]));
-    }
-    return value;
-  };
   return {
     ...result,
     text: mask(result.text),
     stderr: result.stderr?.map(mask),
-    data: deep(result.data) as Record<string, unknown>,
+    data: mapStrings(result.data, mask) as Record<string, unknown>,
     jsonText: result.jsonText === undefined ? undefined : mask(result.jsonText),
   };
 }

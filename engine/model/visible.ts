@@ -3,6 +3,7 @@
  * text or reorder it on a terminal or in an agent's context are shown as
  * `\uXXXX` escapes instead of being emitted.
  */
+import { mapStrings } from "./json.ts";
 
 // C0 controls, DEL, C1 controls; bidi embeddings, overrides, isolates and
 // marks; zero-width characters and the BOM; Unicode line/paragraph separators.
@@ -42,14 +43,7 @@ export function visibleOutput(text: string): string {
 
 /** `value` with {@link visible} applied to every string in it (for structured results). */
 export function visibleDeep(value: unknown): unknown {
-  if (typeof value === "string") return visible(value);
-  if (Array.isArray(value)) return value.map(visibleDeep);
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[visible(key)] = visibleDeep(item);
-    return out;
-  }
-  return value;
+  return mapStrings(value, visible);
 }
 
 /** True when `text` holds a character that {@link visible} would escape. */
