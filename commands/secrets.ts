@@ -85,10 +85,14 @@ export const secretsCommand: Command = {
       const fingerprint = requireFingerprint(need("fingerprint"));
       if (!approved) throw ownerOnly("redact", `bimri secrets redact ${fingerprint}`);
       return withStore(ctx.root, (store) => {
-        const { entry, shared } = redactSecret(store, fingerprint, utcTimestamp());
+        const { entry, shared, keys, held } = redactSecret(store, fingerprint, utcTimestamp());
         const lines = [
           `BIMRI: redacted ${entry.kind} ${fingerprint}: ${entry.rewritten.length} file(s) rewritten, ` +
           `${entry.kept.length} kept with the secret masked in all output.`,
+          ...keys.map((key) => `MEMORY ${key}: a new revision holds the marker instead`),
+          ...(held > 0
+            ? [`${held} of those changes were held: run \`bimri review\` to settle them.`]
+            : []),
           ...entry.rewritten.map((file) => `REWRITTEN ${file}`),
           ...entry.kept.map((file) => `KEPT ${file}`),
           `BACKUP ${entry.backup}: it holds the old bytes (and the secret); delete it once the ` +
@@ -102,7 +106,7 @@ export const secretsCommand: Command = {
               "every clone re-clone, and rotate the credential.",
           );
         }
-        return ok(lines.join("\n") + "\n", { ...entry, shared });
+        return ok(lines.join("\n") + "\n", { ...entry, shared, memory_keys: keys, held });
       });
     }
     if (action === "list" || action === undefined) {

@@ -14,6 +14,9 @@ import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import { faultPoint } from "../store/fault.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { scanStoreForSecrets } from "../integrity/secrets_scan.ts";
+import { startRun } from "../memory/runs.ts";
+import { propose } from "../memory/propose.ts";
+import { closeRun } from "../memory/close_run.ts";
 import {
   readPolicyFile,
   type RedactionEntry,
@@ -27,6 +30,10 @@ export const BACKUP_FOLDER = ".bimri-redaction-backups";
 /** What `secrets redact` did. */
 export type RedactResult = {
   entry: RedactionEntry;
+  /** Keys of current memory given a new revision with the secret replaced by its marker. */
+  keys: string[];
+  /** How many of those changes were held (not applied) by the commit protocol. */
+  held: number;
   /** Files under `.bimri-share/` that held the secret (git history may hold it too). */
   shared: string[];
 };
@@ -122,6 +129,7 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     kept: [],
   };
   entry.status = "started";
+  entry.rewritten = [...new Set([...entry.rewritten, ...rewrites.map((r) => r.file)])].sort();
   const others = (policy.redacted ?? []).filter((item) => item.fingerprint !== fingerprint);
   writePolicyFile(root, { ...policy, redacted: [...others, entry] });
   faultPoint("redact-after-receipt");
@@ -133,11 +141,16 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
   }
   if (rewrites.length > 0) invalidateAuditWitness(paths);
 
-  // 4. Done: what was rewritten and what still holds the secret (masked on output).
+  // 4. Current memory: one ordinary change per entry holding it, made by the
+  // owner (this run is theirs, keyed by the fingerprint so a rerun resumes it),
+  // so bimri.md and the head revision no longer hold it. Older revisions keep
+  // their bytes, as the hash chain requires.
+  const { keys, held } = redactCurrentMemory(store, only, fingerprint);
+
+  // 5. Done: what was rewritten and what still holds the secret (masked on output).
   const remaining = scanStoreForSecrets(paths, everything, false)
     .filter((hit) => hit.fingerprint === fingerprint);
   const keptFiles = [...new Set(remaining.map((hit) => hit.file))];
-  entry.rewritten = [...new Set([...entry.rewritten, ...rewrites.map((r) => r.file)])].sort();
   entry.kept = keptFiles.map((file) => `${file}: ${whyKept(file)}`);
   entry.status = "done";
   writePolicyFile(root, { ...policy, redacted: [...others, entry] });
@@ -150,5 +163,50 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     ) +
       "\n",
   );
-  return { entry, shared: keptFiles.filter((file) => file.startsWith(".bimri-share/")) };
+  return {
+    entry,
+    keys,
+    held,
+    shared: keptFiles.filter((file) => file.startsWith(".bimri-share/")),
+  };
+}
+
+function redactCurrentMemory(
+  store: Store,
+  only: ReadonlyMap<string, string>,
+  fingerprint: string,
+): { keys: string[]; held: number } {
+  const holding = store.head.view.entries.filter(({ entry }) =>
+    redactText(entry.text, only) !== entry.text ||
+    (entry.tier === 3 && redactText(entry.falsifier, only) !== entry.falsifier)
+  );
+  if (holding.length === 0) return { keys: [], held: 0 };
+  const { run } = startRun(store, "owner", `secrets-redact-${fingerprint}`);
+  const keys: string[] = [];
+  for (const { entry } of holding) {
+    const rationale = `owner redaction of a credential, sha256:${fingerprint}`;
+    if (entry.tier === 3) {
+      propose(store, {
+        run,
+        key: entry.key,
+        tier: "3",
+        text: redactText(entry.text, only),
+        falsifier: redactText(entry.falsifier, only),
+        rationale,
+      });
+    } else {
+      propose(store, {
+        run,
+        key: entry.key,
+        text: redactText(entry.text, only),
+        trust: entry.trust === "contested" ? "working" : entry.trust,
+        source: entry.source,
+        rationale,
+      });
+    }
+    keys.push(entry.key);
+  }
+  faultPoint("redact-after-propose");
+  const closed = closeRun(store, run, "success", "the owner redacted a credential from memory");
+  return { keys, held: closed.memory.held };
 }

@@ -59,6 +59,10 @@ async function finalState(root: string, fake: { secret: string }, fp: string, ru
     if (/^\[(?:ID|OUTCOME):/.test(line)) ok(!line.includes(fake.secret), `left in ${line}`);
   }
   match(log, new RegExp(`\\[REDACTED slack-token sha256:${fp}\\]`));
+  // Current memory moved on to a revision that holds the marker instead.
+  const view = Deno.readTextFileSync(join(root, "bimri.md"));
+  ok(!view.includes(fake.secret), "bimri.md still holds the secret");
+  match(view, /\[K:chat\.bot\].*\[REDACTED slack-token sha256:/);
   const policy = JSON.parse(Deno.readTextFileSync(join(root, ".bimri-secrets.json")));
   strictEqual(policy.redacted[0].status, "done");
   ok(!JSON.stringify(policy).includes(fake.secret), "the receipt never holds the secret");
@@ -85,6 +89,7 @@ Deno.test("redact removes, masks, backs up and records; both doctors pass", asyn
   const out = await must(root, ["secrets", "redact", fp, "--human-approved"]);
   match(out, new RegExp(`REWRITTEN \\.bimri/log/${run}\\.md`));
   match(out, /KEPT \.bimri\/revisions\/V000001\.md: the head hash/);
+  match(out, /MEMORY chat\.bot: a new revision holds the marker instead/);
   match(out, /Rotate the credential/);
   ok(!out.includes(fake.secret));
   await finalState(root, fake, fp, run);
@@ -95,7 +100,13 @@ Deno.test("redact removes, masks, backs up and records; both doctors pass", asyn
 });
 
 Deno.test("a redaction killed at each durable step is finished by running it again", async () => {
-  for (const point of ["redact-after-backup", "redact-after-receipt", "redact-after-rewrite"]) {
+  const points = [
+    "redact-after-backup",
+    "redact-after-receipt",
+    "redact-after-rewrite",
+    "redact-after-propose",
+  ];
+  for (const point of points) {
     const { root, fake, fp, run } = await storeWithSecret();
     const memory = hashTree(join(root, ".bimri"));
     const killed = await bimri(root, ["secrets", "redact", fp, "--human-approved"], {
