@@ -80,7 +80,7 @@ Deno.test("a file whose fingerprint did not change is not read again", async () 
   const cachePath = join(root, ".bimri", "audit-integrity-secrets.json");
   const cache = JSON.parse(Deno.readTextFileSync(cachePath));
   // Doctor trusts the cached findings of an unchanged file: mark one to prove it.
-  cache.files["bimri.md"].found = [
+  cache.folders[""].files["bimri.md"].found = [
     { line: 999, kind: "jwt", masked: "cach...ched", fingerprint: "0".repeat(64) },
   ];
   Deno.writeTextFileSync(cachePath, JSON.stringify(cache));
