@@ -92,3 +92,20 @@ Deno.test("a file whose fingerprint did not change is not read again", async () 
   const again = JSON.parse(await must(root, ["--json", "doctor", "--read-only"]));
   ok(!(again.credentials as Found[]).some((f) => f.line === 999));
 });
+
+Deno.test("an open run's log appended after the cache was built is read again", async () => {
+  const root = await tempStore("bimri-guard-doctor-append-");
+  const run = await startRun(root);
+  await must(root, ["journal", "--run", run, "--text", "nothing secret"]);
+  await must(root, ["doctor"]); // the cache now holds this log without findings
+  const fake = fakeCredentials(1).find((c) => c.kind === "gitlab-token")!;
+  const fp = sha256Hex(fake.secret);
+  await must(root, ["secrets", "allow", fp, "--human-approved"]);
+  await must(root, ["journal", "--run", run, "--text", fake.text]);
+  Deno.removeSync(join(root, ".bimri-secrets.json"));
+  const report = JSON.parse(await must(root, ["--json", "doctor", "--read-only"]));
+  deepStrictEqual(
+    (report.credentials as Found[]).map((f) => [f.file, f.kind]),
+    [[`.bimri/log/${run}.md`, "gitlab-token"]],
+  );
+});
