@@ -21,6 +21,7 @@ import { maskSecret } from "../../engine/model/credentials.ts";
 import { callTool, connectMcp, textOf } from "./mcp_support.ts";
 import { cloneAs, gitOk, originAndClone, publish, textOf as keyText } from "../helpers/share.ts";
 import { sha256Hex } from "../../engine/model/text.ts";
+import { parseRecordBytes, recordText } from "../../engine/share/record.ts";
 
 /** One fake of each kind. */
 const ONE_OF_EACH = (() => {
@@ -215,6 +216,36 @@ Deno.test("share pull refuses a record holding a credential: nothing of it enter
   ok(!r.stderr.includes(gh.secret) && !r.stdout.includes(gh.secret));
   strictEqual(await keyText(b, "deploy.key"), null);
   // Memory itself is untouched: only the share bookkeeping may differ.
+  const changed = [...hashTree(join(b, ".bimri"))].filter(([k, v]) => memory.get(k) !== v)
+    .map(([k]) => k).filter((k) => !k.startsWith("share/"));
+  deepStrictEqual(changed, []);
+});
+
+Deno.test("share pull refuses a record whose text hides a bidi override; output shows it escaped", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  await must(b, ["share", "pull"]);
+  const run = await startRun(a);
+  await must(a, newSubject(run, "team.rule", "Deploy on Fridays."));
+  await must(a, ["close", "--run", run, "--outcome", "success"]);
+  // Someone with push access rewrites the record's text (its hash recomputed).
+  const share = join(a, ".bimri-share");
+  const replica = [...Deno.readDirSync(share)].find((e) => e.isDirectory)!.name;
+  const names = [...Deno.readDirSync(join(share, replica))].map((e) => e.name).sort();
+  const file = join(share, replica, names[names.length - 1]);
+  const record = parseRecordBytes(Deno.readFileSync(file), replica, names.length);
+  ok(record.entry !== null);
+  record.entry.text = "Deploy on \u202eFridays.";
+  Deno.writeTextFileSync(file, recordText(record));
+  await publish(a, "a hostile record");
+  await gitOk(b, ["pull", "-q", "--no-edit", "origin", "main"]);
+  const memory = hashTree(join(b, ".bimri"));
+  const r = await bimri(b, ["share", "pull"]);
+  ok(r.stderr.includes("BIMRI ERROR: share record .bimri-share/"), r.stderr);
+  ok(!(r.stdout + r.stderr).includes("\u202e"), "no raw bidi override is printed");
+  strictEqual(await keyText(b, "team.rule"), null);
   const changed = [...hashTree(join(b, ".bimri"))].filter(([k, v]) => memory.get(k) !== v)
     .map(([k]) => k).filter((k) => !k.startsWith("share/"));
   deepStrictEqual(changed, []);
