@@ -194,6 +194,10 @@ function looksRandom(value: string): boolean {
   if (/^[A-Z_][A-Z0-9_]*$/.test(secret)) return false; // an environment variable's name
   if (/^\$|^%|^\{|^<|^process\.|^env\.|^os\.|^Deno\./.test(secret)) return false; // references
   if (/[()[\]{}]/.test(secret)) return false; // code, not a value
+  // Words and numbers joined by separators name something (a version, a
+  // resource); a random secret mixes letters and digits inside one run.
+  const parts = secret.split(/[-_.:@+]/).filter((part) => part !== "");
+  if (parts.length > 1 && parts.every((part) => /^(?:[A-Za-z]+|[0-9]+)$/.test(part))) return false;
   const hasDigit = /[0-9]/.test(secret);
   const hasLetter = /[A-Za-z]/.test(secret);
   if (!hasLetter || !hasDigit) return false;

@@ -92,6 +92,26 @@ Deno.test("the false-positive corpus raises nothing", () => {
       `token: ${["the_session_token", "refresh-token-name", "abc"][i % 3]}`,
     );
   }
+  // Assignments that name a secret, a setting or a reference rather than hold one.
+  generated.push(
+    "password_min_length: 12",
+    "token_ttl=3600s",
+    "secret_ref: projects/acme/secrets/db-pass/versions/3",
+    "auth_token_env=DEPLOY_TOKEN_V2",
+    "secret: v1.2.3-beta4",
+    "password=${{ secrets.DB_PASSWORD }}",
+    "api_key: process.env.OPENAI_API_KEY",
+    "token_count: 128000tokens",
+    "pwd: /home/user/project2024/src",
+    "token_url=https://auth.example.com/oauth2/token",
+    "apiKeyId: 550e8400-e29b-41d4-a716-446655440000",
+    "client_secret: client-secret-from-vault",
+    "private_key: ~/.ssh/id_ed25519",
+    "secret_version=projects-123456789-secrets",
+    "credentials: user@example.com",
+    "Tokenizer v2: tokens=4096, model=gpt-4o-2024-08-06",
+    "password: correct-horse-battery-staple",
+  );
   const prose =
     "Keep the secret where it lives and record its name or location instead. The team rotates " +
     "every token each quarter; passwords are stored in the vault, never in the repository. ";
