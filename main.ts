@@ -22,6 +22,7 @@ import {
   storeCreatedNotice,
   storePresence,
 } from "./engine/store/root_guard.ts";
+import { visibleOutput } from "./engine/model/visible.ts";
 
 const encoder = new TextEncoder();
 
@@ -144,15 +145,19 @@ function errorResult(error: BimriError): CommandResult {
 }
 
 function emit(result: CommandResult, json: boolean, io: CliIo): number {
+  // Untrusted text (memory, share names and fields) never reaches a terminal
+  // or an agent with characters that forge lines or hide text: see visible.ts.
   if (json && result.jsonText !== undefined) {
-    io.stdout(result.jsonText);
+    io.stdout(visibleOutput(result.jsonText));
   } else if (json) {
     const data = "ok" in result.data ? result.data : { ok: result.exitCode === 0, ...result.data };
-    io.stdout(JSON.stringify(data, null, 2) + "\n");
+    io.stdout(visibleOutput(JSON.stringify(data, null, 2)) + "\n");
   } else if (result.text) {
-    io.stdout(result.text);
+    io.stdout(visibleOutput(result.text));
   }
-  for (const line of result.stderr ?? []) io.stderr(line.endsWith("\n") ? line : line + "\n");
+  for (const line of result.stderr ?? []) {
+    io.stderr(visibleOutput(line.endsWith("\n") ? line.slice(0, -1) : line) + "\n");
+  }
   return result.exitCode;
 }
 

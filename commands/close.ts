@@ -4,6 +4,8 @@ import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { requireActiveRun } from "../engine/memory/run_input.ts";
 import { requireRunId } from "../engine/model/ids.ts";
 import { cleanScalar } from "../engine/model/scalar.ts";
+import { refuseUnsafeText } from "../engine/model/credentials.ts";
+import { secretPolicy } from "../engine/guard/policy.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 import { memoryCounts, summaryJson } from "./render.ts";
@@ -33,7 +35,11 @@ export const closeCommand: Command = {
   },
   run(ctx, flags) {
     // Refused input must not create a store in an empty folder.
-    closeInput(stringFlag(flags, "outcome") ?? "partial", stringFlag(flags, "summary"));
+    closeInput(
+      stringFlag(flags, "outcome") ?? "partial",
+      stringFlag(flags, "summary"),
+      secretPolicy(ctx.root),
+    );
     return withStore(ctx.root, (store) => {
       const run = resolveCloseTarget(store.state, {
         run: stringFlag(flags, "run"),
@@ -73,6 +79,7 @@ export const recoverRunCommand: Command = {
       "recovery summary",
       1000,
     );
+    refuseUnsafeText(summary, "recovery summary", secretPolicy(ctx.root));
     requireOutcome(stringFlag(flags, "outcome") ?? "partial");
     return withStore(ctx.root, (store) => {
       requireActiveRun(store.state, run);

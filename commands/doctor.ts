@@ -17,6 +17,14 @@ import {
 } from "../engine/migrate/legacy_claim.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { problemMessage, scanShare } from "../engine/share/scan.ts";
+import {
+  scanStoreForSecrets,
+  type StoredSecret,
+  storedSecretLine,
+  storedSecretsAdvice,
+} from "../engine/integrity/secrets_scan.ts";
+import { readPolicyFile, secretPolicy } from "../engine/guard/policy.ts";
+import { DEFAULT_SECRET_POLICY } from "../engine/model/credentials.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
 
 function render(readOnly: boolean, passed: boolean, errors: string[], warnings: string[]): string {
@@ -54,6 +62,53 @@ function shareWarnings(paths: StorePaths): string[] {
     if (!(error instanceof BimriError)) throw error;
     return [`team memory: ${error.message}`];
   }
+}
+
+/**
+ * Credential-looking strings already in the store, each as a `BIMRI SECRET`
+ * line on stderr. They are findings, not audit errors: the store stays valid
+ * (the reference engine passes it too), so doctor's verdict and exit code are
+ * unchanged and stdout stays the reference's report.
+ */
+function storedSecrets(
+  paths: StorePaths,
+  root: string,
+  write: boolean,
+  stderr: string[],
+): StoredSecret[] {
+  let policy = DEFAULT_SECRET_POLICY;
+  try {
+    policy = secretPolicy(root);
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+    stderr.push(`BIMRI WARNING: ${error.message}`);
+  }
+  const all = scanStoreForSecrets(paths, policy, write);
+  const redacted = policy.redacted ?? new Map<string, string>();
+  const secrets = all.filter((secret) => !redacted.has(secret.fingerprint));
+  for (const secret of secrets) stderr.push(`BIMRI SECRET: ${storedSecretLine(secret)}`);
+  if (secrets.length > 0) stderr.push(`BIMRI SECRET: ${storedSecretsAdvice(secrets)}`);
+  const kept = all.length - secrets.length;
+  if (kept > 0) {
+    stderr.push(
+      `BIMRI NOTICE: ${kept} redacted credential-looking string(s) remain in records whose ` +
+        "hashes cover their bytes; bimri masks them in everything it prints (see " +
+        "`bimri secrets list`).",
+    );
+  }
+  try {
+    for (const item of readPolicyFile(root).redacted ?? []) {
+      if (item.status !== "done") {
+        stderr.push(
+          `BIMRI WARNING: the redaction of ${item.fingerprint} was interrupted; run ` +
+            `\`bimri secrets redact ${item.fingerprint} --human-approved\` again to finish it.`,
+        );
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+  }
+  return secrets;
 }
 
 /** The doctor verb. */
@@ -133,6 +188,7 @@ finds no error, rebuilds the index.
         stderr.push(`BIMRI WARNING: index rebuild failed (${message}); run index to retry.`);
       }
     }
+    const secrets = storedSecrets(paths, ctx.root, !readOnly, stderr);
     return {
       exitCode: report.passed ? 0 : 1,
       text: render(readOnly, report.passed, report.errors, report.warnings),
@@ -143,6 +199,7 @@ finds no error, rebuilds the index.
         errors: report.errors,
         warnings: report.warnings,
         index_rows: indexRows,
+        credentials: secrets,
       },
     };
   },

@@ -1,6 +1,7 @@
 /** `journal --run R --text T [--importance N]`: append durable detail to a run's log. */
 import { journal, journalInput } from "../engine/memory/journal.ts";
 import { withStore } from "../engine/store/store.ts";
+import { secretPolicy } from "../engine/guard/policy.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 
 /** The journal verb. */
@@ -21,7 +22,7 @@ export const journalCommand: Command = {
     const run = requiredFlag(flags, "journal", "run");
     const text = requiredFlag(flags, "journal", "text");
     const importance = stringFlag(flags, "importance");
-    journalInput(text, importance); // refused input must not create a store
+    journalInput(text, importance, secretPolicy(ctx.root)); // refused input must not create a store
     return withStore(ctx.root, (store) => {
       const result = journal(store, run, text, importance);
       return ok(`${result.entry_id}\n`, { run: result.run, entry_id: result.entry_id });

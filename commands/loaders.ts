@@ -26,6 +26,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, Loader>> = {
   review: () => import("./review.ts").then((m) => m.reviewCommand),
   resolve: () => import("./resolve.ts").then((m) => m.resolveCommand),
   share: () => import("./share.ts").then((m) => m.shareCommand),
+  secrets: () => import("./secrets.ts").then((m) => m.secretsCommand),
   migrate: () => import("./migrate.ts").then((m) => m.migrateCommand),
   index: () => import("./index.ts").then((m) => m.indexCommand),
   recall: () => import("./recall.ts").then((m) => m.recallCommand),

@@ -21,6 +21,7 @@ import { mcpCommand } from "./mcp.ts";
 import { hookCloseCommand, hookStartCommand } from "./hooks.ts";
 import { installCommand, sentinelCommand } from "./install.ts";
 import { shareCommand } from "./share.ts";
+import { secretsCommand } from "./secrets.ts";
 
 /** Every verb, in help order. */
 export const COMMANDS: readonly Command[] = [
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   reviewCommand,
   resolveCommand,
   shareCommand,
+  secretsCommand,
   migrateCommand,
   indexCommand,
   recallCommand,

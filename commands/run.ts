@@ -9,9 +9,22 @@
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
 import { OlderV5FormatPending } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
+import { secretPolicy } from "../engine/guard/policy.ts";
+import { redactText } from "../engine/model/credentials.ts";
+import { mapStrings } from "../engine/model/json.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
+  command: Command,
+  ctx: CommandContext,
+  flags: FlagValues,
+  positionals: string[],
+): Promise<CommandResult> {
+  return maskRedacted(ctx.root, await runUpgrading(command, ctx, flags, positionals));
+}
+
+/** Runs `command`, upgrading an older v5 state first when the verb needs it. */
+async function runUpgrading(
   command: Command,
   ctx: CommandContext,
   flags: FlagValues,
@@ -52,4 +65,27 @@ async function runFinishingRetirement(
     if (error instanceof LegacyRetirementPending) throw unclaimedLegacyRootsError(error.files);
     throw error;
   }
+}
+
+/**
+ * `result` with every secret the owner redacted (`secrets redact`) replaced
+ * by its marker, in text, stderr and JSON alike; unchanged (and free) when
+ * nothing was redacted.
+ */
+function maskRedacted(root: string, result: CommandResult): CommandResult {
+  let redacted: ReadonlyMap<string, string> | undefined;
+  try {
+    redacted = secretPolicy(root).redacted;
+  } catch {
+    return result; // a malformed policy is reported by the commands that read it
+  }
+  if (redacted === undefined || redacted.size === 0) return result;
+  const mask = (text: string) => redactText(text, redacted);
+  return {
+    ...result,
+    text: mask(result.text),
+    stderr: result.stderr?.map(mask),
+    data: mapStrings(result.data, mask) as Record<string, unknown>,
+    jsonText: result.jsonText === undefined ? undefined : mask(result.jsonText),
+  };
 }

@@ -38,6 +38,7 @@ import {
 } from "./sdk.ts";
 import { LineTransport, type StdioStreams } from "./stdio.ts";
 import { checkArguments, inputSchema, toArgv, TOOL_SPECS, type ToolSpec } from "./tools.ts";
+import { visibleDeep, visibleOutput } from "../engine/model/visible.ts";
 
 /** The signals that stop the server on the OS family `os`: Windows has no SIGTERM or SIGHUP listener. */
 export function stopSignals(os: string): Deno.Signal[] {
@@ -127,7 +128,10 @@ export function actorFromClientName(name: string | undefined): string {
 }
 
 function errorResult(error: BimriError): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: `BIMRI ERROR: ${error.message}` }] };
+  return {
+    isError: true,
+    content: [{ type: "text", text: visibleOutput(`BIMRI ERROR: ${error.message}`) }],
+  };
 }
 
 function asBimriError(error: unknown): BimriError {
@@ -137,8 +141,10 @@ function asBimriError(error: unknown): BimriError {
 
 /** Turns a verb's result into a tool result: its text, and its `--json` document as structured content. */
 export function toolResult(spec: ToolSpec, result: CommandResult): CallToolResult {
-  const text = [result.text, ...(result.stderr ?? []).map((l) => l.endsWith("\n") ? l : l + "\n")]
-    .join("");
+  // Untrusted text reaches the agent with hidden characters made visible (visible.ts).
+  const text = visibleOutput(
+    [result.text, ...(result.stderr ?? []).map((l) => l.endsWith("\n") ? l : l + "\n")].join(""),
+  );
   const success = result.exitCode === 0 || (result.exitCode === 1 && spec.exitOneIsResult === true);
   if (!success) return { isError: true, content: [{ type: "text", text }] };
   // Exactly the document `--json` prints (retrieval keeps the reference's shape, without `ok`).
@@ -147,7 +153,10 @@ export function toolResult(spec: ToolSpec, result: CommandResult): CallToolResul
     : "ok" in result.data
     ? result.data
     : { ok: result.exitCode === 0, ...result.data };
-  return { content: [{ type: "text", text }], structuredContent: data };
+  return {
+    content: [{ type: "text", text }],
+    structuredContent: visibleDeep(data) as Record<string, unknown>,
+  };
 }
 
 const INSTRUCTIONS =
@@ -365,7 +374,9 @@ export async function serveMcp(options: ServeOptions): Promise<void> {
       if (text === null) {
         throw new BimriError("store-corrupt", "bimri.md is not valid UTF-8; run doctor.");
       }
-      return { contents: [{ uri: viewUri, mimeType: "text/markdown", text }] };
+      return {
+        contents: [{ uri: viewUri, mimeType: "text/markdown", text: visibleOutput(text) }],
+      };
     } catch (error) {
       throw new McpError(ErrorCode.InternalError, `BIMRI ERROR: ${asBimriError(error).message}`);
     }

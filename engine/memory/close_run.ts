@@ -11,6 +11,8 @@ import { applyPendingProposals, type ApplySummary } from "./commit.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
 import { cleanScalar } from "../model/scalar.ts";
+import { refuseUnsafeText, type SecretPolicy } from "../model/credentials.ts";
+import { secretPolicy } from "../guard/policy.ts";
 import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
 import { renewStaleHistoryDigest } from "../retrieval/history_digest.ts";
 
@@ -44,12 +46,13 @@ export function requireOutcome(value: string): string {
 export function closeInput(
   outcomeInput: string,
   summaryInput: string | undefined,
+  policy: SecretPolicy,
 ): { outcome: string; summary: string } {
-  return {
-    outcome: requireOutcome(outcomeInput),
-    // An omitted or empty summary is the default; a blank one is refused.
-    summary: cleanScalar(summaryInput || DEFAULT_SUMMARY, "outcome summary", 1000),
-  };
+  const outcome = requireOutcome(outcomeInput);
+  // An omitted or empty summary is the default; a blank one is refused.
+  const summary = cleanScalar(summaryInput || DEFAULT_SUMMARY, "outcome summary", 1000);
+  refuseUnsafeText(summary, "outcome summary", policy);
+  return { outcome, summary };
 }
 
 /** Closes `run`: applies its pending proposals, writes OUTCOME and CLOSED once, frees the handle. */
@@ -59,7 +62,11 @@ export function closeRun(
   outcomeInput: string,
   summaryInput: string | undefined,
 ): CloseResult {
-  const { outcome, summary } = closeInput(outcomeInput, summaryInput);
+  const { outcome, summary } = closeInput(
+    outcomeInput,
+    summaryInput,
+    secretPolicy(store.paths.root),
+  );
   const sync = syncView(store);
   requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
   finishPendingExports(store);

@@ -7,6 +7,8 @@ import { saveState, type Store } from "../store/store.ts";
 import { appendJournalLine, nextEntryId, readRunLog, scanRunLog } from "./run_log.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import { parseImportance, requireActiveRun } from "./run_input.ts";
+import { refuseUnsafeText, type SecretPolicy } from "../model/credentials.ts";
+import { secretPolicy } from "../guard/policy.ts";
 
 /** Result of `journal`. */
 export type JournalResult = { run: string; entry_id: string };
@@ -18,12 +20,13 @@ export type JournalResult = { run: string; entry_id: string };
  */
 export function journalInput(
   textInput: string,
-  importanceInput?: string,
+  importanceInput: string | undefined,
+  policy: SecretPolicy,
 ): { text: string; importance: number } {
-  return {
-    text: cleanScalar(textInput, "journal text", 8000),
-    importance: parseImportance(importanceInput),
-  };
+  const text = cleanScalar(textInput, "journal text", 8000);
+  const importance = parseImportance(importanceInput);
+  refuseUnsafeText(text, "journal text", policy);
+  return { text, importance };
 }
 
 /** Appends a journal entry to the run's log and returns its entry ID. */
@@ -34,7 +37,11 @@ export function journal(
   importanceInput?: string,
 ): JournalResult {
   // The reference checks the text and importance before the run.
-  const { text, importance } = journalInput(textInput, importanceInput);
+  const { text, importance } = journalInput(
+    textInput,
+    importanceInput,
+    secretPolicy(store.paths.root),
+  );
   const run = requireActiveRun(store.state, runInput);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const id = nextEntryId(run, facts);

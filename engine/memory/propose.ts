@@ -57,6 +57,8 @@ import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
 import { syncView } from "./view_sync.ts";
 import { cleanScalar, validateFixedId } from "../model/scalar.ts";
+import { refuseUnsafeText } from "../model/credentials.ts";
+import { secretPolicy } from "../guard/policy.ts";
 import { proposalProblems } from "../integrity/schemas.ts";
 
 /** Caller-authored flags of a proposal (strings as given on the command line). */
@@ -502,6 +504,10 @@ export function propose(
     text = cleanScalar(input.text ?? "", "memory text", store.state.entry_max_chars);
   }
   const rationale = cleanScalar(input.rationale || text, "proposal rationale", 4000);
+  const policy = secretPolicy(store.paths.root);
+  // Touch and close carry the base entry's text, already in memory: only authored text is checked.
+  if (operation !== "touch" && operation !== "close") refuseUnsafeText(text, "memory text", policy);
+  if (input.rationale) refuseUnsafeText(rationale, "proposal rationale", policy);
 
   let evidence: string[] = [];
   let pattern: string | null = null;
@@ -539,6 +545,10 @@ export function propose(
   }
   const question = cleanScalar(input.question ?? "", "question", 1000, true);
   const falsifier = cleanScalar(falsifierInput ?? "", "falsifier", 500, true);
+  refuseUnsafeText(question, "question", policy);
+  if (falsifier !== (baseEntry?.tier === 3 ? baseEntry.falsifier : "")) {
+    refuseUnsafeText(falsifier, "falsifier", policy);
+  }
   if (tier === 3 && (text.includes(" | Falsify: ") || falsifier.includes(" | Falsify: "))) {
     throw invalid(
       "Tier 3 text and falsifier cannot contain the reserved delimiter ' | Falsify: '.",

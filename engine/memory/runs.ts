@@ -8,6 +8,8 @@
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
 import { cleanScalar } from "../model/scalar.ts";
+import { refuseCredentials } from "../model/credentials.ts";
+import { secretPolicy } from "../guard/policy.ts";
 import { lineRunRefs } from "../model/hot.ts";
 import type { ActiveRun, State } from "../model/state.ts";
 import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";
@@ -107,6 +109,7 @@ export function startRun(
 ): StartResult {
   const actor = requireActor(actorInput);
   const session = sessionInput ? validateSession(sessionInput) : undefined;
+  if (session !== undefined) refuseCredentials(session, "session", secretPolicy(store.paths.root));
   const sync = syncView(store);
   const state = store.state;
   const base = {

@@ -3,6 +3,7 @@
  * text or reorder it on a terminal or in an agent's context are shown as
  * `\uXXXX` escapes instead of being emitted.
  */
+import { mapStrings } from "./json.ts";
 
 // C0 controls, DEL, C1 controls; bidi embeddings, overrides, isolates and
 // marks; zero-width characters and the BOM; Unicode line/paragraph separators.
@@ -22,6 +23,27 @@ function escapeOne(ch: string): string {
 /** Returns `text` with every hazardous character shown as a `\uXXXX` escape. */
 export function visible(text: string): string {
   return text.replace(HAZARD, escapeOne);
+}
+
+// The same set without line feed and tab, which structure printed output
+// (lines, TSV columns, indented JSON) and never come from memory text.
+const HAZARD_IN_OUTPUT =
+  // deno-lint-ignore no-control-regex -- matching control characters is this module's purpose
+  /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+/**
+ * Printed output (text or serialized JSON) with every hazardous character
+ * except line feeds and tabs shown as a `\uXXXX` escape. Inside a JSON
+ * string the escape is JSON's own, so a document decodes to the same values;
+ * output without such characters (all ordinary text) is unchanged.
+ */
+export function visibleOutput(text: string): string {
+  return text.replace(HAZARD_IN_OUTPUT, escapeOne);
+}
+
+/** `value` with {@link visible} applied to every string in it (for structured results). */
+export function visibleDeep(value: unknown): unknown {
+  return mapStrings(value, visible);
 }
 
 /** True when `text` holds a character that {@link visible} would escape. */

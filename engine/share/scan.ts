@@ -11,6 +11,8 @@ import { RECORD_NAME, REPLICA_ID } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, RecordProblem, type ShareRecord } from "./record.ts";
 import { seenVector, SHARE_FOLDER, type ShareContext } from "./state.ts";
 import { backwardsEntry, type Vector } from "./vector.ts";
+import { screenRecord } from "../guard/share_record.ts";
+import { visible } from "../model/visible.ts";
 
 /** One refused file or folder. */
 export type ShareProblem = { file: string; message: string };
@@ -25,7 +27,7 @@ export type ShareScan = {
 };
 
 function display(...parts: string[]): string {
-  return [SHARE_FOLDER, ...parts].join("/");
+  return visible([SHARE_FOLDER, ...parts].join("/")); // names are untrusted: no forged lines
 }
 
 /** Folder names in `.bimri-share/` (empty when it does not exist). */
@@ -131,7 +133,11 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     }
     for (let seq = done + 1; seq <= waiting[waiting.length - 1]; seq++) {
       if (!present.has(seq)) break; // a gap: the rest arrives with a later git pull
-      const read = readRecordFile(ctx, replica, seq);
+      const read = screenRecord( // credentials and hidden characters never enter memory
+        ctx.paths.root,
+        display(replica, `${String(seq).padStart(8, "0")}.json`),
+        readRecordFile(ctx, replica, seq),
+      );
       if (isProblem(read)) {
         scan.problems.push(read);
         break;

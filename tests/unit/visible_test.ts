@@ -1,5 +1,11 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { hasHazard, refusedTextCharacter, visible } from "../../engine/model/visible.ts";
+import {
+  hasHazard,
+  refusedTextCharacter,
+  visible,
+  visibleDeep,
+  visibleOutput,
+} from "../../engine/model/visible.ts";
 
 Deno.test("visible escapes controls, bidi, zero-width and separators, keeps ordinary text", () => {
   assertEquals(visible("a\nb\x1b[31m"), "a\\u000ab\\u001b[31m");
@@ -14,4 +20,20 @@ Deno.test("refusedTextCharacter names the first refused character and its offset
   assertEquals(refusedTextCharacter("ok text"), null);
   assertEquals(refusedTextCharacter("🚀a\u202eb"), { escape: "\\u202e", offset: 2 });
   assertEquals(refusedTextCharacter("del\x7f"), { escape: "\\u007f", offset: 3 });
+});
+
+Deno.test("visibleOutput keeps line feeds and tabs, and JSON stays JSON with the same values", () => {
+  assertEquals(visibleOutput("a\tb\nc\x1b[2J\rd\u202ee"), "a\tb\nc\\u001b[2J\\u000dd\\u202ee");
+  const doc = JSON.stringify({ text: "x\u202ey\u2028z\x7f\x9b" }, null, 2);
+  const shown = visibleOutput(doc);
+  assertEquals(/[\u202e\u2028\x7f\x9b]/.test(shown), false);
+  assertEquals(JSON.parse(shown), JSON.parse(doc));
+  assertEquals(visibleOutput("ordinary\ttext\n"), "ordinary\ttext\n");
+});
+
+Deno.test("visibleDeep escapes every string of a structured result", () => {
+  assertEquals(visibleDeep({ a: ["x\u200by", 1, null], "k\u202e": { b: "\x1b" } }), {
+    a: ["x\\u200by", 1, null],
+    "k\\u202e": { b: "\\u001b" },
+  });
 });

@@ -1,0 +1,212 @@
+/**
+ * `secrets redact`: removes one credential (by fingerprint) from every file of
+ * the store whose bytes no hash covers, masks it in everything bimri prints,
+ * and keeps a backup outside memory and a receipt. Durable steps, in order:
+ * backup copies, the receipt marked `started` in `.bimri-secrets.json`
+ * (masking is on from here), each rewrite (atomic replace), the receipt
+ * marked `done`. A run killed anywhere is finished by running it again; the
+ * output is masked from the `started` step on.
+ */
+import { join } from "node:path";
+import { BimriError } from "../errors.ts";
+import { redactText } from "../model/credentials.ts";
+import { atomicReplace, readBytesOrNull } from "../store/files.ts";
+import { faultPoint } from "../store/fault.ts";
+import { invalidateAuditWitness, type Store } from "../store/store.ts";
+import { scanStoreForSecrets } from "../integrity/secrets_scan.ts";
+import { startRun } from "../memory/runs.ts";
+import { propose } from "../memory/propose.ts";
+import { closeRun } from "../memory/close_run.ts";
+import {
+  readPolicyFile,
+  type RedactionEntry,
+  requireFingerprint,
+  writePolicyFile,
+} from "./policy.ts";
+
+/** The folder (at the project root, outside memory) where redaction backups go. */
+export const BACKUP_FOLDER = ".bimri-redaction-backups";
+
+/** What `secrets redact` did. */
+export type RedactResult = {
+  entry: RedactionEntry;
+  /** Keys of current memory given a new revision with the secret replaced by its marker. */
+  keys: string[];
+  /** How many of those changes were held (not applied) by the commit protocol. */
+  held: number;
+  /** Files under `.bimri-share/` that held the secret (git history may hold it too). */
+  shared: string[];
+};
+
+/** Only journal and outcome lines of a run log carry text no hash or marker binds. */
+const FREE_LOG_LINE = /^\[(?:ID:R[0-9]{6}-E[0-9]{3}|OUTCOME:[a-z]+)\]/;
+const LOG_FILE = /^\.bimri\/log\/R[0-9]{6}\.md$/;
+
+/** Why a file holding the secret cannot be rewritten without failing the audit. */
+export function whyKept(file: string): string {
+  if (file === "bimri.md" || file.startsWith(".bimri/revisions/")) {
+    return "the head hash and later proposals' base hashes cover the revision's exact bytes";
+  }
+  if (file.startsWith(".bimri/proposals/")) {
+    return "conflicts bind proposal bytes by hash and the log's marker repeats the text";
+  }
+  if (file.startsWith(".bimri/decisions/")) return "base_hash/effect_hash bind the lines it holds";
+  if (file.startsWith(".bimri/conflicts/") || file.startsWith(".bimri/resolutions/")) {
+    return "current_hash and the candidates' hashes bind what it holds";
+  }
+  if (file.startsWith(".bimri/archive/") || file === ".bimri/state.json") {
+    return "cold_current binds archived lines by hash";
+  }
+  if (LOG_FILE.test(file)) return "a [PROPOSE:] marker must repeat its proposal's text";
+  if (file === ".bimri/index.tsv") return "derived from the view and rebuilt from it";
+  if (file.startsWith(".bimri-share/")) return "a shared record is immutable and carried by git";
+  if (file.startsWith(".bimri/recovery/") || file.startsWith(".bimri/backups/")) {
+    return "recovery evidence and backups are named by the SHA-256 of their bytes";
+  }
+  return "not a record kind redaction rewrites";
+}
+
+function stamp(at: string): string {
+  return at.replace(/[-:]/g, "").replace(/Z$/, "");
+}
+
+/**
+ * Redacts the string with `fingerprintInput` from the store (under the
+ * engine lock: `store` comes from withStore); `at` is the UTC timestamp.
+ */
+export function redactSecret(store: Store, fingerprintInput: string, at: string): RedactResult {
+  const fingerprint = requireFingerprint(fingerprintInput);
+  const { paths } = store;
+  const root = paths.root;
+  const policy = readPolicyFile(root);
+  const previous = (policy.redacted ?? []).find((item) => item.fingerprint === fingerprint);
+  const everything = { allowed: new Set<string>(), disabled: new Set<string>() };
+  const found = scanStoreForSecrets(paths, everything, false)
+    .filter((hit) => hit.fingerprint === fingerprint);
+  if (previous === undefined && found.length === 0) {
+    throw new BimriError(
+      "invalid-input",
+      `no string with fingerprint ${fingerprint} is in this store; run \`bimri doctor\` for the ` +
+        "fingerprints it finds.",
+    );
+  }
+  const kind = previous?.kind ?? found[0].kind;
+  const only = new Map([[fingerprint, kind]]);
+  const files = [...new Set(found.map((hit) => hit.file))];
+
+  // What each rewritable file becomes; read once, before anything is written.
+  const rewrites: Array<{ file: string; path: string; before: Uint8Array; after: string }> = [];
+  for (const file of files.filter((f) => LOG_FILE.test(f))) {
+    const path = join(root, file);
+    const before = readBytesOrNull(path);
+    if (before === null) continue;
+    const text = new TextDecoder().decode(before);
+    const after = redactText(text, only, (line) => FREE_LOG_LINE.test(line));
+    if (after !== text) rewrites.push({ file, path, before, after });
+  }
+
+  // 1. Backups outside memory, before any byte of memory changes.
+  const backup = previous?.backup ??
+    `${BACKUP_FOLDER}/${stamp(at)}-${fingerprint.slice(0, 12)}`;
+  Deno.mkdirSync(join(root, backup), { recursive: true, mode: 0o700 });
+  // git never picks the backups up (they hold the secret).
+  const ignore = join(root, BACKUP_FOLDER, ".gitignore");
+  if (readBytesOrNull(ignore) === null) atomicReplace(ignore, "*\n");
+  for (const rewrite of rewrites) {
+    const copy = join(root, backup, rewrite.file.replaceAll("/", "__"));
+    if (readBytesOrNull(copy) === null) atomicReplace(copy, rewrite.before);
+  }
+  faultPoint("redact-after-backup");
+
+  // 2. The receipt, started: from here every output masks the secret.
+  const entry: RedactionEntry = previous ?? {
+    fingerprint,
+    kind,
+    redacted_at: at,
+    status: "started",
+    backup,
+    rewritten: [],
+    kept: [],
+  };
+  entry.status = "started";
+  entry.rewritten = [...new Set([...entry.rewritten, ...rewrites.map((r) => r.file)])].sort();
+  const others = (policy.redacted ?? []).filter((item) => item.fingerprint !== fingerprint);
+  writePolicyFile(root, { ...policy, redacted: [...others, entry] });
+  faultPoint("redact-after-receipt");
+
+  // 3. Each rewrite, atomically.
+  for (const rewrite of rewrites) {
+    atomicReplace(rewrite.path, rewrite.after);
+    faultPoint("redact-after-rewrite");
+  }
+  if (rewrites.length > 0) invalidateAuditWitness(paths);
+
+  // 4. Current memory: one ordinary change per entry holding it, made by the
+  // owner (this run is theirs, keyed by the fingerprint so a rerun resumes it),
+  // so bimri.md and the head revision no longer hold it. Older revisions keep
+  // their bytes, as the hash chain requires.
+  const { keys, held } = redactCurrentMemory(store, only, fingerprint);
+
+  // 5. Done: what was rewritten and what still holds the secret (masked on output).
+  const remaining = scanStoreForSecrets(paths, everything, false)
+    .filter((hit) => hit.fingerprint === fingerprint);
+  const keptFiles = [...new Set(remaining.map((hit) => hit.file))];
+  entry.kept = keptFiles.map((file) => `${file}: ${whyKept(file)}`);
+  entry.status = "done";
+  writePolicyFile(root, { ...policy, redacted: [...others, entry] });
+  atomicReplace(
+    join(root, backup, "receipt.json"),
+    JSON.stringify(
+      { ...entry, note: "delete this folder once the credential is rotated" },
+      null,
+      2,
+    ) +
+      "\n",
+  );
+  return {
+    entry,
+    keys,
+    held,
+    shared: keptFiles.filter((file) => file.startsWith(".bimri-share/")),
+  };
+}
+
+function redactCurrentMemory(
+  store: Store,
+  only: ReadonlyMap<string, string>,
+  fingerprint: string,
+): { keys: string[]; held: number } {
+  const holding = store.head.view.entries.filter(({ entry }) =>
+    redactText(entry.text, only) !== entry.text ||
+    (entry.tier === 3 && redactText(entry.falsifier, only) !== entry.falsifier)
+  );
+  if (holding.length === 0) return { keys: [], held: 0 };
+  const { run } = startRun(store, "owner", `secrets-redact-${fingerprint}`);
+  const keys: string[] = [];
+  for (const { entry } of holding) {
+    const rationale = `owner redaction of a credential, sha256:${fingerprint}`;
+    if (entry.tier === 3) {
+      propose(store, {
+        run,
+        key: entry.key,
+        tier: "3",
+        text: redactText(entry.text, only),
+        falsifier: redactText(entry.falsifier, only),
+        rationale,
+      });
+    } else {
+      propose(store, {
+        run,
+        key: entry.key,
+        text: redactText(entry.text, only),
+        trust: entry.trust === "contested" ? "working" : entry.trust,
+        source: entry.source,
+        rationale,
+      });
+    }
+    keys.push(entry.key);
+  }
+  faultPoint("redact-after-propose");
+  const closed = closeRun(store, run, "success", "the owner redacted a credential from memory");
+  return { keys, held: closed.memory.held };
+}

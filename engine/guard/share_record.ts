@@ -1,0 +1,56 @@
+/**
+ * The credential and hidden-character screen of a shared record before
+ * `share pull` imports it: every string the record holds is checked, and a
+ * record holding a credential or a character memory text refuses is turned
+ * into a refused-file problem, so nothing of it enters memory.
+ */
+import { credentialKindName, findCredentials } from "../model/credentials.ts";
+import { refusedTextCharacter } from "../model/visible.ts";
+import type { ShareRecord } from "../share/record.ts";
+import { secretPolicy } from "./policy.ts";
+
+/** A refused file, as the share scan reports it. */
+export type ScreenProblem = { file: string; message: string };
+
+function strings(value: unknown, out: string[]): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) { for (const item of value) strings(item, out); }
+  else if (typeof value === "object" && value !== null) {
+    for (const item of Object.values(value)) strings(item, out);
+  }
+  return out;
+}
+
+/**
+ * `read` unchanged, or a problem naming the credential (masked, with its
+ * fingerprint) or hidden character it holds; `root` is the project root
+ * whose policy applies.
+ */
+export function screenRecord(
+  root: string,
+  file: string,
+  read: ShareRecord | ScreenProblem,
+): ShareRecord | ScreenProblem {
+  if ("message" in read) return read;
+  const policy = secretPolicy(root);
+  for (const text of strings(read, [])) {
+    const hidden = refusedTextCharacter(text);
+    if (hidden !== null) {
+      return {
+        file,
+        message: `holds the invisible or direction-changing character ${hidden.escape}, ` +
+          `which memory text refuses`,
+      };
+    }
+    const [found] = findCredentials(text, policy);
+    if (found !== undefined) {
+      return {
+        file,
+        message: `holds what looks like ${credentialKindName(found.kind)} (${found.kind}): ` +
+          `${found.masked}, fingerprint ${found.fingerprint}; ask its author to rotate the ` +
+          `credential and rewrite the record without it`,
+      };
+    }
+  }
+  return read;
+}

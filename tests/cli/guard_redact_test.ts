@@ -1,0 +1,138 @@
+/**
+ * `secrets redact`: the secret leaves every file whose bytes no hash covers,
+ * is masked in everything bimri prints, the old bytes wait in a backup outside
+ * memory, a receipt is kept; doctor and doctor --read-only pass; a redaction
+ * killed at each durable step is finished by running it again.
+ */
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  bimri,
+  diffTrees,
+  hashTree,
+  must,
+  newSubject,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
+import { fakeCredentials } from "../helpers/fake_credentials.ts";
+import { sha256Hex } from "../../engine/model/text.ts";
+
+async function storeWithSecret() {
+  const root = await tempStore("bimri-guard-redact-");
+  const fake = fakeCredentials(1).find((c) => c.kind === "slack-token")!;
+  const fp = sha256Hex(fake.secret);
+  await must(root, ["secrets", "allow", fp, "--human-approved"]);
+  const run = await startRun(root);
+  await must(root, ["journal", "--run", run, "--text", fake.text]);
+  await must(root, newSubject(run, "chat.bot", fake.text));
+  await must(root, ["close", "--run", run, "--outcome", "success", "--summary", fake.text]);
+  Deno.removeSync(join(root, ".bimri-secrets.json"));
+  return { root, fake, fp, run };
+}
+
+/** Every command that shows memory, with its output. */
+async function shown(root: string): Promise<string> {
+  const outputs: string[] = [];
+  for (
+    const args of [
+      ["get", "--key", "chat.bot"],
+      ["--json", "get", "--key", "chat.bot"],
+      ["recall", "--key", "chat.bot"],
+      ["search", "--query", "slack"],
+      ["--json", "recall", "--query", "slack"],
+      ["review"],
+      ["doctor", "--read-only"],
+    ]
+  ) {
+    const r = await bimri(root, args);
+    outputs.push(r.stdout, r.stderr);
+  }
+  const brief = await bimri(root, ["start", "--actor", "reader"]);
+  outputs.push(brief.stdout, brief.stderr);
+  return outputs.join("\n");
+}
+
+async function finalState(root: string, fake: { secret: string }, fp: string, run: string) {
+  const log = Deno.readTextFileSync(join(root, ".bimri", "log", `${run}.md`));
+  for (const line of log.split("\n")) {
+    if (/^\[(?:ID|OUTCOME):/.test(line)) ok(!line.includes(fake.secret), `left in ${line}`);
+  }
+  match(log, new RegExp(`\\[REDACTED slack-token sha256:${fp}\\]`));
+  // Current memory moved on to a revision that holds the marker instead.
+  const view = Deno.readTextFileSync(join(root, "bimri.md"));
+  ok(!view.includes(fake.secret), "bimri.md still holds the secret");
+  match(view, /\[K:chat\.bot\].*\[REDACTED slack-token sha256:/);
+  const policy = JSON.parse(Deno.readTextFileSync(join(root, ".bimri-secrets.json")));
+  strictEqual(policy.redacted[0].status, "done");
+  ok(!JSON.stringify(policy).includes(fake.secret), "the receipt never holds the secret");
+  const backup = join(root, policy.redacted[0].backup);
+  ok(Deno.readTextFileSync(join(backup, `.bimri__log__${run}.md`)).includes(fake.secret));
+  strictEqual(Deno.readTextFileSync(join(root, ".bimri-redaction-backups", ".gitignore")), "*\n");
+  const out = await shown(root);
+  ok(!out.includes(fake.secret), "a command showed the redacted secret");
+  match(out, /\[REDACTED slack-token sha256:/);
+  for (const args of [["doctor"], ["doctor", "--read-only"]]) {
+    const r = await bimri(root, args);
+    strictEqual(r.code, 0, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    match(r.stdout, /PASSED/);
+  }
+}
+
+Deno.test("redact removes, masks, backs up and records; both doctors pass", async () => {
+  const { root, fake, fp, run } = await storeWithSecret();
+  ok((await shown(root)).includes(fake.secret), "the secret is shown before redaction");
+  const before = hashTree(root);
+  const refused = await bimri(root, ["secrets", "redact", fp]);
+  strictEqual(refused.code, 2);
+  strictEqual(diffTrees(before, hashTree(root)), null);
+  const out = await must(root, ["secrets", "redact", fp, "--human-approved"]);
+  match(out, new RegExp(`REWRITTEN \\.bimri/log/${run}\\.md`));
+  match(out, /KEPT \.bimri\/revisions\/V000001\.md: the head hash/);
+  match(out, /MEMORY chat\.bot: a new revision holds the marker instead/);
+  match(out, /Rotate the credential/);
+  ok(!out.includes(fake.secret));
+  await finalState(root, fake, fp, run);
+  // Running it again changes nothing more.
+  const again = hashTree(join(root, ".bimri"));
+  await must(root, ["secrets", "redact", fp, "--human-approved"]);
+  deepStrictEqual(diffTrees(again, hashTree(join(root, ".bimri"))), null);
+});
+
+Deno.test("a redaction killed at each durable step is finished by running it again", async () => {
+  const points = [
+    "redact-after-backup",
+    "redact-after-receipt",
+    "redact-after-rewrite",
+    "redact-after-propose",
+  ];
+  for (const point of points) {
+    const { root, fake, fp, run } = await storeWithSecret();
+    const memory = hashTree(join(root, ".bimri"));
+    const killed = await bimri(root, ["secrets", "redact", fp, "--human-approved"], {
+      env: { BIMRI_FAULT: point },
+    });
+    strictEqual(killed.code, 86, `${point}: ${killed.stderr}`);
+    if (point === "redact-after-backup") {
+      // Nothing of memory changed yet: the backup is outside it.
+      strictEqual(diffTrees(memory, hashTree(join(root, ".bimri"))), null, point);
+    } else {
+      ok(!(await shown(root)).includes(fake.secret), `${point}: masked from the receipt on`);
+    }
+    await must(root, ["secrets", "redact", fp, "--human-approved"]);
+    await finalState(root, fake, fp, run);
+  }
+});
+
+Deno.test("doctor names an interrupted redaction and stops listing a finished one as new", async () => {
+  const { root, fp } = await storeWithSecret();
+  await bimri(root, ["secrets", "redact", fp, "--human-approved"], {
+    env: { BIMRI_FAULT: "redact-after-receipt" },
+  });
+  const pending = await bimri(root, ["doctor", "--read-only"]);
+  match(pending.stderr, new RegExp(`redaction of ${fp} was interrupted`));
+  await must(root, ["secrets", "redact", fp, "--human-approved"]);
+  const done = await bimri(root, ["doctor", "--read-only"]);
+  ok(!done.stderr.includes("BIMRI SECRET:"), done.stderr);
+  match(done.stderr, /redacted credential-looking string\(s\) remain/);
+});
