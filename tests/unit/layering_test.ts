@@ -51,8 +51,8 @@ export function layeringViolations(files: Map<string, string>): string[] {
     for (const specifier of importSpecifiers(source)) {
       const to = target(file, specifier);
       const say = (rule: string) => problems.push(`${file} imports ${specifier}: ${rule}`);
-      if (/^(?:commands|mcp)\//.test(to) || to === "main.ts") {
-        say("engine/ must not import its adapters (commands/, mcp/, main.ts)");
+      if (/^(?:commands|mcp|ui)\//.test(to) || to === "main.ts") {
+        say("engine/ must not import its adapters (commands/, mcp/, ui/, main.ts)");
       }
       if (file.startsWith("engine/model/") && !to.startsWith("engine/model/")) {
         if (!MODEL_MAY_IMPORT.has(to)) {
