@@ -54,6 +54,8 @@ h1 { font-size: 1.5rem; font-weight: 600; margin: .25rem 0 1rem; }
 h2 { font-size: 1.125rem; font-weight: 600; margin: 1.5rem 0 .75rem; }
 h3 { font-size: 1rem; font-weight: 600; margin: 0 0 .5rem; }
 .grid { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); }
+.card > h2:first-child { margin-top: 0; }
+details summary { cursor: pointer; color: var(--accent); }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: .6rem; padding: 1rem 1.1rem; }
 .figure { font-size: 1.6rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 .label { color: var(--muted); font-size: .875rem; }
@@ -68,7 +70,7 @@ table { width: 100%; border-collapse: collapse; background: var(--panel); font-s
 th, td { text-align: left; padding: .55rem .7rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: .8125rem; text-transform: uppercase; letter-spacing: .04em; }
 .table-wrap { border: 1px solid var(--line); border-radius: .6rem; overflow-x: auto; }
-.text { overflow-wrap: anywhere; word-break: break-word; white-space: pre-wrap; }
+.text { overflow-wrap: anywhere; word-break: break-word; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .875em;
   overflow-wrap: anywhere; }
 .pill { display: inline-block; padding: 0 .5em; border-radius: 1em; border: 1px solid var(--line);

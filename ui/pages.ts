@@ -14,6 +14,7 @@ import type {
   MemoryFilter,
   MemoryRow,
   Overview,
+  ProposalFacts,
   Question,
   RunsPage,
   RunTimeline,
@@ -134,6 +135,18 @@ function runLink(run: string | null): Html {
 
 function keyLink(key: string): Html {
   return html`<a class="mono" href="${urlWith("/key", { k: key })}">${key}</a>`;
+}
+
+/** Characters of one text shown before the rest is folded away. */
+const FOLD_CHARS = 600;
+
+/** Untrusted text; a very long one shows its start and folds the rest under a disclosure. */
+function longText(text: string): Html {
+  if (text.length <= FOLD_CHARS) return untrusted(text);
+  const total = text.length.toLocaleString("en-US");
+  return html`${
+    untrusted(text.slice(0, FOLD_CHARS))
+  }… <details><summary>Show all ${total} characters</summary>${untrusted(text)}</details>`;
 }
 
 /** The Overview page. */
@@ -389,17 +402,24 @@ function entryBlock(live: LiveEntry): Html {
   `;
 }
 
-function generationItem(g: Generation, previous: Generation | null): Html {
-  const by = g.by;
-  const provenance = by === null ? html`` : html`
+function proposalLine(prefix: string, by: ProposalFacts): Html {
+  const revision = by.revision === null ? "" : ` · ${revisionName(by.revision)}`;
+  return html`
     <div
-      class="when">${g.reason} on ${g.archivedOn} by ${by
-        .operation} ${html`<span class="mono">${by.id}</span>`} · run ${runLink(
-          by.run,
-        )} (${untrusted(by.actor)}) · ${by.createdAt}${by.revision === null ? html`` : html`
-        · ${revisionName(by.revision)}
-      `}</div>
+      class="when">${prefix} ${by.operation} <span class="mono">${by.id}</span> · run ${runLink(
+        by.run,
+      )} (${untrusted(by.actor)}) · ${by.createdAt}${revision}</div>
   `;
+}
+
+function generationItem(g: Generation, previous: Generation | null): Html {
+  // A set that replaced the previous generation wrote this one.
+  const written = previous !== null && previous.reason === "replaced" && previous.by !== null
+    ? proposalLine("written by", previous.by)
+    : html``;
+  const provenance = g.by === null
+    ? html``
+    : proposalLine(`${g.reason} on ${g.archivedOn} by`, g.by);
   const diff = previous === null || previous.text === g.text
     ? untrusted(g.text)
     : diffHtml(previous.text, g.text);
@@ -407,7 +427,7 @@ function generationItem(g: Generation, previous: Generation | null): Html {
     <li
       class="${g.reason === "current" ? "current" : ""}"><div><strong>${g.reason === "current"
         ? "Current"
-        : "Earlier generation"}</strong></div><div class="diff text">${diff}</div>${provenance}</li>
+        : "Earlier generation"}</strong></div><div class="diff text">${diff}</div>${written}${provenance}</li>
   `;
 }
 
@@ -734,7 +754,7 @@ function logItem(line: LogLine): Html {
         <li>
           <div><span class="pill">journal</span> <span class="mono">${line
             .id}</span> <span class="muted">importance ${line.importance}</span></div>
-          <div class="text">${untrusted(line.text)}</div>
+          <div class="text">${longText(line.text)}</div>
         </li>
       `;
     case "propose":
@@ -749,7 +769,7 @@ function logItem(line: LogLine): Html {
       return html`
         <li>
           <div>${outcomePill(line.outcome, true)} summary</div>
-          <div class="text">${untrusted(line.text)}</div>
+          <div class="text">${longText(line.text)}</div>
         </li>
       `;
     case "closed":

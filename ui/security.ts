@@ -115,9 +115,16 @@ export function judge(guard: Guard, facts: RequestFacts): Verdict {
     return { kind: "refuse", status: 405, reason: "method not allowed" };
   }
   if (facts.method === "POST") {
-    // A form post always carries Origin in a browser; without it the request is not ours.
-    if (facts.origin === null || facts.origin === "null") {
-      return { kind: "refuse", status: 403, reason: "a change needs its Origin header" };
+    // A browser's form post carries Origin; under this console's no-referrer
+    // policy it is "null", and then Sec-Fetch-Site must say the post came from
+    // this very origin. Anything else is not our form.
+    const opaque = facts.origin === null || facts.origin === "null";
+    if (opaque && facts.secFetchSite !== "same-origin") {
+      return {
+        kind: "refuse",
+        status: 403,
+        reason: "a change must come from this console's own page",
+      };
     }
   }
   if (facts.token !== null && facts.method === "GET") {

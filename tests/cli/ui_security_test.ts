@@ -1,0 +1,141 @@
+/**
+ * `bimri ui` refuses what is not the owner's own page: a non-loopback
+ * --host, requests without the launch's token or cookie, a foreign Host (DNS
+ * rebinding) or Origin, cross-site and token-less POSTs, and every POST of a
+ * --read-only console; the store stays byte for byte unchanged.
+ */
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { bimri, diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
+import { rawHttp, seedConflict, startUi } from "../helpers/ui.ts";
+
+Deno.test("ui refuses a --host that is not loopback, before serving anything", async () => {
+  const root = await tempStore();
+  await seedConflict(root);
+  for (const host of ["0.0.0.0", "192.168.1.5", "example.com", "::"]) {
+    const result = await bimri(root, ["ui", "--host", host]);
+    strictEqual(result.code, 2, `${host}: ${result.stderr}`);
+    match(result.stderr, /^BIMRI ERROR: ui: --host .* is not a loopback address/m);
+    strictEqual(result.stdout, "");
+  }
+});
+
+/** The session cookie and the form token, got the way a browser gets them. */
+async function session(origin: string, url: string): Promise<{ cookie: string; csrf: string }> {
+  const path = new URL(url).pathname + new URL(url).search;
+  const exchange = await rawHttp(origin, "GET", path, {});
+  strictEqual(exchange.status, 303);
+  strictEqual(exchange.headers.get("location"), "/");
+  const setCookie = exchange.headers.get("set-cookie") ?? "";
+  match(setCookie, /; HttpOnly; SameSite=Strict; Path=\//);
+  const cookie = setCookie.split(";")[0];
+  const inbox = await rawHttp(origin, "GET", "/inbox", { cookie });
+  strictEqual(inbox.status, 200);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(inbox.body)?.[1] ?? "";
+  ok(csrf.length > 20, "the inbox form carries a CSRF token");
+  return { cookie, csrf };
+}
+
+Deno.test("ui: token, cookie, Host, Origin and CSRF checks; strict headers", async () => {
+  const root = await tempStore();
+  await seedConflict(root);
+  const ui = await startUi(root);
+  try {
+    const { origin } = ui;
+    strictEqual((await rawHttp(origin, "GET", "/", {})).status, 403, "no cookie");
+    const wrong = await rawHttp(origin, "GET", "/?token=not-the-token", {});
+    strictEqual(wrong.status, 403, "wrong token");
+    strictEqual(wrong.headers.get("set-cookie"), null);
+    const { cookie, csrf } = await session(origin, ui.url);
+    const home = await rawHttp(origin, "GET", "/", { cookie });
+    strictEqual(home.status, 200);
+    const csp = home.headers.get("content-security-policy") ?? "";
+    match(csp, /default-src 'none'/);
+    match(csp, /frame-ancestors 'none'/);
+    ok(!/https?:|\*/.test(csp), `no external source in ${csp}`);
+    strictEqual(home.headers.get("x-frame-options"), "DENY");
+    strictEqual(home.headers.get("x-content-type-options"), "nosniff");
+    strictEqual(home.headers.get("referrer-policy"), "no-referrer");
+    ok(!/<script>|\son[a-z]+=|style="/.test(home.body), "no inline script, handler or style");
+    const port = new URL(origin).port;
+    const rebound = await rawHttp(origin, "GET", "/", { cookie, host: `evil.example:${port}` });
+    strictEqual(rebound.status, 403, "a foreign Host (DNS rebinding)");
+    const foreign = await rawHttp(origin, "GET", "/", { cookie, origin: "http://evil.example" });
+    strictEqual(foreign.status, 403, "a foreign Origin");
+    strictEqual((await rawHttp(origin, "PUT", "/", { cookie, origin })).status, 405);
+
+    const before = hashTree(root);
+    const form = (extra: Record<string, string> = {}) =>
+      new URLSearchParams({
+        csrf,
+        choose: "current",
+        seen: "x",
+        approved: "yes",
+        confirm: "yes",
+        ...extra,
+      })
+        .toString();
+    const post = (headers: Record<string, string>, body = form()) =>
+      rawHttp(origin, "POST", "/inbox/C000001/resolve", {
+        "content-type": "application/x-www-form-urlencoded",
+        ...headers,
+      }, body);
+    strictEqual(
+      (await post({ cookie, origin: "http://evil.example" })).status,
+      403,
+      "cross-origin POST",
+    );
+    strictEqual(
+      (await post({ cookie, origin: `http://127.0.0.1:${Number(port) + 1}` })).status,
+      403,
+      "another port",
+    );
+    strictEqual((await post({ cookie })).status, 403, "a POST without Origin");
+    strictEqual(
+      (await post({ cookie, origin, "sec-fetch-site": "cross-site" })).status,
+      403,
+      "cross-site",
+    );
+    strictEqual(
+      (await post({ cookie, origin }, form({ csrf: "forged" }))).status,
+      403,
+      "a wrong CSRF token",
+    );
+    strictEqual((await post({ origin }, form())).status, 403, "no cookie");
+    strictEqual(diffTrees(before, hashTree(root)), null, "a refused request wrote nothing");
+  } finally {
+    await ui.stop();
+  }
+});
+
+Deno.test("ui --read-only serves no form and refuses every POST", async () => {
+  const root = await tempStore();
+  await seedConflict(root);
+  const ui = await startUi(root, ["--read-only"]);
+  try {
+    const { origin } = ui;
+    const path = new URL(ui.url).pathname + new URL(ui.url).search;
+    const cookie =
+      ((await rawHttp(origin, "GET", path, {})).headers.get("set-cookie") ?? "").split(";")[0];
+    const before = hashTree(root);
+    for (const page of ["/", "/inbox", "/inbox/C000001", "/memory", "/runs", "/health"]) {
+      const response = await rawHttp(origin, "GET", page, { cookie });
+      strictEqual(response.status, 200, page);
+      ok(!/<form[^>]*method="post"/i.test(response.body), `${page} serves no form`);
+    }
+    const inbox = await rawHttp(origin, "GET", "/inbox", { cookie });
+    match(inbox.body, /bimri resolve C000001 --choose/);
+    for (const step of ["confirm", "resolve"]) {
+      const refused = await rawHttp(origin, "POST", `/inbox/C000001/${step}`, {
+        cookie,
+        origin,
+        "content-type": "application/x-www-form-urlencoded",
+      }, "choose=current&approved=yes&confirm=yes");
+      strictEqual(refused.status, 403, step);
+    }
+    strictEqual(diffTrees(before, hashTree(root)), null, "the read-only console wrote nothing");
+    const review = await bimri(root, ["review", "--json"]);
+    deepStrictEqual(JSON.parse(review.stdout).counts.concurrent, 1);
+  } finally {
+    await ui.stop();
+  }
+});
