@@ -478,12 +478,16 @@ function question(
   };
 }
 
-/** A short fingerprint of a conflict record and the live line it is about. */
-export function seenStamp(conflict: ConflictRecord, live: LiveEntry | null): string {
+/**
+ * A short fingerprint of a conflict record as the owner saw it (its
+ * candidates): an answer to a question that gained or lost a candidate since
+ * is refused. A live value that changed meanwhile is the engine's to refuse.
+ */
+export function seenStamp(conflict: ConflictRecord, _live?: LiveEntry | null): string {
   let h = 2166136261;
-  const text = `${new TextDecoder().decode(conflict.bytes)}\n${live?.raw ?? "absent"}`;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
+  const bytes = conflict.bytes;
+  for (let i = 0; i < bytes.length; i++) {
+    h ^= bytes[i];
     h = Math.imul(h, 16777619) >>> 0;
   }
   return h.toString(16).padStart(8, "0");

@@ -5,7 +5,15 @@
  * --read-only console; the store stays byte for byte unchanged.
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
-import { bimri, diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  hashTree,
+  must,
+  pathExists,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 import { rawHttp, seedConflict, startUi } from "../helpers/ui.ts";
 
 Deno.test("ui refuses a --host that is not loopback, before serving anything", async () => {
@@ -138,4 +146,67 @@ Deno.test("ui --read-only serves no form and refuses every POST", async () => {
   } finally {
     await ui.stop();
   }
+});
+
+/** Posts an answer to C000001 the way the console's confirmation form does. */
+async function answerAs(root: string, change: (loser: string) => Promise<void>) {
+  const { loser } = await seedConflict(root);
+  const ui = await startUi(root);
+  try {
+    const { origin } = ui;
+    const { cookie, csrf } = await session(origin, ui.url);
+    const inbox = await rawHttp(origin, "GET", "/inbox", { cookie });
+    const seen = /name="seen" value="([^"]+)"/.exec(inbox.body)?.[1] ?? "";
+    await change(loser);
+    const before = hashTree(root);
+    const response = await rawHttp(
+      origin,
+      "POST",
+      "/inbox/C000001/resolve",
+      {
+        cookie,
+        origin,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      new URLSearchParams({ csrf, seen, choose: `${loser}-Q001`, approved: "yes", confirm: "yes" })
+        .toString(),
+    );
+    return { response, unchanged: diffTrees(before, hashTree(root)) === null };
+  } finally {
+    await ui.stop();
+  }
+}
+
+Deno.test("ui: an answer after the live value changed gets the engine's refusal", async () => {
+  const root = await tempStore();
+  const { response, unchanged } = await answerAs(root, async () => {
+    const other = await startRun(root, "gemini", ["--session", "s-other"]);
+    await must(root, [
+      "propose",
+      "--run",
+      other,
+      "--key",
+      "deploy.target",
+      "--text",
+      "Deploys go nowhere",
+    ]);
+    await must(root, ["sync", "--run", other]);
+  });
+  strictEqual(response.status, 409);
+  match(
+    response.body,
+    /The engine refused this answer: memory changed after this question was raised\./,
+  );
+  ok(unchanged, "nothing recorded");
+  strictEqual(pathExists(`${root}/.bimri/resolutions/C000001.json`), false);
+});
+
+Deno.test("ui: an answer to a question already answered in a terminal leaves that answer", async () => {
+  const root = await tempStore();
+  const { response } = await answerAs(root, async () => {
+    await must(root, ["resolve", "C000001", "--choose", "current", "--human-approved"]);
+  });
+  match(response.body, /BIMRI: C000001 already resolved as current\./);
+  const resolution = JSON.parse(Deno.readTextFileSync(`${root}/.bimri/resolutions/C000001.json`));
+  strictEqual(resolution.choice, "current");
 });
