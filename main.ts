@@ -189,7 +189,17 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       ? resolveFolder(cwd, rootFlag)
       : defaultRoot(cwd, Deno.env.get("BIMRI_ROOT"));
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
-    const result = await runCommand(command, ctx, flags, positionals);
+    const label = command.progress?.(positionals) ?? null;
+    // The indicator is only ever shown to a person at a terminal, never to pipes or --json.
+    const stop = label !== null && !json && io === PROCESS_IO && Deno.stderr.isTerminal()
+      ? (await import("./commands/progress.ts")).startProgress(`${command.name}: ${label}`)
+      : null;
+    let result: CommandResult;
+    try {
+      result = await runCommand(command, ctx, flags, positionals);
+    } finally {
+      await stop?.();
+    }
     return emit(result, json, io);
   } catch (error) {
     if (error instanceof BimriError) return emit(errorResult(error), json, io);
