@@ -51,6 +51,7 @@ agents change the store. Stop with Ctrl+C.
         `there is no BIMRI store at ${ctx.root} (.bimri/state.json is missing); run start there first or pass --root.`,
       );
     }
+    requireLoopbackPermission(host === "localhost" ? "127.0.0.1" : host.replace(/^\[|\]$/g, ""));
     const { startUi } = await import("../ui/server.ts");
     const { runCommand } = await import("./run.ts");
     const { findCommand } = await import("./mod.ts");
@@ -89,6 +90,25 @@ agents change the store. Stop with Ctrl+C.
     return ok("", {});
   },
 };
+
+/**
+ * bimri runs without network permission; the console needs to listen on one
+ * loopback address. Granted on the command line (`--allow-net=127.0.0.1`), or
+ * asked for once at a terminal; otherwise refused with the way to grant it.
+ */
+function requireLoopbackPermission(hostname: string): void {
+  const descriptor = { name: "net", host: hostname } as const;
+  let state = Deno.permissions.querySync(descriptor).state;
+  if (state === "prompt" && Deno.stdin.isTerminal()) {
+    state = Deno.permissions.requestSync(descriptor).state;
+  }
+  if (state !== "granted") {
+    throw new BimriError(
+      "refused",
+      `bimri ui must listen on ${hostname}, and this bimri runs without network permission. Run it with --allow-net=${hostname} added to its deno permissions (e.g. deno run ... --allow-net=${hostname} main.ts ui), or answer yes when asked at a terminal.`,
+    );
+  }
+}
 
 function openBrowser(url: string): void {
   const [cmd, args] = Deno.build.os === "windows"

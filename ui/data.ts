@@ -423,6 +423,8 @@ export type Question = {
   label: string;
   live: LiveEntry | null;
   candidates: (CandidateProposal & { outcome: string })[];
+  /** The run and actor that wrote the live value, when its line names a run. */
+  liveBy: { run: string; actor: string } | null;
   /** Fingerprint of what the owner saw: an answer to a changed question is refused. */
   seen: string;
 };
@@ -468,12 +470,16 @@ function question(
     return { ...readCandidate(store, id), outcome };
   });
   const live = liveEntry(store, conflict.key);
+  const liveRun = live === null ? null : entryRun(live.entry);
   return {
     category,
     conflict,
     label: conflictLabel(conflict.type, candidates.map((c) => c.operation)),
     live,
     candidates,
+    liveBy: liveRun === null
+      ? null
+      : { run: liveRun, actor: runHeader(store, liveRun)?.actor ?? "" },
     seen: seenStamp(conflict, live),
   };
 }

@@ -516,12 +516,17 @@ const CATEGORY_TITLES: Record<string, string> = {
 function questionCard(frame: Frame, q: Question): Html {
   const c = q.conflict;
   const liveText = q.live?.entry.text ?? "";
+  const liveBy = q.liveBy === null
+    ? html``
+    : html`<p class="when">Written by run ${runLink(q.liveBy.run)} · ${
+      untrusted(q.liveBy.actor)
+    }</p>`;
   const live = html`
     <div
       class="side live"><h3><span>Live value</span><span class="pill">keep current</span></h3>${q
           .live === null
         ? html`<p class="muted">Absent from current memory.</p>`
-        : entryBlock(q.live)}</div>
+        : entryBlock(q.live)}${liveBy}</div>
   `;
   const sides = q.candidates.map((cand) => {
     const proposed = cand.operation === "close"

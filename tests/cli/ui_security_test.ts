@@ -25,6 +25,15 @@ Deno.test("ui refuses a --host that is not loopback, before serving anything", a
     match(result.stderr, /^BIMRI ERROR: ui: --host .* is not a loopback address/m);
     strictEqual(result.stdout, "");
   }
+  if (!Deno.env.get("BIMRI_CMD")) {
+    // The plain CLI runs without network permission: the console says how to grant loopback.
+    const result = await bimri(root, ["ui"]);
+    strictEqual(result.code, 2);
+    match(
+      result.stderr,
+      /^BIMRI ERROR: bimri ui must listen on 127\.0\.0\.1.*--allow-net=127\.0\.0\.1/m,
+    );
+  }
 });
 
 /** The session cookie and the form token, got the way a browser gets them. */
