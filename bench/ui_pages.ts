@@ -1,10 +1,12 @@
 /**
  * Benchmark: the owner's console on a grown store. Starts `bimri ui` as its
  * own process (as an owner would), signs in with the printed token, then
- * times each page over HTTP: the first (cold) render, renders of a changed
- * URL on the warm server (a real read and render every time; the extra `_`
- * parameter only defeats the per-stamp page cache), and cached repeats. Also
- * reports each page's size (the Memory page must stay under 1 MB).
+ * times each page over HTTP: right after an agent changed the store (a
+ * journal line through the CLI, so the page reads the engine again), on the
+ * warm server with the store unchanged (a new URL, so the page is rendered
+ * again from what the server read), and cached repeats. Also reports each
+ * page's size (the Memory page must stay under 1 MB). The store is written
+ * to (one bench run and its journal lines): pass --snapshot to measure a copy.
  *
  *   deno run -A bench/ui_pages.ts --root DIR [--samples 15] [--key KEY]
  *   deno run -A bench/ui_pages.ts --snapshot /tmp/snaps/10000   (measures a copy)
@@ -94,10 +96,27 @@ if (import.meta.main) {
     /Runs<\/div>\s*<div class="figure">([0-9]+)/,
   )?.[1];
   console.log(`store ${root}: ${runs ?? "?"} runs; ${samples} samples per page`);
-  console.log("page       cold ms   warm render p50 ms   cached p50 ms   bytes");
+  const cli = async (args: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, MAIN, "--root", root!, ...args],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return new TextDecoder().decode(out.stdout);
+  };
+  const run = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(await cli(["start", "--actor", "bench"]))?.[1];
+  if (!run) throw new Error("could not start the bench run");
+  console.log("page       after-change p50 ms   warm render p50 ms   cached p50 ms   bytes");
   const figures: Record<string, unknown> = {};
   for (const [name, path] of pages) {
-    const cold = await timed(`${origin}${path}_=cold`, cookie);
+    const changed: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < samples; i++) {
+      await cli(["journal", "--run", run, "--text", `bench line ${name} ${i}`]);
+      const first = await timed(`${origin}${path}_=c${i}`, cookie);
+      changed.push(first.ms);
+      bytes = first.bytes;
+    }
     const renders: number[] = [];
     const cachedRuns: number[] = [];
     for (let i = 0; i < samples; i++) {
@@ -107,14 +126,14 @@ if (import.meta.main) {
       cachedRuns.push((await timed(`${origin}${path}_=0`, cookie)).ms);
     }
     const row = {
-      cold: cold.ms,
+      changed_p50: p50(changed),
       render_p50: p50(renders),
       cached_p50: p50(cachedRuns),
-      bytes: cold.bytes,
+      bytes,
     };
     figures[name] = row;
     console.log(
-      `${name.padEnd(10)} ${row.cold.toFixed(1).padStart(7)}   ${
+      `${name.padEnd(10)} ${row.changed_p50.toFixed(1).padStart(19)}   ${
         row.render_p50.toFixed(1).padStart(18)
       }   ${row.cached_p50.toFixed(1).padStart(13)}   ${row.bytes}`,
     );

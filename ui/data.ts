@@ -6,8 +6,11 @@
  */
 import { withReadOnlyStore } from "../engine/retrieval/read_store.ts";
 import type { Store } from "../engine/store/store.ts";
-import { fullAuthorityIssues } from "../engine/integrity/authority.ts";
-import { type StatusReport, statusReport } from "../engine/memory/status.ts";
+import { heldCandidates, type StatusReport } from "../engine/memory/status.ts";
+import { headSummary, orphanCandidates } from "../engine/memory/runs.ts";
+import { scanRunLog } from "../engine/memory/run_log.ts";
+import { listNames } from "../engine/store/files.ts";
+import { utf8Length } from "../engine/model/text.ts";
 import {
   type CandidateProposal,
   classifyReviews,
@@ -21,6 +24,7 @@ import {
   readDecision,
   readResolution,
   type ReviewCategory,
+  reviewCounts,
 } from "../engine/memory/review.ts";
 import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
 import { readAllArchiveRecords } from "../engine/retrieval/archive_read.ts";
@@ -86,7 +90,6 @@ export type Activity = {
 /** Everything the Overview shows. */
 export type Overview = {
   status: StatusReport;
-  authorityIssues: string[];
   activity: Activity[];
   share: { replica: string; exported: number; peers: [string, number][]; waiting: number } | null;
 };
@@ -94,25 +97,73 @@ export type Overview = {
 /** How many recent runs the Overview lists. */
 const ACTIVITY_RUNS = 8;
 
-/** Reads the Overview. */
+// Outcomes of closed runs, by log name: a closed run's log does not change.
+const closedOutcomes = new Map<string, string | null>();
+
+/** Outcome counts over run logs (each log by its first `[OUTCOME:…]` line), closed logs read once. */
+function outcomeCounts(store: Store): Record<string, number> {
+  const outcomes: Record<string, number> = {};
+  for (const name of listNames(store.paths.folder("log"))) {
+    const m = /^(R[0-9]{6})\.md$/.exec(name);
+    if (!m) continue;
+    let outcome = closedOutcomes.get(name);
+    if (outcome === undefined) {
+      const text = readTextOrNull(store.paths.log(m[1]));
+      if (text === null) continue;
+      const facts = scanRunLog(m[1], text);
+      outcome = facts.outcome;
+      if (!Object.hasOwn(store.state.active_runs, m[1])) closedOutcomes.set(name, outcome);
+    }
+    if (outcome) outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+  }
+  return outcomes;
+}
+
+/**
+ * Reads the Overview: status's figures from the engine's own parts (the
+ * full authority check, which reads every record, is the Health page's).
+ */
 export function readOverview(root: string): Overview {
   return withReadOnlyStore(root, (store) => {
-    const issues = fullAuthorityIssues(store.paths, store.state);
-    const status = statusReport(store, issues.length > 0);
+    const { state } = store;
+    const counts = reviewCounts(classifyReviews(store));
+    const status: StatusReport = {
+      revision: state.head_revision,
+      runs: state.run_count,
+      active: Object.keys(state.active_runs).sort().map((run) => ({
+        run,
+        actor: state.active_runs[run].actor,
+      })),
+      head: headSummary(store),
+      hotBytes: utf8Length(store.head.text),
+      hotMaxBytes: state.hot_max_bytes,
+      coldCurrent: Object.keys(state.cold_current).length,
+      held: heldCandidates(store),
+      openConflicts: counts.concurrent + counts.legacy + counts.recovery,
+      proposals: listNames(store.paths.folder("proposals")).filter((n) =>
+        PROPOSAL_FILE.test(n)
+      ).length,
+      revisions:
+        listNames(store.paths.folder("revisions")).filter((n) => REVISION_FILE.test(n)).length,
+      actionableConflicts: counts.concurrent,
+      legacyReviews: counts.legacy,
+      recoveryReviews: counts.recovery,
+      satisfiedCandidates: counts.satisfied,
+      outcomes: outcomeCounts(store),
+      orphans: orphanCandidates(state),
+    };
     const activity: Activity[] = [];
-    for (let n = store.state.run_count; n >= 1 && activity.length < ACTIVITY_RUNS; n--) {
+    for (let n = state.run_count; n >= 1 && activity.length < ACTIVITY_RUNS; n--) {
       const run = `R${String(n).padStart(6, "0")}`;
       const log = readRunTimeline(store, run);
       if (log !== null) activity.push(log.activity);
     }
-    return {
-      status,
-      authorityIssues: issues.map((i) => `${i.kind} ${i.id}: ${i.problem}`),
-      activity,
-      share: readShare(store),
-    };
+    return { status, activity, share: readShare(store) };
   });
 }
+
+const PROPOSAL_FILE = /^R[0-9]{6}-Q[0-9]{3}\.json$/;
+const REVISION_FILE = /^V[0-9]{6}\.md$/;
 
 function readShare(store: Store): Overview["share"] {
   if (!isShared(store.paths)) return null;

@@ -176,10 +176,11 @@ export function overviewPage(frame: Frame, o: Overview): string {
       </dl>
     </section>
   `;
-  const issues = o.authorityIssues.length === 0
-    ? html``
-    : html`<div class="notice bad" role="alert">
-<strong>Authority records need recovery.</strong> ${o.authorityIssues.length} issue(s); see <a href="/health">Health</a>.</div>`;
+  const errors = s.head.validationErrors.length;
+  const issues = errors === 0 ? html`` : html`
+    <div class="notice bad"
+      role="alert"><strong>The hot view has ${errors} validation error(s).</strong> See <a href="/health">Health</a>.</div>
+  `;
   return page(
     frame,
     "Overview",

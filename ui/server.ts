@@ -143,6 +143,23 @@ const pageCache = new Map<string, Cached>();
 const PAGE_CACHE_SIZE = 64;
 let badge: { stamp: string; count: number } | null = null;
 
+// What the engine read for the current stamp, by what was asked: a page
+// rendered again (another filter, another offset, another tab) on an
+// unchanged store reads nothing again.
+let dataStamp = "";
+const dataCache = new Map<string, unknown>();
+
+function memo<T>(stamp: string, key: string, read: () => T): T {
+  if (stamp !== dataStamp) {
+    dataCache.clear();
+    dataStamp = stamp;
+  }
+  if (dataCache.has(key)) return dataCache.get(key) as T;
+  const value = read();
+  dataCache.set(key, value);
+  return value;
+}
+
 function cached(key: string, stamp: string, build: () => string): string {
   const hit = pageCache.get(key);
   if (hit && hit.stamp === stamp) return hit.body;
@@ -155,7 +172,7 @@ function cached(key: string, stamp: string, build: () => string): string {
 
 function frameFor(options: UiOptions, guard: Guard, stamp: string): Frame {
   if (badge === null || badge.stamp !== stamp) {
-    const inbox = readInbox(options.root);
+    const inbox = memo(stamp, "inbox", () => readInbox(options.root));
     const open = inbox.questions.filter((q) => q.category !== "satisfied").length +
       inbox.held.length;
     badge = { stamp, count: open };
@@ -210,7 +227,13 @@ async function handle(options: UiOptions, guard: Guard, request: Request): Promi
   const frame = frameFor(options, guard, stamp);
   const key = path + url.search;
   if (path === "/") {
-    return htmlResponse(cached(key, stamp, () => overviewPage(frame, readOverview(options.root))));
+    return htmlResponse(
+      cached(key, stamp, () =>
+        overviewPage(
+          frame,
+          memo(stamp, "overview", () => readOverview(options.root)),
+        )),
+    );
   }
   if (path === "/memory") return htmlResponse(await memory(options, frame, url));
   if (path === "/key") {
@@ -225,10 +248,23 @@ async function handle(options: UiOptions, guard: Guard, request: Request): Promi
         404,
       );
     }
-    return htmlResponse(cached(key, stamp, () => keyPage(frame, readKey(options.root, k))));
+    return htmlResponse(
+      cached(key, stamp, () =>
+        keyPage(
+          frame,
+          memo(stamp, `key:${k}`, () => readKey(options.root, k)),
+        )),
+    );
   }
   if (path === "/inbox") {
-    return htmlResponse(cached(key, stamp, () => inboxPage(frame, readInbox(options.root), null)));
+    return htmlResponse(
+      cached(key, stamp, () =>
+        inboxPage(
+          frame,
+          memo(stamp, "inbox", () => readInbox(options.root)),
+          null,
+        )),
+    );
   }
   const question = /^\/inbox\/(C[0-9]{6})$/.exec(path);
   if (question && CONFLICT_ID.test(question[1])) {
@@ -240,7 +276,13 @@ async function handle(options: UiOptions, guard: Guard, request: Request): Promi
       cached(
         key,
         stamp,
-        () => runsPage(frame, readRuns(options.root, offset, PAGE_ROWS), offset, PAGE_ROWS),
+        () =>
+          runsPage(
+            frame,
+            memo(stamp, `runs:${offset}`, () => readRuns(options.root, offset, PAGE_ROWS)),
+            offset,
+            PAGE_ROWS,
+          ),
       ),
     );
   }
@@ -316,7 +358,11 @@ async function memory(options: UiOptions, frame: Frame, url: URL): Promise<strin
       note = error.message;
     }
   } else {
-    ({ rows, actors } = readMemory(options.root, filter));
+    ({ rows, actors } = memo(
+      frame.stamp,
+      `memory:${JSON.stringify(filter)}`,
+      () => readMemory(options.root, filter),
+    ));
   }
   const body = memoryPage(frame, {
     filter,
