@@ -6,11 +6,9 @@
  */
 import { withReadOnlyStore } from "../engine/retrieval/read_store.ts";
 import type { Store } from "../engine/store/store.ts";
-import { heldCandidates, type StatusReport } from "../engine/memory/status.ts";
-import { headSummary, orphanCandidates } from "../engine/memory/runs.ts";
+import { type StatusReport, statusReport } from "../engine/memory/status.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
 import { listNames } from "../engine/store/files.ts";
-import { utf8Length } from "../engine/model/text.ts";
 import {
   type CandidateProposal,
   classifyReviews,
@@ -24,7 +22,6 @@ import {
   readDecision,
   readResolution,
   type ReviewCategory,
-  reviewCounts,
 } from "../engine/memory/review.ts";
 import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
 import { readAllArchiveRecords } from "../engine/retrieval/archive_read.ts";
@@ -126,32 +123,7 @@ function outcomeCounts(store: Store): Record<string, number> {
 export function readOverview(root: string): Overview {
   return withReadOnlyStore(root, (store) => {
     const { state } = store;
-    const counts = reviewCounts(classifyReviews(store));
-    const status: StatusReport = {
-      revision: state.head_revision,
-      runs: state.run_count,
-      active: Object.keys(state.active_runs).sort().map((run) => ({
-        run,
-        actor: state.active_runs[run].actor,
-      })),
-      head: headSummary(store),
-      hotBytes: utf8Length(store.head.text),
-      hotMaxBytes: state.hot_max_bytes,
-      coldCurrent: Object.keys(state.cold_current).length,
-      held: heldCandidates(store),
-      openConflicts: counts.concurrent + counts.legacy + counts.recovery,
-      proposals: listNames(store.paths.folder("proposals")).filter((n) =>
-        PROPOSAL_FILE.test(n)
-      ).length,
-      revisions:
-        listNames(store.paths.folder("revisions")).filter((n) => REVISION_FILE.test(n)).length,
-      actionableConflicts: counts.concurrent,
-      legacyReviews: counts.legacy,
-      recoveryReviews: counts.recovery,
-      satisfiedCandidates: counts.satisfied,
-      outcomes: outcomeCounts(store),
-      orphans: orphanCandidates(state),
-    };
+    const status = statusReport(store, false, outcomeCounts);
     const activity: Activity[] = [];
     for (let n = state.run_count; n >= 1 && activity.length < ACTIVITY_RUNS; n--) {
       const run = `R${String(n).padStart(6, "0")}`;
@@ -161,9 +133,6 @@ export function readOverview(root: string): Overview {
     return { status, activity, share: readShare(store) };
   });
 }
-
-const PROPOSAL_FILE = /^R[0-9]{6}-Q[0-9]{3}\.json$/;
-const REVISION_FILE = /^V[0-9]{6}\.md$/;
 
 function readShare(store: Store): Overview["share"] {
   if (!isShared(store.paths)) return null;

@@ -113,6 +113,43 @@ function meter(label: string, value: number, max: number, unit: string): Html {
   `;
 }
 
+/** Previous/next links of a paginated list at `offset` (`limit` rows of `total`). */
+function pager(
+  path: string,
+  params: Record<string, string>,
+  offset: number,
+  limit: number,
+  total: number,
+  [back, forward]: [string, string],
+): Html {
+  const link = (to: number, rel: string, label: string) =>
+    html`<a class="button secondary" href="${
+      urlWith(path, { ...params, offset: to })
+    }" rel="${rel}">${label}</a>`;
+  return html`${offset > 0 ? link(Math.max(0, offset - limit), "prev", back) : html``}${
+    offset + limit < total ? link(offset + limit, "next", forward) : html``
+  }`;
+}
+
+/** A table in its scrolling frame; a column named `*Name` is hidden on narrow screens. */
+function dataTable(columns: string[], rows: Html[]): Html {
+  const heads = columns.map((c) =>
+    c.startsWith("*")
+      ? html`<th scope="col" class="opt">${c.slice(1)}</th>`
+      : html`<th scope="col">${c}</th>`
+  );
+  return html`
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>${heads}</tr>
+        </thead>
+        <tbody>${rows}</tbody>
+      </table>
+    </div>
+  `;
+}
+
 /** Bar widths in 5% steps, as CSS classes (no inline style under the CSP). */
 export const BAR_WIDTH_CSS = Array.from(
   { length: 21 },
@@ -313,16 +350,7 @@ export function memoryPage(frame: Frame, v: MemoryView): string {
   );
   const first = v.total === 0 ? 0 : v.offset + 1;
   const last = v.offset + v.rows.length;
-  const prev = v.offset > 0
-    ? html`<a class="button secondary" href="${
-      urlWith("/memory", { ...params, offset: Math.max(0, v.offset - v.limit) })
-    }" rel="prev">Previous</a>`
-    : html``;
-  const next = last < v.total
-    ? html`<a class="button secondary" href="${
-      urlWith("/memory", { ...params, offset: last })
-    }" rel="next">Next</a>`
-    : html``;
+  const pagerNav = pager("/memory", params, v.offset, v.limit, v.total, ["Previous", "Next"]);
   return page(
     frame,
     "Memory",
@@ -368,24 +396,10 @@ ${v.searchNote === null ? html`` : html`<p class="muted">${v.searchNote}</p>`}
     }</p>
 ${
       v.rows.length === 0 ? html`<p class="notice">Nothing matches.</p>` : html`
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Text</th>
-                <th scope="col">Tier</th>
-                <th scope="col" class="opt">Where</th>
-                <th scope="col" class="opt">Trust</th>
-                <th scope="col" class="opt">Run</th>
-              </tr>
-            </thead>
-            <tbody>${rows}</tbody>
-          </table>
-        </div>
+        ${dataTable(["Key", "Text", "Tier", "*Where", "*Trust", "*Run"], rows)}
       `
     }
-<nav class="pager" aria-label="Pages">${prev}${next}</nav>`,
+<nav class="pager" aria-label="Pages">${pagerNav}</nav>`,
   );
 }
 
@@ -717,16 +731,7 @@ export function runsPage(frame: Frame, p: RunsPage, offset: number, limit: numbe
       </tr>
     `
   );
-  const prev = offset > 0
-    ? html`<a class="button secondary" href="${
-      urlWith("/runs", { offset: Math.max(0, offset - limit) })
-    }" rel="prev">Newer</a>`
-    : html``;
-  const next = offset + limit < p.total
-    ? html`<a class="button secondary" href="${
-      urlWith("/runs", { offset: offset + limit })
-    }" rel="next">Older</a>`
-    : html``;
+  const pagerNav = pager("/runs", {}, offset, limit, p.total, ["Newer", "Older"]);
   return page(
     frame,
     "Runs",
@@ -734,21 +739,8 @@ export function runsPage(frame: Frame, p: RunsPage, offset: number, limit: numbe
     html`
       <h1>Runs</h1>
       <p class="muted">${p.total} runs · ${p.active.size} active · newest first</p>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Actor</th>
-              <th scope="col" class="opt">Started</th>
-              <th scope="col">State</th>
-              <th scope="col" class="opt">Proposals</th>
-            </tr>
-          </thead>
-          <tbody>${rows}</tbody>
-        </table>
-      </div>
-      <nav class="pager" aria-label="Pages">${prev}${next}</nav>
+      ${dataTable(["Run", "Actor", "*Started", "State", "*Proposals"], rows)}
+      <nav class="pager" aria-label="Pages">${pagerNav}</nav>
     `,
   );
 }
@@ -839,27 +831,18 @@ export function nextStep(finding: string): string {
 
 /** The Health page. */
 export function healthPage(frame: Frame, h: HealthView): string {
-  const list = (items: string[], tone: string) =>
-    html`
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Finding</th>
-              <th scope="col">Next step</th>
-            </tr>
-          </thead>
-          <tbody>${items.map((item) =>
-            html`
-              <tr>
-                <td class="text ${tone}">${untrusted(item)}</td>
-                <td>${nextStep(item)}</td>
-              </tr>
-            `
-          )}</tbody>
-        </table>
-      </div>
-    `;
+  const list = (items: string[]) =>
+    dataTable(
+      ["Finding", "Next step"],
+      items.map((item) =>
+        html`
+          <tr>
+            <td class="text">${untrusted(item)}</td>
+            <td>${nextStep(item)}</td>
+          </tr>
+        `
+      ),
+    );
   return page(
     frame,
     "Health",
@@ -872,10 +855,10 @@ export function healthPage(frame: Frame, h: HealthView): string {
           : "Audit failed."}</strong> The read-only audit (<code>bimri doctor --read-only</code>) wrote nothing.</p>
       <h2>Errors (${h.errors.length})</h2>${h.errors.length === 0
         ? html`<p class="muted">None.</p>`
-        : list(h.errors, "")}
+        : list(h.errors)}
       <h2>Warnings (${h.warnings.length})</h2>${h.warnings.length === 0
         ? html`<p class="muted">None.</p>`
-        : list(h.warnings, "")}
+        : list(h.warnings)}
     `,
   );
 }
