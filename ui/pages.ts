@@ -240,7 +240,9 @@ export function overviewPage(frame: Frame, o: Overview): string {
         <section class="card">
           <div class="label">Open questions</div>
           <div class="figure">${open}</div>
-          <div class="muted">${s.actionableConflicts} conflicts · ${s.held.length} held · ${s
+          <div class="muted">${s.actionableConflicts} ${s.actionableConflicts === 1
+            ? "conflict"
+            : "conflicts"} · ${s.held.length} held · ${s
             .recoveryReviews} recovery</div>
           <p><a href="/inbox">Open the review inbox</a></p>
         </section>
