@@ -618,6 +618,9 @@ function heldItem(h: HeldQuestion): Html {
   `;
 }
 
+/** Held candidates listed in the inbox (the Memory page lists them all). */
+const HELD_SHOWN = 50;
+
 /** The Review inbox (or one question of it). */
 export function inboxPage(frame: Frame, inbox: Inbox, flash: Html | null, single?: string): string {
   const questions = inbox.questions.map((q) => questionCard(frame, q));
@@ -639,7 +642,11 @@ ${
           class="muted">Held candidates change nothing until an owner states the fact directly (for example through an agent told by you); they need no answer here.</p>
         ${inbox.held.length === 0
           ? html`<p class="muted">None.</p>`
-          : html`<ul>${inbox.held.map(heldItem)}</ul>`}
+          : html`<ul>${inbox.held.slice(0, HELD_SHOWN).map(heldItem)}</ul>${
+            inbox.held.length > HELD_SHOWN
+              ? html`<p><a href="/memory?location=HELD">All ${inbox.held.length} held candidates</a></p>`
+              : html``
+          }`}
       `
     }`,
   );
