@@ -153,6 +153,34 @@ Deno.test({
         },
       );
 
+      await t.step(
+        "keyboard: the first Tab reaches the skip link, which moves focus to the content",
+        async () => {
+          // 640 CSS px at device scale 2 is a 1280 px window at 200% zoom.
+          const page = await browser.newPage({
+            viewport: { width: 640, height: 800 },
+            deviceScaleFactor: 2,
+          });
+          await page.goto(ui.url);
+          await page.goto(`${ui.origin}/inbox`);
+          await page.keyboard.press("Tab");
+          strictEqual(await page.evaluate("document.activeElement.textContent"), "Skip to content");
+          await page.keyboard.press("Enter");
+          strictEqual(await page.evaluate("document.activeElement.id"), "content");
+          await page.keyboard.press("Tab");
+          strictEqual(
+            await page.evaluate("document.activeElement.tagName"),
+            "A",
+            "links follow in order",
+          );
+          const overflow = await page.evaluate(
+            "document.documentElement.scrollWidth - window.innerWidth",
+          ) as number;
+          ok(overflow <= 0, `at 200% zoom the inbox scrolls sideways by ${overflow}px`);
+          await page.close();
+        },
+      );
+
       await t.step("an agent's write shows up without a reload", async () => {
         const [page] = await openPage(browser, ui, 1280);
         await page.goto(`${ui.origin}/runs/${winner}`);
