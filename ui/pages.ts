@@ -26,7 +26,7 @@ import type { JsonObject } from "../engine/model/json.ts";
 
 /** What every page's frame needs. */
 export type Frame = {
-  /** The store's change stamp when the page was read (the script polls for a newer one). */
+  /** The store's change stamp when the page was read (the script polls for a newer one); "" for none. */
   stamp: string;
   /** Open questions for the navigation badge. */
   openQuestions: number;
@@ -47,6 +47,10 @@ const NAV: [string, string][] = [
 
 /** The page frame: head, persistent navigation, main content, footer. */
 export function page(frame: Frame, title: string, active: string, body: Html): string {
+  // A page answering a POST has no stamp: the script leaves it alone (it cannot be fetched again).
+  const stampMeta = frame.stamp === ""
+    ? html``
+    : html`<meta name="bimri-stamp" content="${frame.stamp}">`;
   const links = NAV.map(([href, label]) => {
     const current = href === active
       ? html`
@@ -66,7 +70,7 @@ export function page(frame: Frame, title: string, active: string, body: Html): s
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="referrer" content="no-referrer">
-        <meta name="bimri-stamp" content="${frame.stamp}">
+        ${stampMeta}
         <title>${title} · bimri</title>
         <link rel="stylesheet" href="/assets/app.css">
         <script src="/assets/app.js" defer></script>

@@ -403,7 +403,7 @@ async function post(
   const [, id, step] = m;
   const choice = form.get("choose") ?? "";
   const seen = form.get("seen") ?? "";
-  const frame = frameFor(options, guard, stamp);
+  const frame = { ...frameFor(options, guard, stamp), stamp: "" };
   if (!/^(?:current|dismiss|R[0-9]{6}-Q[0-9]{3})$/.test(choice)) {
     return htmlResponse(
       single(
@@ -467,6 +467,6 @@ async function post(
   }
   pageCache.clear();
   badge = null;
-  const after = frameFor(options, guard, changeStamp(options.root));
+  const after = { ...frameFor(options, guard, changeStamp(options.root)), stamp: "" };
   return htmlResponse(single(options, after, id, message), status);
 }
