@@ -694,6 +694,7 @@ ${
 <input type="hidden" name="seen" value="${q.seen}">
 <input type="hidden" name="choose" value="${choice}">
 <p><label><input type="checkbox" name="approved" value="yes" required> I am the owner of this memory and I chose this answer myself.</label></p>
+<p class="muted">Recording it is exactly <code>bimri resolve ${c.conflict_id} --choose ${choice} --human-approved</code>: an attestation that you chose it.</p>
 <div class="choices"><button type="submit" name="confirm" value="yes">Record this answer</button>
 <a class="button secondary" href="/inbox/${c.conflict_id}">Cancel</a></div>
 </form></section>`,
