@@ -9,6 +9,7 @@ import type { Store } from "../engine/store/store.ts";
 import { type StatusReport, statusReport } from "../engine/memory/status.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
 import { listNames } from "../engine/store/files.ts";
+import { folderPrint } from "../engine/integrity/summary.ts";
 import {
   type CandidateProposal,
   classifyReviews,
@@ -97,8 +98,16 @@ const ACTIVITY_RUNS = 8;
 // Outcomes of closed runs, by log name: a closed run's log does not change.
 const closedOutcomes = new Map<string, string | null>();
 
+// The last count, valid while the log folder and the set of active runs stay
+// the same (a run's outcome is written when it closes, which ends its activity).
+let lastCounts: { key: string; outcomes: Record<string, number> } | null = null;
+
 /** Outcome counts over run logs (each log by its first `[OUTCOME:…]` line), closed logs read once. */
 function outcomeCounts(store: Store): Record<string, number> {
+  const key = `${folderPrint(store.paths, "log")}|${
+    Object.keys(store.state.active_runs).sort().join(",")
+  }`;
+  if (lastCounts !== null && lastCounts.key === key) return { ...lastCounts.outcomes };
   const outcomes: Record<string, number> = {};
   for (const name of listNames(store.paths.folder("log"))) {
     const m = /^(R[0-9]{6})\.md$/.exec(name);
@@ -113,6 +122,7 @@ function outcomeCounts(store: Store): Record<string, number> {
     }
     if (outcome) outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   }
+  lastCounts = { key, outcomes: { ...outcomes } };
   return outcomes;
 }
 
