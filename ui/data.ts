@@ -7,6 +7,7 @@
 import { withReadOnlyStore } from "../engine/retrieval/read_store.ts";
 import type { Store } from "../engine/store/store.ts";
 import { type StatusReport, statusReport } from "../engine/memory/status.ts";
+import { orphanCandidates } from "../engine/memory/runs.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
 import { listNames } from "../engine/store/files.ts";
 import { folderPrint } from "../engine/integrity/summary.ts";
@@ -267,7 +268,7 @@ export function readRuns(root: string, offset: number, limit: number): RunsPage 
       total,
       runs,
       active: new Set(Object.keys(store.state.active_runs)),
-      orphans: [],
+      orphans: orphanCandidates(store.state),
     };
   });
 }

@@ -740,7 +740,11 @@ export function runsPage(frame: Frame, p: RunsPage, offset: number, limit: numbe
         <td>${runLink(a.run)}</td>
         <td>${untrusted(a.actor)}</td>
         <td class="opt when">${a.startedAt}</td>
-        <td>${outcomePill(a.outcome, a.closed)}</td>
+        <td>${outcomePill(a.outcome, a.closed)}${p.orphans.includes(a.run)
+          ? html`
+            <span class="pill bad" title="inactive for over 24 hours; never auto-closed">orphan candidate</span>
+          `
+          : html``}</td>
         <td class="opt">${a.proposals.length}</td>
       </tr>
     `
@@ -752,7 +756,9 @@ export function runsPage(frame: Frame, p: RunsPage, offset: number, limit: numbe
     "/runs",
     html`
       <h1>Runs</h1>
-      <p class="muted">${p.total} runs · ${p.active.size} active · newest first</p>
+      <p
+        class="muted">${p.total} runs · ${p.active.size} active · ${p.orphans
+          .length} orphan candidates · newest first</p>
       ${dataTable(["Run", "Actor", "*Started", "State", "*Proposals"], rows)}
       <nav class="pager" aria-label="Pages">${pagerNav}</nav>
     `,
