@@ -32,6 +32,7 @@ import { HOLD_MESSAGES } from "../engine/memory/decision_record.ts";
 import { readProposal } from "../engine/records/proposal.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
+import { scanShare } from "../engine/share/scan.ts";
 import type { JsonObject } from "../engine/model/json.ts";
 import { type MemoryEntry, parseAnyEntry } from "../engine/model/hot.ts";
 import { RUN_ID } from "../engine/model/ids.ts";
@@ -90,7 +91,17 @@ export type Activity = {
 export type Overview = {
   status: StatusReport;
   activity: Activity[];
-  share: { replica: string; exported: number; peers: [string, number][]; waiting: number } | null;
+  share: {
+    replica: string;
+    exported: number;
+    /** Other replicas: records imported, records waiting for `share pull`, and whether one is missing. */
+    peers: { replica: string; seen: number; waiting: number; gap: boolean }[];
+    waiting: number;
+    /** Refused shared records (doctor names them). */
+    problems: number;
+    /** Effects a pull decided and has not finished committing. */
+    finishing: number;
+  } | null;
 };
 
 /** How many recent runs the Overview lists. */
@@ -151,14 +162,21 @@ function readShare(store: Store): Overview["share"] {
     const ctx = loadShare(store.paths, false);
     if (ctx === null) return null;
     const state = ctx.state;
-    const peers = Object.entries(state.vector)
-      .filter(([replica]) => replica !== state.replica)
-      .map(([replica, seq]) => [replica, Number(seq)] as [string, number]);
+    // File names only: nothing is parsed or imported.
+    const scan = scanShare(ctx, { countOnly: true });
+    const peers = scan.replicas.filter((r) => !r.own).map((r) => {
+      const seen = Number(state.vector[r.replica] ?? 0);
+      const waiting = scan.pending.get(r.replica)?.length ?? 0;
+      // Records past the waiting chain exist but one before them is missing.
+      return { replica: r.replica, seen, waiting, gap: r.newest > seen + waiting };
+    });
     return {
       replica: state.replica,
       exported: state.nextSeq - 1,
       peers,
-      waiting: state.importing.length,
+      waiting: peers.reduce((n, p) => n + p.waiting, 0),
+      problems: scan.problems.length,
+      finishing: state.importing.length,
     };
   } catch {
     return null;

@@ -190,6 +190,44 @@ function longText(text: string): Html {
   }… <details><summary>Show all ${total} characters</summary>${untrusted(text)}</details>`;
 }
 
+function shareCard(share: NonNullable<Overview["share"]>): Html {
+  const peers = share.peers.map((p) =>
+    html`<li><span class="mono">${p.replica}</span>: ${p.seen} imported, ${p.waiting} waiting${
+      p.gap
+        ? html`
+          <span class="pill warn">gap: a record is missing; the rest arrives with a later git pull</span>
+        `
+        : html``
+    }</li>`
+  );
+  return html`<section class="card" aria-labelledby="share-h"><h2 id="share-h">Team memory</h2>
+<dl class="meta"><dt>This replica</dt><dd class="mono">${share.replica}</dd>
+<dt>Records exported</dt><dd>${share.exported}</dd>
+<dt>Waiting for <code>share pull</code></dt><dd>${share.waiting}</dd>
+${
+    share.finishing > 0
+      ? html`
+        <dt>Pull finishing</dt>
+        <dd>${share.finishing} effects (the next command finishes them)</dd>
+      `
+      : html``
+  }
+${
+    share.problems > 0
+      ? html`
+        <dt>Refused records</dt>
+        <dd>${share.problems} (see Health)</dd>
+      `
+      : html``
+  }</dl>
+${
+    peers.length === 0
+      ? html`<p class="muted">No other replica has shared yet.</p>`
+      : html`<ul>${peers}</ul>`
+  }
+</section>`;
+}
+
 /** The Overview page. */
 export function overviewPage(frame: Frame, o: Overview): string {
   const s = o.status;
@@ -199,24 +237,7 @@ export function overviewPage(frame: Frame, o: Overview): string {
   const open = s.actionableConflicts + s.legacyReviews + s.recoveryReviews + s.held.length;
   const outcomes = Object.keys(s.outcomes).sort();
   const activity = o.activity.map((a) => activityItem(a));
-  const share = o.share === null ? html`` : html`
-    <section class="card" aria-labelledby="share-h">
-      <h2 id="share-h">Team memory</h2>
-      <dl class="meta">
-        <dt>This replica</dt>
-        <dd class="mono">${o.share.replica}</dd>
-        <dt>Records exported</dt>
-        <dd>${o.share.exported}</dd>
-        <dt>Waiting to finish</dt>
-        <dd>${o.share.waiting}</dd>
-        <dt>Peers seen</dt>
-        <dd>${o.share.peers.length === 0 ? "none yet" : join(
-          o.share.peers.map(([r, n]) => html`<span class="mono">${r}</span> up to ${n}`),
-          ", ",
-        )}</dd>
-      </dl>
-    </section>
-  `;
+  const share = o.share === null ? html`` : shareCard(o.share);
   const errors = s.head.validationErrors.length;
   const issues = errors === 0 ? html`` : html`
     <div class="notice bad"
