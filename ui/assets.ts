@@ -105,6 +105,8 @@ dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 .diff { font-size: .9375rem; }
 ins { background: var(--ins); text-decoration: none; border-radius: .2rem; padding: 0 .15em; margin: 0 .1em; }
 del { background: var(--del); border-radius: .2rem; padding: 0 .15em; margin: 0 .1em; }
+ul.lines { list-style: none; padding: 0; margin: .25rem 0 .75rem; font-size: .875rem; overflow-wrap: anywhere; }
+ul.lines li { margin: .15rem 0; }
 .choices { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: .85rem; }
 .notice { border: 1px solid var(--line); border-left: 4px solid var(--accent); background: var(--panel);
   padding: .75rem 1rem; border-radius: .4rem; margin: 0 0 1rem; }

@@ -9,7 +9,7 @@ import type { Store } from "../engine/store/store.ts";
 import { type StatusReport, statusReport } from "../engine/memory/status.ts";
 import { orphanCandidates } from "../engine/memory/runs.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
-import { listNames } from "../engine/store/files.ts";
+import { listNames, lstatOrNull } from "../engine/store/files.ts";
 import { folderPrint } from "../engine/integrity/summary.ts";
 import {
   type CandidateProposal,
@@ -476,7 +476,52 @@ export type Question = {
   liveBy: { run: string; actor: string } | null;
   /** Fingerprint of what the owner saw: an answer to a changed question is refused. */
   seen: string;
+  /** A recovery review's preserved edit, against the accepted view (null for other questions). */
+  evidence: Evidence | null;
 };
+
+/** A direct edit of bimri.md that the engine preserved, line by line against accepted memory. */
+export type Evidence = {
+  file: string;
+  /** Lines only the edit has, and lines only accepted memory has (each list at most EVIDENCE_LINES). */
+  onlyEdit: string[];
+  onlyAccepted: string[];
+  /** The file could not be read (missing, linked or too large). */
+  unreadable: boolean;
+};
+
+/** Lines of each side of a preserved edit listed on the page. */
+const EVIDENCE_LINES = 50;
+
+const RECOVERY_FILE = /^\.bimri\/recovery\/[A-Za-z0-9._-]+\.md$/;
+
+function evidenceOf(store: Store, conflict: ConflictRecord): Evidence | null {
+  if (conflict.type !== "manual-edit") return null;
+  const file = conflict.extra.recovery_file;
+  if (typeof file !== "string" || !RECOVERY_FILE.test(file)) return null;
+  const path = `${store.paths.root}/${file}`;
+  const info = lstatOrNull(path);
+  const text = info && info.isFile && !info.isSymlink && info.size <= 1_048_576
+    ? readTextOrNull(path)
+    : null;
+  if (text === null) return { file, onlyEdit: [], onlyAccepted: [], unreadable: true };
+  const edit = text.split("\n");
+  const accepted = store.head.text.split("\n");
+  const inEdit = new Set(edit);
+  const inAccepted = new Set(accepted);
+  return {
+    file,
+    onlyEdit: edit.filter((line) => line.trim() !== "" && !inAccepted.has(line)).slice(
+      0,
+      EVIDENCE_LINES,
+    ),
+    onlyAccepted: accepted.filter((line) => line.trim() !== "" && !inEdit.has(line)).slice(
+      0,
+      EVIDENCE_LINES,
+    ),
+    unreadable: false,
+  };
+}
 
 /** A held candidate waiting for the owner (no conflict: answered by a direct owner statement). */
 export type HeldQuestion = { row: MemoryRow; message: string };
@@ -530,6 +575,7 @@ function question(
       ? null
       : { run: liveRun, actor: runHeader(store, liveRun)?.actor ?? "" },
     seen: seenStamp(conflict, live),
+    evidence: evidenceOf(store, conflict),
   };
 }
 

@@ -6,6 +6,7 @@
 import { diffHtml, type Html, html, join, untrusted, urlWith } from "./html.ts";
 import type {
   Activity,
+  Evidence,
   Generation,
   HeldQuestion,
   Inbox,
@@ -626,9 +627,38 @@ ${
     CATEGORY_TITLES[q.category]
   }</span><span class="when">raised ${c.created_at}</span></header>
 ${c.question === "" ? html`` : html`<p class="muted text">${untrusted(c.question)}</p>`}
-<div class="sides">${live}${sides}</div>
+<div class="sides">${live}${sides}${q.evidence === null ? html`` : evidenceSide(q.evidence)}</div>
 ${actions}
 </article>`;
+}
+
+function evidenceSide(e: Evidence): Html {
+  const lines = (items: string[], tag: "ins" | "del") =>
+    items.length === 0
+      ? html`<p class="muted">None.</p>`
+      : html`<ul class="lines">${
+        items.map((line) =>
+          tag === "ins"
+            ? html`
+              <li>
+                <ins>${line}</ins>
+              </li>
+            `
+            : html`
+              <li>
+                <del>${line}</del>
+              </li>
+            `
+        )
+      }</ul>`;
+  return html`<div class="side"><h3><span>Preserved edit</span></h3>
+<p class="mono">${e.file}</p>
+${
+    e.unreadable
+      ? html`<p class="notice bad">The preserved file cannot be read here; open it in a terminal.</p>`
+      : html`<p class="label">Lines only in the edit</p>${lines(e.onlyEdit, "ins")}
+<p class="label">Lines only in accepted memory</p>${lines(e.onlyAccepted, "del")}`
+  }</div>`;
 }
 
 function heldItem(h: HeldQuestion): Html {
