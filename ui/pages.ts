@@ -568,7 +568,11 @@ function questionCard(frame: Frame, q: Question): Html {
     <div
       class="side live"><h3><span>Live value</span><span class="pill">keep current</span></h3>${q
           .live === null
-        ? html`<p class="muted">Absent from current memory.</p>`
+        ? html`<p class="muted">${
+          q.evidence === null
+            ? "Absent from current memory."
+            : "Accepted memory stays authoritative: bimri.md was already restored from it. Re-submit anything the edit meant as proposals."
+        }</p>`
         : entryBlock(q.live)}${liveBy}</div>
   `;
   const sides = q.candidates.map((cand) => {
