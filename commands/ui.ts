@@ -1,6 +1,6 @@
 /** `ui`: serve the owner's console (review inbox, memory browser) on a local web page. */
 import { BimriError } from "../engine/errors.ts";
-import { boolFlag, type Command, integerFlag, ok, stringFlag } from "./command.ts";
+import { boolFlag, type Command, ok, stringFlag } from "./command.ts";
 
 /** The ui verb. */
 export const uiCommand: Command = {
@@ -22,13 +22,15 @@ agents change the store. Stop with Ctrl+C.
   --open         also open the URL in the default browser
   --read-only    serve no form and refuse every change`,
   flags: {
-    port: { type: "string", integer: true },
+    // Not `integer`: that marks the reference's int() flags, and ui is bimri's own verb.
+    port: { type: "string" },
     host: { type: "string" },
     open: { type: "boolean" },
     "read-only": { type: "boolean" },
   },
   async run(ctx, flags) {
-    const port = integerFlag(flags, "port") ?? 0;
+    const portText = stringFlag(flags, "port") ?? "0";
+    const port = /^[0-9]{1,5}$/.test(portText) ? Number(portText) : -1;
     if (port < 0 || port > 65535) {
       throw new BimriError("usage", "ui: --port must be 0 (any free port) through 65535.");
     }
