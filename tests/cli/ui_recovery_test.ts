@@ -6,7 +6,7 @@
 import { match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { bimri, must, newSubject, startRun, tempStore } from "../helpers/cli.ts";
-import { rawHttp, startUi } from "../helpers/ui.ts";
+import { rawHttp, signIn, startUi } from "../helpers/ui.ts";
 
 Deno.test("ui: a recovery review shows the preserved edit and keeping current answers it", async () => {
   const root = await tempStore();
@@ -22,9 +22,7 @@ Deno.test("ui: a recovery review shows the preserved edit and keeping current an
   const ui = await startUi(root);
   try {
     const { origin } = ui;
-    const path = new URL(ui.url).pathname + new URL(ui.url).search;
-    const cookie =
-      ((await rawHttp(origin, "GET", path, {})).headers.get("set-cookie") ?? "").split(";")[0];
+    const cookie = await signIn(ui);
     const inbox = (await rawHttp(origin, "GET", "/inbox", { cookie })).body;
     match(inbox, /Recovery review/);
     match(inbox, /Preserved edit/);

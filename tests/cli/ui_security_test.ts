@@ -14,7 +14,7 @@ import {
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
-import { rawHttp, seedConflict, startUi } from "../helpers/ui.ts";
+import { rawHttp, seedConflict, signIn, startUi } from "../helpers/ui.ts";
 
 Deno.test("ui refuses a --host that is not loopback, before serving anything", async () => {
   const root = await tempStore();
@@ -130,9 +130,7 @@ Deno.test("ui --read-only serves no form and refuses every POST", async () => {
   const ui = await startUi(root, ["--read-only"]);
   try {
     const { origin } = ui;
-    const path = new URL(ui.url).pathname + new URL(ui.url).search;
-    const cookie =
-      ((await rawHttp(origin, "GET", path, {})).headers.get("set-cookie") ?? "").split(";")[0];
+    const cookie = await signIn(ui);
     const before = hashTree(root);
     for (const page of ["/", "/inbox", "/inbox/C000001", "/memory", "/runs", "/health"]) {
       const response = await rawHttp(origin, "GET", page, { cookie });

@@ -6,7 +6,7 @@ import { match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { must } from "../helpers/cli.ts";
 import { agentSets, cloneAs, gitOk, originAndClone, publish } from "../helpers/share.ts";
-import { rawHttp, startUi } from "../helpers/ui.ts";
+import { rawHttp, signIn, startUi } from "../helpers/ui.ts";
 
 Deno.test("ui overview: team memory shows waiting records and a gap", async () => {
   const { base, origin, first: a } = await originAndClone();
@@ -22,9 +22,7 @@ Deno.test("ui overview: team memory shows waiting records and a gap", async () =
   const overview = async () => {
     const ui = await startUi(a);
     try {
-      const path = new URL(ui.url).pathname + new URL(ui.url).search;
-      const cookie = ((await rawHttp(ui.origin, "GET", path, {})).headers.get("set-cookie") ?? "")
-        .split(";")[0];
+      const cookie = await signIn(ui);
       return (await rawHttp(ui.origin, "GET", "/", { cookie })).body;
     } finally {
       await ui.stop();

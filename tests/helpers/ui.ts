@@ -139,3 +139,10 @@ export async function rawHttp(
   }
   return { status: Number(statusLine.split(" ")[1]), headers: parsed, body: rest.join("\r\n\r\n") };
 }
+
+/** Exchanges the console's printed token for its session cookie (`name=value`). */
+export async function signIn(ui: UiProcess): Promise<string> {
+  const url = new URL(ui.url);
+  const exchange = await rawHttp(ui.origin, "GET", url.pathname + url.search, {});
+  return (exchange.headers.get("set-cookie") ?? "").split(";")[0];
+}
