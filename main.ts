@@ -206,7 +206,17 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     const before = storePresence(root);
     // --- end newcomer ---
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
-    const result = await runCommand(command, ctx, flags, positionals);
+    const label = command.progress?.(positionals) ?? null;
+    // The indicator is only ever shown to a person at a terminal, never to pipes or --json.
+    const stop = label !== null && !json && io === PROCESS_IO && Deno.stderr.isTerminal()
+      ? (await import("./commands/progress.ts")).startProgress(`${command.name}: ${label}`)
+      : null;
+    let result: CommandResult;
+    try {
+      result = await runCommand(command, ctx, flags, positionals);
+    } finally {
+      await stop?.();
+    }
     const created = QUIET_CREATORS.has(command.name) ? null : storeCreatedNotice(root, before);
     if (created !== null) result.stderr = [...(result.stderr ?? []), created];
     return emit(result, json, io);

@@ -55,6 +55,11 @@ export type Command = {
   help: string;
   /** Flags the verb accepts (global flags are added by the dispatcher). */
   flags: FlagSpec;
+  /**
+   * What a long verb is doing, for the terminal's progress indicator (null:
+   * no indicator for these arguments). Shown only on a terminal, after a second.
+   */
+  progress?: (positionals: string[]) => string | null;
   /** Positional arguments allowed (default 0). */
   positionals?: number;
   /** Runs the verb. */

@@ -130,6 +130,7 @@ finds no error, rebuilds the index.
 
   --read-only  audit with zero writes (no layout, view healing, index or recovery records)`,
   flags: { "read-only": { type: "boolean" } },
+  progress: () => "auditing the store",
   async run(ctx, flags): Promise<CommandResult> {
     const readOnly = boolFlag(flags, "read-only");
     const stderr: string[] = [];

@@ -15,6 +15,7 @@ Rebuilds .bimri/index.tsv (eight tab-separated columns: id, key, loc, trust,
 source, status, file, headline) from hot and cold memory, run logs and the
 archive. The index is an export for other tools; retrieval never reads it.`,
   flags: {},
+  progress: () => "rebuilding the index",
   run(ctx) {
     return withStore(ctx.root, (store) => {
       const sync = syncView(store);

@@ -35,6 +35,7 @@ that runs bimri (.bimri/runtime.local.json), renders the Claude Code hooks
 (.bimri/hooks.claude.local.json) and runs a self-check. An existing v5 store
 gets a code-only update that leaves bimri.md and every record byte-identical.`,
   flags: { target: { type: "string" }, quiescent: { type: "boolean" } },
+  progress: () => "installing",
   async run(_ctx, flags) {
     const target = requiredFlag(flags, "install", "target");
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });

@@ -33,6 +33,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, Loader>> = {
   get: () => import("./get.ts").then((m) => m.getCommand),
   search: () => import("./search.ts").then((m) => m.searchCommand),
   mcp: () => import("./mcp.ts").then((m) => m.mcpCommand),
+  ui: () => import("./ui.ts").then((m) => m.uiCommand),
   "hook-start": () => import("./hooks.ts").then((m) => m.hookStartCommand),
   "hook-close": () => import("./hooks.ts").then((m) => m.hookCloseCommand),
   install: () => import("./install.ts").then((m) => m.installCommand),

@@ -17,6 +17,7 @@ Reports hot bytes against the ceiling, the number of cold-current subjects and
 which Tier 2 subject the next byte-pressure admission would cool. Memory is not
 changed; only the derived .bimri/index.tsv is rebuilt.`,
   flags: {},
+  progress: () => "maintaining the store",
   run(ctx) {
     return withStore(ctx.root, (store) => {
       const sync = syncView(store);

@@ -21,6 +21,7 @@ synchronized and its index rebuilt. An empty folder is initialized. Stop every
 other agent and BIMRI process before migrating older memory: running this
 command is the explicit request to migrate.`,
   flags: {},
+  progress: () => "migrating the store",
   async run(ctx): Promise<CommandResult> {
     // The migration ends with a full audit.
     await prepareAudit(new StorePaths(ctx.root));

@@ -18,6 +18,7 @@ import { recallCommand } from "./recall.ts";
 import { getCommand } from "./get.ts";
 import { searchCommand } from "./search.ts";
 import { mcpCommand } from "./mcp.ts";
+import { uiCommand } from "./ui.ts";
 import { hookCloseCommand, hookStartCommand } from "./hooks.ts";
 import { installCommand, sentinelCommand } from "./install.ts";
 import { shareCommand } from "./share.ts";
@@ -46,6 +47,7 @@ export const COMMANDS: readonly Command[] = [
   getCommand,
   searchCommand,
   mcpCommand,
+  uiCommand,
   hookStartCommand,
   hookCloseCommand,
   installCommand,

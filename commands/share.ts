@@ -209,6 +209,7 @@ export const shareCommand: Command = {
   summary: "team memory across clones through git (init, pull, status)",
   help: HELP,
   flags: { yes: { type: "boolean" } },
+  progress: (positionals) => positionals[0] === "pull" ? "pulling team memory" : null,
   positionals: 1,
   run(ctx, flags, positionals) {
     const sub = positionals[0];

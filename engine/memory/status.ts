@@ -160,8 +160,14 @@ function tolerate<T>(tolerant: boolean, compute: () => T, fallback: T): T {
 /**
  * Builds the status report. With `damagedAuthority`, counts that need a
  * damaged record fall back to what can be read (the recovery block says why).
+ * `outcomes` may count run outcomes another way (a long-lived reader that
+ * remembers closed logs); the default reads them as `status` does.
  */
-export function statusReport(store: Store, damagedAuthority = false): StatusReport {
+export function statusReport(
+  store: Store,
+  damagedAuthority = false,
+  outcomes: (store: Store) => Record<string, number> = countOutcomes,
+): StatusReport {
   const { paths, state } = store;
   // A settled proof listed both folders already.
   const proof = settledProofOf(store);
@@ -196,7 +202,7 @@ export function statusReport(store: Store, damagedAuthority = false): StatusRepo
     legacyReviews: counts.legacy,
     recoveryReviews: counts.recovery,
     satisfiedCandidates: counts.satisfied,
-    outcomes: countOutcomes(store),
+    outcomes: outcomes(store),
     orphans: orphanCandidates(state),
   };
 }

@@ -51,8 +51,8 @@ export function layeringViolations(files: Map<string, string>): string[] {
     for (const specifier of importSpecifiers(source)) {
       const to = target(file, specifier);
       const say = (rule: string) => problems.push(`${file} imports ${specifier}: ${rule}`);
-      if (/^(?:commands|mcp)\//.test(to) || to === "main.ts") {
-        say("engine/ must not import its adapters (commands/, mcp/, main.ts)");
+      if (/^(?:commands|mcp|ui)\//.test(to) || to === "main.ts") {
+        say("engine/ must not import its adapters (commands/, mcp/, ui/, main.ts)");
       }
       if (file.startsWith("engine/model/") && !to.startsWith("engine/model/")) {
         if (!MODEL_MAY_IMPORT.has(to)) {
@@ -119,4 +119,37 @@ Deno.test("the layering check catches each kind of bad import", () => {
     ["engine/retrieval/ok.ts", 'import { readDecision } from "../records/decision.ts";'],
   ]);
   assertEquals(layeringViolations(fine), []);
+});
+
+/** Every .ts file under `folder` (repo-relative paths), plus main.ts when asked. */
+function sourcesUnder(folders: string[]): Map<string, string> {
+  const files = new Map<string, string>();
+  const visit = (folder: string) => {
+    for (const entry of Deno.readDirSync(join(REPO, folder))) {
+      const path = `${folder}/${entry.name}`;
+      if (entry.isDirectory) visit(path);
+      else if (entry.isFile && entry.name.endsWith(".ts")) {
+        files.set(path, Deno.readTextFileSync(join(REPO, path)));
+      }
+    }
+  };
+  for (const folder of folders) visit(folder);
+  files.set("main.ts", Deno.readTextFileSync(join(REPO, "main.ts")));
+  return files;
+}
+
+Deno.test("only commands/ui.ts imports the console (ui/), and ui/ never imports mcp/", () => {
+  const problems: string[] = [];
+  for (const [file, source] of sourcesUnder(["commands", "mcp", "ui"])) {
+    for (const specifier of importSpecifiers(source)) {
+      const to = target(file, specifier);
+      if (to.startsWith("ui/") && !file.startsWith("ui/") && file !== "commands/ui.ts") {
+        problems.push(`${file} imports ${specifier}: only commands/ui.ts loads the console`);
+      }
+      if (file.startsWith("ui/") && to.startsWith("mcp/")) {
+        problems.push(`${file} imports ${specifier}: ui/ and mcp/ are separate adapters`);
+      }
+    }
+  }
+  assertEquals(problems, []);
 });

@@ -1,0 +1,50 @@
+/**
+ * The Overview of a shared store: other replicas, how many of their records
+ * wait for `share pull`, and a gap when a record before them is missing.
+ */
+import { match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { must } from "../helpers/cli.ts";
+import { agentSets, cloneAs, gitOk, originAndClone, publish } from "../helpers/share.ts";
+import { rawHttp, signIn, startUi } from "../helpers/ui.ts";
+
+Deno.test("ui overview: team memory shows waiting records and a gap", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  await must(b, ["share", "pull"]);
+  await agentSets(b, "claude", { "task.beta": "Beta from b.", "task.gamma": "Gamma from b." });
+  await publish(b, "b learned");
+  await gitOk(a, ["pull", "-q", "--no-edit", "origin", "main"]);
+
+  const overview = async () => {
+    const ui = await startUi(a);
+    try {
+      const cookie = await signIn(ui);
+      return (await rawHttp(ui.origin, "GET", "/", { cookie })).body;
+    } finally {
+      await ui.stop();
+    }
+  };
+  const waiting = await overview();
+  match(waiting, /Team memory/);
+  match(waiting, /: 0 imported, 2 waiting/);
+  ok(!waiting.includes("gap:"), "no gap while every record is there");
+
+  // The first of b's records goes missing from this checkout: the second cannot be imported yet.
+  const shared = join(a, ".bimri-share");
+  const replicaDir = [...Deno.readDirSync(shared)].map((e) => e.name).find((name) => {
+    try {
+      return [...Deno.readDirSync(join(shared, name))].length === 2;
+    } catch {
+      return false;
+    }
+  });
+  ok(replicaDir, "b's replica folder holds its two records");
+  const first = [...Deno.readDirSync(join(shared, replicaDir!))].map((e) => e.name).sort()[0];
+  Deno.removeSync(join(shared, replicaDir!, first));
+  const gap = await overview();
+  match(gap, /gap: a record is missing/);
+});
