@@ -8,6 +8,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import {
   bimri,
@@ -92,8 +93,15 @@ Deno.test({
         `[click me](javascript:alert(4)) <a href="javascript:alert(5)">x</a>`,
       ),
     );
-    // Memory text may refuse bidi controls; a run summary is where one can still land.
+    // bimri refuses bidi controls in memory text, but the reference engine accepts them: a line it
+    // appended to the run log (its journal grammar) is how one still reaches the console.
     const bidi = await bimri(root, newSubject(hostile, "hostile.bidi", "invoice \u202Egpj.exe"));
+    strictEqual(bidi.code, 2, "bimri refuses a bidi override in memory text");
+    await Deno.writeTextFile(
+      join(root, ".bimri", "log", `${hostile}.md`),
+      `[ID:${hostile}-E003] [I:3] reference wrote \u202Eevil\n`,
+      { append: true },
+    );
     await must(root, [
       "close",
       "--run",
@@ -101,7 +109,7 @@ Deno.test({
       "--outcome",
       "partial",
       "--summary",
-      `<script>alert(6)</script> \u202Eevil`,
+      `<script>alert(6)</script> summary`,
     ]);
     Deno.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -143,10 +151,6 @@ Deno.test({
             ok(log.includes(`<script>alert("journal")</script>`), "the journal line is text");
             ok(log.includes("\\u202eevil"), "a bidi override is shown as its escape");
             ok(!log.includes("\u202E"), "no raw bidi override reaches the page");
-            if (bidi.code === 0) {
-              await page.goto(`${ui.origin}/memory`);
-              ok((await page.textContent("main") ?? "").includes("invoice \\u202egpj.exe"));
-            }
             strictEqual(watch.dialogs.length, 0, `dialogs: ${watch.dialogs}`);
             const foreign = watch.requests.filter((url) => !url.startsWith(ui.origin + "/"));
             strictEqual(foreign.length, 0, `requests that left the console: ${foreign}`);
