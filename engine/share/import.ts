@@ -44,6 +44,8 @@ import type { SharedEntry, ShareRecord } from "./record.ts";
 import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
 import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { causallyReady, vectorCovers } from "./vector.ts";
+import { holdUntrusted, type TrustQuestion } from "./trust.ts";
+import { needsOwner } from "./governance.ts";
 
 /** What a pull did. */
 export type PullResult = {
@@ -59,6 +61,8 @@ export type PullResult = {
   problems: ShareProblem[];
   /** Records still waiting (their causal predecessors have not arrived). */
   blocked: number;
+  /** Replicas whose records wait for the owner's trust (trust.ts). */
+  questions?: TrustQuestion[];
 };
 
 /** Proposals an import run may stage before it is closed and a new one started. */
@@ -119,6 +123,12 @@ class Pull {
       this.flush(key);
       this.contest(record, event);
       this.keys[key] = [...events, event];
+      return;
+    }
+    if (kind === "apply" && needsOwner(record, content) && !sameContent(record.entry, content)) {
+      // Memory the owner confirmed here changes only by the owner's answer (governance.ts).
+      this.flush(key);
+      this.contest(record, event);
       return;
     }
     if (kind === "apply" && record.kind === "resolution") {
@@ -513,6 +523,7 @@ function pullNow(store: Store, ctx: ShareContext): PullResult {
   const scan = scanShare(ctx);
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
+  pull.result.questions = holdUntrusted(ctx, scan.pending);
   const processed = seenVector(ctx.state);
   const queues = [...scan.pending.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
   const heads = new Map<string, number>(queues.map(([replica]) => [replica, 0]));

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { must, tempStore } from "../helpers/cli.ts";
-import { agentSets, textOf as getText } from "../helpers/share.ts";
+import { agentSets, textOf as getText, trustEveryReplica } from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
 Deno.test("memory_share_pull builds a fresh clone's memory and reports what it imported", async () => {
@@ -13,6 +13,8 @@ Deno.test("memory_share_pull builds a fresh clone's memory and reports what it i
   const copy = await new Deno.Command("cp", { args: ["-a", join(a, ".bimri-share"), b] })
     .output();
   assert(copy.success);
+  // Trust is the owner's, through the CLI: no MCP tool grants it.
+  await trustEveryReplica(b);
   const mcp = await connectMcp(b);
   try {
     const result = await callTool(mcp, "memory_share_pull");
