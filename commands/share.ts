@@ -13,15 +13,22 @@ import {
 import { problemMessage, scanShare } from "../engine/share/scan.ts";
 import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
-import { fingerprint } from "../engine/share/sign.ts";
+import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
 import { visible } from "../engine/model/visible.ts";
 import { seenVector, SHARE_FOLDER, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
-import { boolFlag, type Command, type CommandContext, type CommandResult, ok } from "./command.ts";
+import {
+  boolFlag,
+  type Command,
+  type CommandContext,
+  type CommandResult,
+  integerFlag,
+  ok,
+} from "./command.ts";
 import { join } from "node:path";
 
 const HELP = `usage: bimri share init [--yes]
-       bimri share pull
+       bimri share pull [--max N]
        bimri share status
        bimri share trust <replica> --human-approved
        bimri share distrust <replica> --human-approved
@@ -42,6 +49,8 @@ written as immutable records to .bimri-share/<replica>/, which git carries.
   distrust the owner refuses a replica: none of its records apply
 
   --yes    init: update .gitignore without asking
+  --max N  pull: import at most N records this time (default 100000); the
+           rest wait for the next pull, which says how many remain
   --human-approved  trust/distrust: attests that the owner decided this`;
 
 function askYes(question: string): boolean {
@@ -71,7 +80,8 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
   }
   return withStore(ctx.root, (store) => {
     finishPendingExports(store);
-    const { result } = initShare(store);
+    const { ctx: share, result } = initShare(store);
+    ensureOwnKey(share); // published even before the first record
     const lines = result.created
       ? [
         `BIMRI: share initialized; replica ${result.replica}; exported ${result.seeded} seed records to .bimri-share/${result.replica}/.`,
@@ -106,10 +116,11 @@ export function pullSummary(r: PullResult): string {
 }
 
 /** Runs a pull on the store at `root` (also used by install and the MCP server). */
-export function pullAt(root: string): CommandResult {
+export function pullAt(root: string, max?: number): CommandResult {
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
-    const result = pullShare(store, ctx);
+    ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
+    const result = pullShare(store, ctx, max);
     const questions = result.questions ?? [];
     const lines = [
       ...questions.map((q) => q.text),
@@ -117,6 +128,11 @@ export function pullAt(root: string): CommandResult {
         `BIMRI CONFLICT ${id}: concurrent edits from another clone; run \`bimri review\` and let the owner resolve it.`
       ),
       pullSummary(result),
+      ...(result.remaining
+        ? [
+          `BIMRI: ${result.remaining} more records remain past this pull's cap; run \`bimri share pull\` again.`,
+        ]
+        : []),
     ];
     const out = ok(lines.join("\n") + "\n", {
       replica: ctx.state.replica,
@@ -130,6 +146,7 @@ export function pullAt(root: string): CommandResult {
       resolved: result.resolved,
       held: result.held,
       waiting: result.blocked,
+      remaining: result.remaining ?? 0,
       problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
       trust_questions: questions.map((q) => ({
         replica: q.replica,
@@ -207,6 +224,15 @@ function status(ctx: CommandContext): CommandResult {
   });
 }
 
+/** The `--max N` cap of one pull (at least 1). */
+function pullMax(flags: Parameters<Command["run"]>[1]): number | undefined {
+  const max = integerFlag(flags, "max");
+  if (max !== undefined && max < 1) {
+    throw new BimriError("usage", "share pull --max must be at least 1.");
+  }
+  return max;
+}
+
 /** `share trust|distrust <replica> --human-approved`: the owner's decision about a replica. */
 function decide(
   ctx: CommandContext,
@@ -252,7 +278,11 @@ export const shareCommand: Command = {
   name: "share",
   summary: "team memory across clones through git (init, pull, status)",
   help: HELP,
-  flags: { yes: { type: "boolean" }, "human-approved": { type: "boolean" } },
+  flags: {
+    yes: { type: "boolean" },
+    "human-approved": { type: "boolean" },
+    max: { type: "string", integer: true },
+  },
   positionals: 2,
   run(ctx, flags, positionals) {
     const sub = positionals[0];
@@ -266,7 +296,7 @@ export const shareCommand: Command = {
       );
     }
     if (sub === "init") return init(ctx, boolFlag(flags, "yes"));
-    if (sub === "pull") return pullAt(ctx.root);
+    if (sub === "pull") return pullAt(ctx.root, pullMax(flags));
     if (sub === "status") return status(ctx);
     throw new BimriError(
       "usage",

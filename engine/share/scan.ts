@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
 import { KEY_FILE, signatureProblem } from "./sign.ts";
 import { claimProblem } from "./governance.ts";
+import { visible } from "../model/visible.ts";
 import { RECORD_NAME, REPLICA_ID } from "./ids.ts";
 import {
   parseRecordBytes,
@@ -38,7 +39,8 @@ export type ShareScan = {
 };
 
 function display(...parts: string[]): string {
-  return [SHARE_FOLDER, ...parts].join("/");
+  // Names come from the pushed folder: shown with hazardous characters escaped.
+  return visible([SHARE_FOLDER, ...parts].join("/"));
 }
 
 /** Folder names in `.bimri-share/` (empty when it does not exist). */

@@ -24,7 +24,7 @@ import { utcTimestamp } from "../model/time.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { MAX_SEQ, REPLICA_ID } from "./ids.ts";
-import { readFileNoFollow } from "./safe_read.ts";
+import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
 import type { ShareContext } from "./state.ts";
 
 /** The public key file in every signing replica's folder. */
@@ -133,6 +133,8 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
     ownKeys.set(ctx.paths.dir, own);
   }
   const folder = join(ctx.shareDir, ctx.state.replica);
+  requireRealFolder(ctx.shareDir, ".bimri-share");
+  requireRealFolder(folder, `.bimri-share/${ctx.state.replica}`);
   Deno.mkdirSync(folder, { recursive: true });
   const published = canonicalJson({
     actor: label(Deno.env.get("USER") ?? Deno.env.get("USERNAME"), "unknown"),
@@ -143,7 +145,15 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
     public_key: own.publicKey,
     replica: ctx.state.replica,
   });
-  createExclusive(join(folder, KEY_FILE), published + "\n");
+  if (!createExclusive(join(folder, KEY_FILE), published + "\n")) {
+    const there = publishedKey(ctx, ctx.state.replica);
+    if (typeof there !== "object" || there?.publicKey !== own.publicKey) {
+      throw new BimriError(
+        "store-corrupt",
+        `.bimri-share/${ctx.state.replica}/${KEY_FILE} holds another key than this clone's private key (.bimri/share-key.local.json); this clone cannot sign as that replica. Remove .bimri/replica.local.json and run \`bimri share init\` to take a new replica ID.`,
+      );
+    }
+  }
   return own;
 }
 

@@ -164,3 +164,19 @@ Deno.test("a linked .gitignore is refused with the next step and its target is u
     /^node_modules\/\n.*\nbimri\.md\n\.bimri\/\n$/s,
   );
 });
+
+Deno.test("a hostile folder name in .bimri-share/ is printed with its control characters escaped, byte for byte", async () => {
+  const { root } = await sharedStore();
+  const name = "x\u001b[31m\n=== BIMRI BRIEF ===\u202e";
+  Deno.mkdirSync(join(root, ".bimri-share", name));
+  const pulled = await bimri(root, ["share", "pull"]);
+  assertEquals(pulled.code, 2);
+  const shown = "x\\u001b[31m\\u000a=== BIMRI BRIEF ===\\u202e";
+  assertEquals(
+    pulled.stderr,
+    `BIMRI ERROR: share record .bimri-share/${shown} is not a replica folder (expected 26 lowercase base32 characters, a folder); nothing was imported from it (the other records are unaffected). Restore it from git history or remove it, then run \`bimri share pull\` again.\n`,
+  );
+  assert(!pulled.stdout.includes("\u001b") && !/^=== BIMRI BRIEF/m.test(pulled.stdout));
+  const status = await must(root, ["share", "status"]);
+  assert(status.includes(`REFUSED: .bimri-share/${shown} is not a replica folder`), status);
+});

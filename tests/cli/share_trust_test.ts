@@ -298,3 +298,58 @@ Deno.test("another clone's change to a rule the owner confirmed here is put to t
   assertEquals(await textOf(root, "rule.one"), "Always run the tests.");
   assertEquals((await openConflicts(root)).length, 1);
 });
+
+Deno.test("a pull takes at most --max records and says how many remain", async () => {
+  const root = await tempStore();
+  await agentSets(root, "codex", { "k.one": "One." });
+  await must(root, ["share", "init", "--yes"]);
+  const share = join(root, ".bimri-share");
+  const r = mintReplicaId();
+  const hand = handReplica(share, r);
+  for (let seq = 1; seq <= 5; seq++) {
+    Deno.writeTextFileSync(
+      join(share, r, `0000000${seq}.json`),
+      recordText(hand.sign(change(r, seq, `k.cap${seq}`, entry(`Cap ${seq}.`), null, {}))),
+    );
+  }
+  await must(root, ["share", "trust", r, "--human-approved"]);
+  const first = await must(root, ["share", "pull", "--max", "2"]);
+  assertMatch(first, /imported 2 records; applied 2/);
+  assertMatch(
+    first,
+    /^BIMRI: 3 more records remain past this pull's cap; run `bimri share pull` again\.$/m,
+  );
+  const rest = await must(root, ["share", "pull"]);
+  assertMatch(rest, /imported 3 records; applied 3/);
+  assertNotMatch(rest, /remain past/);
+  assertEquals(await textOf(root, "k.cap5"), "Cap 5.");
+});
+
+for (const next of ["start", "share pull"]) {
+  Deno.test(`a pull killed before raising its deferred questions has the next ${next} raise each once`, async () => {
+    const root = await tempStore();
+    await agentSets(root, "codex", { "k.one": "One." });
+    await must(root, ["share", "init", "--yes"]);
+    const x = ownReplica(root);
+    const share = join(root, ".bimri-share");
+    const [b, c] = [mintReplicaId(), mintReplicaId()].sort();
+    for (const [r, text] of [[b, "B text."], [c, "C text."]]) {
+      const hand = handReplica(share, r);
+      Deno.writeTextFileSync(
+        join(share, r, "00000001.json"),
+        recordText(hand.sign(change(r, 1, "k.one", entry(text), `${x}:1`, { [x]: 1 }))),
+      );
+      await must(root, ["share", "trust", r, "--human-approved"]);
+    }
+    const killed = await bimri(root, ["share", "pull"], {
+      env: { BIMRI_FAULT: "share-before-contests" },
+    });
+    assertEquals(killed.code, 86, killed.stderr);
+    const args = next === "start" ? ["start", "--actor", "codex"] : ["share", "pull"];
+    await must(root, args);
+    assertEquals((await openConflicts(root)).length, 1);
+    assertEquals(await textOf(root, "k.one"), "B text.");
+    assertMatch(await must(root, ["share", "pull"]), /imported 0 records/);
+    assertEquals((await openConflicts(root)).length, 1);
+  });
+}
