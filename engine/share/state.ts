@@ -282,12 +282,23 @@ export function seenVector(state: ShareState): Vector {
   return out;
 }
 
+/** The key map text this process last wrote, per file. */
+const keysWritten = new Map<string, string>();
+
 /** Atomically saves `share.local.json` (and the key map when it was read). */
 export function saveShare(ctx: ShareContext): void {
   const s = ctx.state;
   // Replayed events must reach the key file before the cursor moves past them.
   if (s.replayed.length > 0) keysOf(ctx);
-  if (s.keys !== null) atomicReplace(shareKeysFile(ctx.paths), canonicalJson(s.keys));
+  if (s.keys !== null) {
+    // Unchanged since this process last wrote it: not rewritten (a pull saves often).
+    const text = canonicalJson(s.keys);
+    const path = shareKeysFile(ctx.paths);
+    if (keysWritten.get(path) !== text) {
+      atomicReplace(path, text);
+      keysWritten.set(path, text);
+    }
+  }
   atomicReplace(
     shareStateFile(ctx.paths),
     canonicalJson({
