@@ -126,6 +126,32 @@ function signedText(record: ShareRecord): string {
   return recordText(record);
 }
 
+/** One change record of a bench replica. */
+function change(
+  replica: string,
+  seq: number,
+  key: string,
+  text: string,
+  replaces: string | null,
+  vector: Record<string, number>,
+): ShareRecord {
+  return {
+    replica,
+    seq,
+    kind: "change",
+    key,
+    operation: "set",
+    entry: entry(text),
+    replaces,
+    resolves: [],
+    run: "R000001",
+    actor: "codex",
+    at: "2026-12-05T09:00:00Z",
+    source: `R000001-Q${String((seq % 999) + 1).padStart(3, "0")}`,
+    vector,
+  };
+}
+
 /** Records from two replicas set `conflictKeys` keys concurrently; the rest are chains of own keys. */
 export function writeConflicts(
   root: string,
@@ -140,21 +166,14 @@ export function writeConflicts(
     for (let seq = 1; seq <= perReplica; seq++) {
       const contested = r < 2 && seq <= conflictKeys;
       const key = contested ? `bench.c.k${seq}` : `bench.r${r}.k${seq % 100}`;
-      const record: ShareRecord = {
+      const record = change(
         replica,
         seq,
-        kind: "change",
         key,
-        operation: "set",
-        entry: entry(`Replica ${r} record ${seq} on ${key}.`),
-        replaces: contested ? null : last.get(key) ?? null,
-        resolves: [],
-        run: "R000001",
-        actor: "codex",
-        at: "2026-12-05T09:00:00Z",
-        source: `R000001-Q${String((seq % 999) + 1).padStart(3, "0")}`,
-        vector: seq > 1 ? { [replica]: seq - 1 } : {},
-      };
+        `Replica ${r} record ${seq} on ${key}.`,
+        contested ? null : last.get(key) ?? null,
+        seq > 1 ? { [replica]: seq - 1 } : {},
+      );
       last.set(key, `${replica}:${seq}`);
       Deno.writeTextFileSync(join(share, replica, recordName(seq)), signedText(record));
     }
@@ -222,21 +241,14 @@ export function writeChains(root: string, replicas: string[], perReplica: number
       const vector: Record<string, number> = {};
       for (let q = 0; q < r; q++) vector[replicas[q]] = perReplica;
       if (seq > 1) vector[replica] = seq - 1;
-      const record: ShareRecord = {
+      const record = change(
         replica,
         seq,
-        kind: "change",
         key,
-        operation: "set",
-        entry: entry(`Replica ${r} record ${seq} on ${key}.`),
-        replaces: lastOfKey.get(key) ?? null,
-        resolves: [],
-        run: "R000001",
-        actor: "codex",
-        at: "2026-12-05T09:00:00Z",
-        source: `R000001-Q${String((seq % 999) + 1).padStart(3, "0")}`,
+        `Replica ${r} record ${seq} on ${key}.`,
+        lastOfKey.get(key) ?? null,
         vector,
-      };
+      );
       lastOfKey.set(key, `${replica}:${seq}`);
       Deno.writeTextFileSync(join(share, replica, recordName(seq)), signedText(record));
     }

@@ -48,6 +48,7 @@ import { holdUntrusted, type TrustQuestion } from "./trust.ts";
 import { needsOwner } from "./governance.ts";
 import { readContesting, saveContesting } from "./deferred.ts";
 import { faultPoint } from "../store/fault.ts";
+import { pathExists } from "../store/files.ts";
 
 /** What a pull did. */
 export type PullResult = {
@@ -96,6 +97,9 @@ class Pull {
   readonly deferredKeys = new Set<string>();
   /** Open conflicts with import candidates by key, read once per pull. */
   openByKey: Map<string, string[]> | null = null;
+  /** Open stale-base conflicts by key and live hash (the newest of each), read once per pull. */
+  staleBase: Map<string, { id: string; n: number }> | null = null;
+  staleBaseUpTo = 0;
   readonly keys: Record<string, string[]>;
 
   constructor(readonly store: Store, readonly ctx: ShareContext) {
@@ -345,12 +349,19 @@ class Pull {
       appendProposeMarker(this.store.paths, run.run, id, p.operation, p.key, p.base_hash, p.text);
     }
     const live = findLive(this.store.head.view, this.store.state, record.key);
+    let hash = "";
     const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, record.key, {
       line: live?.raw ?? null,
       storage: live?.storage ?? "absent",
       archiveProposalId: live?.archiveProposalId,
       archiveDate: live?.archiveDate,
+    }, (currentHash) => {
+      hash = currentHash;
+      return this.openStaleBase().get(`${record.key}\n${currentHash}`) ?? null;
     });
+    const n = Number(raised.conflictId.slice(1));
+    this.openStaleBase().set(`${record.key}\n${hash}`, { id: raised.conflictId, n });
+    this.staleBaseUpTo = Math.max(this.staleBaseUpTo, n);
     writeDecision(this.store.paths, id, "contested", {
       conflict_id: raised.conflictId,
       revision: this.store.head.revision,
@@ -426,9 +437,37 @@ class Pull {
       for (const pid of candidates) delete this.ctx.state.candidates[pid];
       const index = this.openByKey?.get(key);
       if (index) this.openByKey!.set(key, index.filter((c) => c !== id));
+      for (const [at, open] of this.staleBase ?? []) {
+        if (open.id === id) this.staleBase!.delete(at);
+      }
       this.result.resolved++;
       return;
     }
+  }
+
+  /** The open stale-base conflicts by `<key>\n<current hash>` (see raiseStaleBaseConflict). */
+  openStaleBase(): Map<string, { id: string; n: number }> {
+    if (this.staleBase === null) {
+      this.staleBase = new Map();
+      for (const id of listConflictIds(this.store)) this.indexConflict(id);
+    }
+    // Conflicts raised since without this index (a sync of the pull's own runs).
+    for (;;) {
+      const id = `C${String(this.staleBaseUpTo + 1).padStart(6, "0")}`;
+      if (!pathExists(this.store.paths.conflict(id))) break;
+      this.indexConflict(id);
+    }
+    return this.staleBase;
+  }
+
+  indexConflict(id: string): void {
+    const n = Number(id.slice(1));
+    this.staleBaseUpTo = Math.max(this.staleBaseUpTo, n);
+    if (readResolution(this.store, id) !== null) return;
+    const conflict = readConflict(this.store, id);
+    if (!conflict || conflict.type !== "stale-base") return;
+    const at = `${conflict.key}\n${conflict.current_hash}`;
+    if ((this.staleBase!.get(at)?.n ?? 0) < n) this.staleBase!.set(at, { id, n });
   }
 
   /** True when `record` saw every candidate of the conflicts `ids`. */

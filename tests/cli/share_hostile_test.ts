@@ -47,7 +47,15 @@ Deno.test("a link to /dev/zero under this clone's next record number is never re
   assertEquals(record.entry.text, "Good two.");
   assertEquals(record.vector[replica], 2);
   assertEquals(typeof record.signature, "string");
-  for (const args of [["share", "status"], ["share", "pull"], ["doctor"], ["sync", "--run", run]]) {
+  for (
+    const args of [["share", "status"], ["share", "pull"], ["doctor"], ["sync", "--run", run], [
+      "resolve",
+      "C000001",
+      "--choose",
+      "current",
+      "--human-approved",
+    ]]
+  ) {
     const r = await bimri(root, args, bounded());
     assert(r.code === 0 || r.code === 2, `${args.join(" ")}: ${r.code} ${r.stderr}`);
   }
