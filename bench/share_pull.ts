@@ -311,18 +311,20 @@ async function pulls(
   base: string,
   template: string,
   samples: number,
-): Promise<{ ms: number[]; summary: string }> {
+): Promise<{ ms: number[]; cpu: number[]; summary: string }> {
   const ms: number[] = [];
+  const cpu: number[] = [];
   let summary = "";
   for (let i = 0; i < samples; i++) {
     const root = join(base, `${template.split("/").pop()}-${i}`);
     await copyTree(template, root);
     const pulled = await bimri(root, ["share", "pull"]);
     ms.push(pulled.ms);
+    if (pulled.cpuMs !== null) cpu.push(pulled.cpuMs);
     summary = pulled.out.trim().split("\n").pop() ?? "";
     await Deno.remove(root, { recursive: true });
   }
-  return { ms, summary };
+  return { ms, cpu, summary };
 }
 
 type Side = "unshared" | "shared";
@@ -497,7 +499,9 @@ if (import.meta.main) {
       } ms over ${pullSamples}`,
     );
     console.log(`  ${got.summary}`);
-    figures[`pull_${name}`] = { p50, samples: got.ms.map(Math.round) };
+    const cpu = got.cpu.length ? quantile(got.cpu, 0.5) : null;
+    if (cpu !== null) console.log(`  CPU time (user + system) p50 ${cpu} ms`);
+    figures[`pull_${name}`] = { p50, cpu_p50: cpu, samples: got.ms.map(Math.round) };
   }
 
   if (only.has("everyday")) {
