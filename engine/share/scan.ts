@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
-import { KEY_FILE, signatureProblem } from "./sign.ts";
+import { forgetPublishedKeys, KEY_FILE, signatureProblem } from "./sign.ts";
 import { claimProblem } from "./governance.ts";
 import { visible } from "../model/visible.ts";
 import { RECORD_NAME, REPLICA_ID } from "./ids.ts";
@@ -111,6 +111,7 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
   const own = new Set([ctx.state.replica, ...ctx.state.retired]);
   const scan: ShareScan = { pending: new Map(), problems: [], replicas: [] };
   requireRealFolder(ctx.shareDir, SHARE_FOLDER);
+  forgetPublishedKeys();
   for (const entry of listFolder(ctx.shareDir).sort((a, b) => a.name < b.name ? -1 : 1)) {
     if (entry.name.startsWith(".") || (entry.isFile && /^[A-Za-z0-9._-]+\.md$/.test(entry.name))) {
       continue; // a README or git's own files

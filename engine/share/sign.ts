@@ -210,6 +210,11 @@ export function parseKeyBytes(bytes: Uint8Array, replica: string): PublishedKey 
 
 const published = new Map<string, PublishedKey | string | null>();
 
+/** Forgets the keys read so far (each scan reads them afresh: a long-running server sees new ones). */
+export function forgetPublishedKeys(): void {
+  published.clear();
+}
+
 /**
  * The key `replica` publishes in its folder (null: none, an earlier bimri's
  * replica), or a problem string; read once per process, never through a link.

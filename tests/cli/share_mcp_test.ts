@@ -13,10 +13,17 @@ Deno.test("memory_share_pull builds a fresh clone's memory and reports what it i
   const copy = await new Deno.Command("cp", { args: ["-a", join(a, ".bimri-share"), b] })
     .output();
   assert(copy.success);
-  // Trust is the owner's, through the CLI: no MCP tool grants it.
-  await trustEveryReplica(b);
   const mcp = await connectMcp(b);
   try {
+    // Until the owner trusts the replica, the agent gets the owner's question and nothing applies.
+    const waiting = await callTool(mcp, "memory_share_pull");
+    assertMatch(
+      textOf(waiting),
+      /BIMRI OWNER QUESTION: trust replica [a-z2-7]{26}, which says it is /,
+    );
+    assertEquals(dataOf(waiting).imported, 0);
+    // Trust is the owner's, through the CLI: no MCP tool grants it.
+    await trustEveryReplica(b);
     const result = await callTool(mcp, "memory_share_pull");
     assertEquals(result.isError ?? false, false, textOf(result));
     assertMatch(textOf(result), /share pull imported 2 records; applied 2/);
