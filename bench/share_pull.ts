@@ -186,21 +186,8 @@ function signingCost(replica: string, count: number): { signMs: number; verifyMs
   keyed(share, replica);
   const records: ShareRecord[] = [];
   for (let seq = 1; seq <= count; seq++) {
-    records.push({
-      replica,
-      seq,
-      kind: "change",
-      key: `bench.s.k${seq}`,
-      operation: "set",
-      entry: entry(`Signed ${seq}.`),
-      replaces: null,
-      resolves: [],
-      run: "R000001",
-      actor: "codex",
-      at: "2026-12-05T09:00:00Z",
-      source: "R000001-Q001",
-      vector: seq > 1 ? { [replica]: seq - 1 } : {},
-    });
+    const vector = seq > 1 ? { [replica]: seq - 1 } : {};
+    records.push(change(replica, seq, `bench.s.k${seq}`, `Signed ${seq}.`, null, vector));
   }
   let t = performance.now();
   for (const record of records) signedText(record);
