@@ -28,7 +28,10 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { recordText, type ShareRecord } from "../engine/share/record.ts";
+import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
+import { recordHash, recordText, type ShareRecord } from "../engine/share/record.ts";
+import { verifyRecordHash } from "../engine/share/sign.ts";
+import { canonicalJson } from "../engine/store/canonical_json.ts";
 import { mintReplicaId, recordName } from "../engine/share/ids.ts";
 import { RUN_PERMISSIONS } from "../engine/install/permissions.ts";
 import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
@@ -84,6 +87,122 @@ function bimri(root: string, args: string[]): Promise<Timed> {
   return run(MAIN, ["--root", root, ...args]);
 }
 
+/** Each bench replica's private key (its folder publishes the public one). */
+const keys = new Map<string, { privateKey: KeyObject; x: string }>();
+
+/** Creates `<share>/<replica>/` with a published key once. */
+function keyed(share: string, replica: string): void {
+  Deno.mkdirSync(join(share, replica), { recursive: true });
+  if (keys.has(replica)) {
+    Deno.writeTextFileSync(join(share, replica, "key.json"), keyText(replica));
+    return;
+  }
+  const pair = generateKeyPairSync("ed25519");
+  keys.set(replica, {
+    privateKey: pair.privateKey,
+    x: pair.publicKey.export({ format: "jwk" }).x!,
+  });
+  Deno.writeTextFileSync(join(share, replica, "key.json"), keyText(replica));
+}
+
+function keyText(replica: string): string {
+  return canonicalJson({
+    actor: "bench",
+    created_at: "2026-12-05T09:00:00Z",
+    format: "bimri-share-key/1",
+    from_seq: 1,
+    host: "bench",
+    public_key: keys.get(replica)!.x,
+    replica,
+  }) + "\n";
+}
+
+/** The record's file text, signed by its replica's key. */
+function signedText(record: ShareRecord): string {
+  const message = new TextEncoder().encode(`bimri-share/1 record ${recordHash(record)}`);
+  record.signature = sign(null, message, keys.get(record.replica)!.privateKey).toString(
+    "base64url",
+  );
+  return recordText(record);
+}
+
+/** One change record of a bench replica. */
+function change(
+  replica: string,
+  seq: number,
+  key: string,
+  text: string,
+  replaces: string | null,
+  vector: Record<string, number>,
+): ShareRecord {
+  return {
+    replica,
+    seq,
+    kind: "change",
+    key,
+    operation: "set",
+    entry: entry(text),
+    replaces,
+    resolves: [],
+    run: "R000001",
+    actor: "codex",
+    at: "2026-12-05T09:00:00Z",
+    source: `R000001-Q${String((seq % 999) + 1).padStart(3, "0")}`,
+    vector,
+  };
+}
+
+/** Records from two replicas set `conflictKeys` keys concurrently; the rest are chains of own keys. */
+export function writeConflicts(
+  root: string,
+  replicas: string[],
+  perReplica: number,
+  conflictKeys: number,
+): void {
+  const share = join(root, ".bimri-share");
+  for (const [r, replica] of replicas.entries()) {
+    keyed(share, replica);
+    const last = new Map<string, string>();
+    for (let seq = 1; seq <= perReplica; seq++) {
+      const contested = r < 2 && seq <= conflictKeys;
+      const key = contested ? `bench.c.k${seq}` : `bench.r${r}.k${seq % 100}`;
+      const record = change(
+        replica,
+        seq,
+        key,
+        `Replica ${r} record ${seq} on ${key}.`,
+        contested ? null : last.get(key) ?? null,
+        seq > 1 ? { [replica]: seq - 1 } : {},
+      );
+      last.set(key, `${replica}:${seq}`);
+      Deno.writeTextFileSync(join(share, replica, recordName(seq)), signedText(record));
+    }
+  }
+}
+
+/** In-process cost of signing and verifying one record (what a record adds to export and pull). */
+function signingCost(replica: string, count: number): { signMs: number; verifyMs: number } {
+  const share = Deno.makeTempDirSync();
+  keyed(share, replica);
+  const records: ShareRecord[] = [];
+  for (let seq = 1; seq <= count; seq++) {
+    const vector = seq > 1 ? { [replica]: seq - 1 } : {};
+    records.push(change(replica, seq, `bench.s.k${seq}`, `Signed ${seq}.`, null, vector));
+  }
+  let t = performance.now();
+  for (const record of records) signedText(record);
+  const signMs = (performance.now() - t) / count;
+  t = performance.now();
+  for (const record of records) {
+    if (!verifyRecordHash(keys.get(replica)!.x, recordHash(record), record.signature!)) {
+      throw new Error("a bench signature does not verify");
+    }
+  }
+  const verifyMs = (performance.now() - t) / count;
+  Deno.removeSync(share, { recursive: true });
+  return { signMs, verifyMs };
+}
+
 function entry(text: string): ShareRecord["entry"] {
   return {
     tier: 2,
@@ -101,7 +220,7 @@ export function writeChains(root: string, replicas: string[], perReplica: number
   const share = join(root, ".bimri-share");
   const lastOfKey = new Map<string, string>();
   for (const [r, replica] of replicas.entries()) {
-    Deno.mkdirSync(join(share, replica), { recursive: true });
+    keyed(share, replica);
     for (let seq = 1; seq <= perReplica; seq++) {
       const sharedPool = seq % 10 === 0;
       const key = sharedPool ? `bench.shared.k${(seq / 10) % 20}` : `bench.r${r}.k${seq % 100}`;
@@ -109,23 +228,16 @@ export function writeChains(root: string, replicas: string[], perReplica: number
       const vector: Record<string, number> = {};
       for (let q = 0; q < r; q++) vector[replicas[q]] = perReplica;
       if (seq > 1) vector[replica] = seq - 1;
-      const record: ShareRecord = {
+      const record = change(
         replica,
         seq,
-        kind: "change",
         key,
-        operation: "set",
-        entry: entry(`Replica ${r} record ${seq} on ${key}.`),
-        replaces: lastOfKey.get(key) ?? null,
-        resolves: [],
-        run: "R000001",
-        actor: "codex",
-        at: "2026-12-05T09:00:00Z",
-        source: `R000001-Q${String((seq % 999) + 1).padStart(3, "0")}`,
+        `Replica ${r} record ${seq} on ${key}.`,
+        lastOfKey.get(key) ?? null,
         vector,
-      };
+      );
       lastOfKey.set(key, `${replica}:${seq}`);
-      Deno.writeTextFileSync(join(share, replica, recordName(seq)), recordText(record));
+      Deno.writeTextFileSync(join(share, replica, recordName(seq)), signedText(record));
     }
   }
 }
@@ -135,7 +247,7 @@ export function writeDistinct(root: string, replicas: string[], count: number): 
   const share = join(root, ".bimri-share");
   const per = count / replicas.length;
   for (const [r, replica] of replicas.entries()) {
-    Deno.mkdirSync(join(share, replica), { recursive: true });
+    keyed(share, replica);
     for (let seq = 1; seq <= per; seq++) {
       const record: ShareRecord = {
         replica,
@@ -152,7 +264,7 @@ export function writeDistinct(root: string, replicas: string[], count: number): 
         source: "R000001-Q001",
         vector: seq > 1 ? { [replica]: seq - 1 } : {},
       };
-      Deno.writeTextFileSync(join(share, replica, recordName(seq)), recordText(record));
+      Deno.writeTextFileSync(join(share, replica, recordName(seq)), signedText(record));
     }
   }
 }
@@ -186,18 +298,20 @@ async function pulls(
   base: string,
   template: string,
   samples: number,
-): Promise<{ ms: number[]; summary: string }> {
+): Promise<{ ms: number[]; cpu: number[]; summary: string }> {
   const ms: number[] = [];
+  const cpu: number[] = [];
   let summary = "";
   for (let i = 0; i < samples; i++) {
     const root = join(base, `${template.split("/").pop()}-${i}`);
     await copyTree(template, root);
     const pulled = await bimri(root, ["share", "pull"]);
     ms.push(pulled.ms);
+    if (pulled.cpuMs !== null) cpu.push(pulled.cpuMs);
     summary = pulled.out.trim().split("\n").pop() ?? "";
     await Deno.remove(root, { recursive: true });
   }
-  return { ms, summary };
+  return { ms, cpu, summary };
 }
 
 type Side = "unshared" | "shared";
@@ -301,7 +415,9 @@ if (import.meta.main) {
   });
   const samples = Number(values.samples ?? "25");
   const pullSamples = Number(values["pull-samples"] ?? "3");
-  const only = new Set((values.only ?? "floor,chains,distinct,everyday").split(","));
+  const only = new Set(
+    (values.only ?? "floor,signing,chains,distinct,conflicts400,conflicts1000,everyday").split(","),
+  );
   const base = await Deno.makeTempDir({ prefix: "bimri-share-bench-" });
   const replicas = Array.from({ length: 5 }, () => mintReplicaId()).sort();
   const figures: Record<string, unknown> = { date: new Date().toISOString().slice(0, 10) };
@@ -320,8 +436,28 @@ if (import.meta.main) {
     figures.floor = { p50: floor, p95: quantile(bare, 0.95) };
   }
 
+  if (only.has("signing")) {
+    const cost = signingCost(mintReplicaId(), 2000);
+    console.log(
+      `signing: ${cost.signMs.toFixed(3)} ms to sign and write the text of a record, ${
+        cost.verifyMs.toFixed(3)
+      } ms to verify one (2,000 records, in process)`,
+    );
+    figures.signing = cost;
+  }
+
   for (
     const [name, label, write] of [
+      [
+        "conflicts400",
+        "share pull, 1,200 records from 3 replicas, 400 conflicts",
+        (root: string) => writeConflicts(root, replicas.slice(0, 3), 400, 400),
+      ],
+      [
+        "conflicts1000",
+        "share pull, 10,000 records from 5 replicas, 1,000 conflicts",
+        (root: string) => writeConflicts(root, replicas, 2000, 1000),
+      ],
       [
         "chains",
         "share pull, 10,000 records from 5 replicas (chains)",
@@ -337,6 +473,15 @@ if (import.meta.main) {
     if (!only.has(name)) continue;
     const template = join(base, name);
     write(template);
+    // The owner trusts every replica of the template once (its copies inherit it).
+    for (const replica of replicas) {
+      try {
+        Deno.lstatSync(join(template, ".bimri-share", replica));
+      } catch {
+        continue;
+      }
+      await bimri(template, ["share", "trust", replica, "--human-approved"]);
+    }
     const got = await pulls(base, template, pullSamples);
     const p50 = quantile(got.ms, 0.5);
     console.log(
@@ -345,7 +490,9 @@ if (import.meta.main) {
       } ms over ${pullSamples}`,
     );
     console.log(`  ${got.summary}`);
-    figures[`pull_${name}`] = { p50, samples: got.ms.map(Math.round) };
+    const cpu = got.cpu.length ? quantile(got.cpu, 0.5) : null;
+    if (cpu !== null) console.log(`  CPU time (user + system) p50 ${cpu} ms`);
+    figures[`pull_${name}`] = { p50, cpu_p50: cpu, samples: got.ms.map(Math.round) };
   }
 
   if (only.has("everyday")) {

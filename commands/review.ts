@@ -7,7 +7,20 @@ import { heldReviewNotices } from "../engine/memory/status.ts";
 import { withReadOnlyStore } from "../engine/retrieval/read_store.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { storeExists } from "../engine/store/store.ts";
+import { isShared } from "../engine/share/state.ts";
+import { pendingTrustQuestions, type TrustQuestion } from "../engine/share/trust.ts";
 import { boolFlag, type Command, type CommandResult, integerFlag, ok } from "./command.ts";
+
+/** Owner questions about replicas of a shared store whose records wait (share/trust.ts). */
+function trustQuestions(paths: StorePaths): TrustQuestion[] {
+  if (!isShared(paths)) return [];
+  try {
+    return pendingTrustQuestions(paths);
+  } catch (error) {
+    if (error instanceof BimriError) return []; // share status and doctor report it
+    throw error;
+  }
+}
 
 /** The review verb. */
 export const reviewCommand: Command = {
@@ -63,7 +76,13 @@ Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --hum
       });
       // newcomer (issue 45): held candidates and the command for each, on stderr.
       const held = heldReviewNotices(store);
-      return ok(report.text, {
+      const trust = trustQuestions(store.paths);
+      return ok(report.text + trust.map((q) => q.text + "\n").join(""), {
+        trust_questions: trust.map((q) => ({
+          replica: q.replica,
+          standing: q.standing,
+          waiting: q.waiting,
+        })),
         counts: report.counts,
         total: report.total,
         offset,

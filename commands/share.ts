@@ -12,16 +12,28 @@ import {
   missingIgnoreLines,
 } from "../engine/share/init.ts";
 import { problemMessage, scanShare } from "../engine/share/scan.ts";
-import { seenVector, type ShareContext } from "../engine/share/state.ts";
+import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
+import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
+import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
+import { visible } from "../engine/model/visible.ts";
+import { seenVector, SHARE_FOLDER, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
-import { readTextOrNull } from "../engine/store/files.ts";
 import { gitWorkTreeOf } from "../engine/store/git_tree.ts"; // newcomer
-import { boolFlag, type Command, type CommandContext, type CommandResult, ok } from "./command.ts";
+import {
+  boolFlag,
+  type Command,
+  type CommandContext,
+  type CommandResult,
+  integerFlag,
+  ok,
+} from "./command.ts";
 import { join } from "node:path";
 
 const HELP = `usage: bimri share init [--yes]
-       bimri share pull
+       bimri share pull [--max N]
        bimri share status
+       bimri share trust <replica> --human-approved
+       bimri share distrust <replica> --human-approved
 
 Team memory across clones of one git repository. Every clone keeps its own
 local store (bimri.md and .bimri/ stay out of git); accepted changes are also
@@ -33,8 +45,15 @@ written as immutable records to .bimri-share/<replica>/, which git carries.
   pull     import the other replicas' records (run after git pull); concurrent
            edits of one key become ordinary conflicts (bimri review)
   status   replicas, records waiting to be pulled, conflicts from imports
+  trust    the owner trusts a replica with the signing key its folder
+           publishes now: its records apply from the next pull (a replica's
+           records wait until then, and again after it changes its key)
+  distrust the owner refuses a replica: none of its records apply
 
-  --yes    init: update .gitignore without asking`;
+  --yes    init: update .gitignore without asking
+  --max N  pull: import at most N records this time (default 100000); the
+           rest wait for the next pull, which says how many remain
+  --human-approved  trust/distrust: attests that the owner decided this`;
 
 function askYes(question: string): boolean {
   if (!Deno.stdin.isTerminal()) return false;
@@ -50,7 +69,8 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
       `${ctx.root} is not inside a git work tree, and share carries memory through git. Run \`git init\` there (or clone the project's repository), then \`bimri share init\` again; nothing was changed.`,
     );
   }
-  const missing = missingIgnoreLines(readTextOrNull(join(ctx.root, ".gitignore")));
+  requireRealFolder(join(ctx.root, SHARE_FOLDER), SHARE_FOLDER);
+  const missing = missingIgnoreLines(readGitignore(ctx.root));
   let ignoreAdded: string[] = [];
   const notices: string[] = [];
   if (missing.length > 0) {
@@ -69,7 +89,8 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
   }
   return withStore(ctx.root, (store) => {
     finishPendingExports(store);
-    const { result } = initShare(store);
+    const { ctx: share, result } = initShare(store);
+    ensureOwnKey(share); // published even before the first record
     const lines = result.created
       ? [
         `BIMRI: share initialized; replica ${result.replica}; exported ${result.seeded} seed records to .bimri-share/${result.replica}/.`,
@@ -104,7 +125,7 @@ export function pullSummary(r: PullResult): string {
 }
 
 /** Runs a pull on the store at `root` (also used by install and the MCP server). */
-export function pullAt(root: string): CommandResult {
+export function pullAt(root: string, max?: number): CommandResult {
   // newcomer (issue 45): no store is created where there is nothing to pull.
   if (!hasShareFolder(root) && !storeExists(new StorePaths(root))) {
     throw new BimriError(
@@ -114,16 +135,24 @@ export function pullAt(root: string): CommandResult {
   }
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
-    const result = pullShare(store, ctx);
+    ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
+    const result = pullShare(store, ctx, max);
+    const questions = result.questions ?? [];
     // newcomer (issue 45): a question this same pull saw answered is not announced.
     const open = result.conflictIds.filter((id) =>
       readResolution(store, id)?.status !== "resolved"
     );
     const lines = [
+      ...questions.map((q) => q.text),
       ...open.map((id) =>
         `BIMRI CONFLICT ${id}: concurrent edits from another clone; run \`bimri review\` and let the owner resolve it.`
       ),
       pullSummary(result),
+      ...(result.remaining
+        ? [
+          `BIMRI: ${result.remaining} more records remain past this pull's cap; run \`bimri share pull\` again.`,
+        ]
+        : []),
     ];
     const out = ok(lines.join("\n") + "\n", {
       replica: ctx.state.replica,
@@ -137,7 +166,16 @@ export function pullAt(root: string): CommandResult {
       resolved: result.resolved,
       held: result.held,
       waiting: result.blocked,
+      remaining: result.remaining ?? 0,
       problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
+      trust_questions: questions.map((q) => ({
+        replica: q.replica,
+        standing: q.standing,
+        actor: q.actor,
+        host: q.host,
+        fingerprint: q.fingerprint,
+        waiting: q.waiting,
+      })),
     });
     if (result.problems.length > 0) {
       out.exitCode = 2;
@@ -191,6 +229,8 @@ function status(ctx: CommandContext): CommandResult {
       `Imported so far: applied ${c.applied}, already current ${c.noop}, superseded ${c.superseded}, conflicts ${c.conflicts}, answered elsewhere ${c.resolved}, held ${c.held}.`,
     );
     for (const p of scan.problems) lines.push(`REFUSED: ${p.file} ${p.message}`);
+    const questions = holdUntrusted(share, new Map(scan.pending));
+    for (const q of questions) lines.push(q.text);
     return ok(lines.join("\n") + "\n", {
       shared: true,
       replica: share.state.replica,
@@ -199,6 +239,56 @@ function status(ctx: CommandContext): CommandResult {
       open_conflicts: open,
       counts: { ...c },
       problems: scan.problems.map((p) => ({ ...p })),
+      trust_questions: questions.map((q) => ({ replica: q.replica, standing: q.standing })),
+    });
+  });
+}
+
+/** The `--max N` cap of one pull (at least 1). */
+function pullMax(flags: Parameters<Command["run"]>[1]): number | undefined {
+  const max = integerFlag(flags, "max");
+  if (max !== undefined && max < 1) {
+    throw new BimriError("usage", "share pull --max must be at least 1.");
+  }
+  return max;
+}
+
+/** `share trust|distrust <replica> --human-approved`: the owner's decision about a replica. */
+function decide(
+  ctx: CommandContext,
+  sub: "trust" | "distrust",
+  replica: string | undefined,
+  approved: boolean,
+): CommandResult {
+  if (replica === undefined) {
+    throw new BimriError(
+      "usage",
+      `share ${sub}: name the replica, e.g. \`bimri share ${sub} <replica> --human-approved\` (replicas: \`bimri share status\`).`,
+    );
+  }
+  if (!approved) {
+    throw new BimriError(
+      "refused",
+      `share ${sub} is the owner's decision: an agent may not make it. The owner runs \`bimri share ${sub} ${
+        visible(replica)
+      } --human-approved\`.`,
+    );
+  }
+  return withStore(ctx.root, (store) => {
+    const share = replicaContext(store);
+    const key = decideTrust(share, replica, sub === "trust" ? "trusted" : "distrusted");
+    const who = `${visible(key.actor)} on ${visible(key.host)}, fingerprint ${
+      fingerprint(key.publicKey)
+    }`;
+    const text = sub === "trust"
+      ? `BIMRI: replica ${replica} (${who}) is trusted in this clone; run \`bimri share pull\` to import its records.\n`
+      : `BIMRI: replica ${replica} (${who}) is distrusted in this clone; none of its records will be imported.\n`;
+    return ok(text, {
+      replica,
+      trusted: sub === "trust",
+      fingerprint: fingerprint(key.publicKey),
+      actor: key.actor,
+      host: key.host,
     });
   });
 }
@@ -208,17 +298,30 @@ export const shareCommand: Command = {
   name: "share",
   summary: "team memory across clones through git (init, pull, status)",
   help: HELP,
-  flags: { yes: { type: "boolean" } },
+  flags: {
+    yes: { type: "boolean" },
+    "human-approved": { type: "boolean" },
+    max: { type: "string", integer: true },
+  },
   progress: (positionals) => positionals[0] === "pull" ? "pulling team memory" : null,
-  positionals: 1,
+  positionals: 2,
   run(ctx, flags, positionals) {
     const sub = positionals[0];
+    if (sub === "trust" || sub === "distrust") {
+      return decide(ctx, sub, positionals[1], boolFlag(flags, "human-approved"));
+    }
+    if (positionals.length > 1) {
+      throw new BimriError(
+        "usage",
+        `share ${sub}: takes no further argument (bimri share --help).`,
+      );
+    }
     if (sub === "init") return init(ctx, boolFlag(flags, "yes"));
-    if (sub === "pull") return pullAt(ctx.root);
+    if (sub === "pull") return pullAt(ctx.root, pullMax(flags));
     if (sub === "status") return status(ctx);
     throw new BimriError(
       "usage",
-      "share: name a subcommand: init, pull or status (bimri share --help).",
+      "share: name a subcommand: init, pull, status, trust or distrust (bimri share --help).",
     );
   },
 };

@@ -26,11 +26,11 @@ function strings(value: unknown, out: string[]): string[] {
  * fingerprint) or hidden character it holds; `root` is the project root
  * whose policy applies.
  */
-export function screenRecord(
+export function screenRecord<P extends ScreenProblem>(
   root: string,
   file: string,
-  read: ShareRecord | ScreenProblem,
-): ShareRecord | ScreenProblem {
+  read: ShareRecord | P,
+): ShareRecord | P | ScreenProblem {
   if ("message" in read) return read;
   const policy = secretPolicy(root);
   for (const text of strings(read, [])) {

@@ -99,10 +99,14 @@ export function raiseStaleBaseConflict(
   candidateBytes: Uint8Array,
   key: string,
   live: LiveGeneration,
+  known?: (currentHash: string) => { id: string; n: number } | null,
 ): { conflictId: string; created: boolean } {
   const currentHash = lineHash(live.line);
   const candidateHash = sha256Hex(candidateBytes);
-  const found = findOpenConflict(store, "stale-base", key, currentHash);
+  // A caller that indexed the open conflicts (a share pull) answers without a scan.
+  const found = known
+    ? known(currentHash)
+    : findOpenConflict(store, "stale-base", key, currentHash);
   if (found) {
     const existing = found.id;
     const path = store.paths.conflict(existing);

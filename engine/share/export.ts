@@ -24,8 +24,19 @@ import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { finishImport } from "./import.ts";
 import { eventId, isImportActor, recordName } from "./ids.ts";
-import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
-import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
+import { recordHash, recordText, type ShareRecord } from "./record.ts";
+import { ownSlot, reportForeign } from "./own.ts";
+import { signRecordHash } from "./sign.ts";
+import {
+  isShared,
+  keysOf,
+  loadShare,
+  saveShare,
+  seenVector,
+  SHARE_FOLDER,
+  type ShareContext,
+} from "./state.ts";
+import { requireRealFolder } from "./safe_read.ts";
 import { sortedVector } from "./vector.ts";
 
 /** The fields of a record that the caller decides. */
@@ -37,11 +48,9 @@ export type RecordDraft = Pick<
 /** Creates the record folder of this replica when missing. */
 export function ensureReplicaFolder(ctx: ShareContext): string {
   const folder = join(ctx.shareDir, ctx.state.replica);
-  const info = lstatOrNull(folder);
-  if (info?.isSymlink) {
-    throw new BimriError("store-unsafe", `${folder} is a symbolic link; BIMRI refuses it.`);
-  }
-  if (info === null) Deno.mkdirSync(folder, { recursive: true });
+  requireRealFolder(ctx.shareDir, SHARE_FOLDER);
+  requireRealFolder(folder, `${SHARE_FOLDER}/${ctx.state.replica}`);
+  if (lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
   return folder;
 }
 
@@ -55,16 +64,17 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
   const s = ctx.state;
   const keys = keysOf(ctx);
   const folder = ensureReplicaFolder(ctx);
-  const seq = s.nextSeq;
+  let seq = s.nextSeq;
+  // A file this clone did not write is refused and passed over (own.ts).
+  let slot = ownSlot(ctx, seq);
+  while (slot.kind === "foreign") {
+    reportForeign(slot);
+    slot = ownSlot(ctx, ++seq);
+  }
   const path = join(folder, recordName(seq));
   const event = eventId(s.replica, seq);
-  const existing = readBytesOrNull(path);
-  if (existing !== null) {
-    let source = "";
-    try {
-      source = parseRecordBytes(existing, s.replica, seq).source;
-    } catch { /* refused below */ }
-    if (source !== draft.source) {
+  if (slot.kind === "own") {
+    if (slot.record.source !== draft.source) {
       throw new BimriError(
         "store-corrupt",
         `${path} already exists and does not record ${draft.source}; this replica's folder was written by someone else. Run \`bimri share init\` to take a new replica ID.`,
@@ -72,6 +82,8 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
     }
   } else {
     const live = findLive(store.head.view, store.state, draft.key);
+    const vector = seenVector(s);
+    if (seq > 1) vector[s.replica] = seq - 1;
     const record: ShareRecord = {
       ...draft,
       replica: s.replica,
@@ -80,9 +92,10 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
       operation: draft.operation !== "close" && live === null ? "close" : draft.operation,
       replaces: keys[draft.key]?.[0] ?? null,
       at: utcTimestamp(),
-      vector: sortedVector(seenVector(s)),
+      vector: sortedVector(vector),
     };
     if (record.operation === "close") record.entry = null;
+    record.signature = signRecordHash(ctx, recordHash(record));
     if (!createExclusive(path, recordText(record))) {
       throw new BimriError("io", `${path} appeared while exporting; retry.`);
     }

@@ -44,6 +44,11 @@ import type { SharedEntry, ShareRecord } from "./record.ts";
 import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
 import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { causallyReady, vectorCovers } from "./vector.ts";
+import { holdUntrusted, type TrustQuestion } from "./trust.ts";
+import { needsOwner } from "./governance.ts";
+import { readContesting, saveContesting } from "./deferred.ts";
+import { faultPoint } from "../store/fault.ts";
+import { pathExists } from "../store/files.ts";
 
 /** What a pull did. */
 export type PullResult = {
@@ -59,6 +64,10 @@ export type PullResult = {
   problems: ShareProblem[];
   /** Records still waiting (their causal predecessors have not arrived). */
   blocked: number;
+  /** Replicas whose records wait for the owner's trust (trust.ts). */
+  questions?: TrustQuestion[];
+  /** Records left for the next pull by its cap (`share pull --max N`). */
+  remaining?: number;
 };
 
 /** Proposals an import run may stage before it is closed and a new one started. */
@@ -83,6 +92,14 @@ class Pull {
   /** Effects decided but not committed yet, by key (a later record may supersede them). */
   readonly pendingApply = new Map<string, ShareRecord>();
   readonly runs = new Map<string, ImportRun>();
+  /** Contested records whose question is raised after the pull's commits. */
+  deferred: { record: ShareRecord; event: string }[] = [];
+  readonly deferredKeys = new Set<string>();
+  /** Open conflicts with import candidates by key, read once per pull. */
+  openByKey: Map<string, string[]> | null = null;
+  /** Open stale-base conflicts by key and live hash (the newest of each), read once per pull. */
+  staleBase: Map<string, { id: string; n: number }> | null = null;
+  staleBaseUpTo = 0;
   readonly keys: Record<string, string[]>;
 
   constructor(readonly store: Store, readonly ctx: ShareContext) {
@@ -107,7 +124,14 @@ class Pull {
     const content = this.currentContent(key);
     const kind = classifyRecord(record, { events, content });
     this.result.imported++;
+    // An answer for a key whose question this pull deferred raises it first (perf.ts).
+    if (record.kind === "resolution" && this.deferredKeys.has(key)) this.raiseDeferred(key);
     const open = kind === "apply" ? this.openImportConflicts(key) : [];
+    if (kind === "apply" && this.deferredKeys.has(key)) {
+      this.deferContest(record, event);
+      this.keys[key] = [...events, event];
+      return;
+    }
     if (open.length > 0 && record.kind === "resolution" && this.answers(record, open)) {
       this.applyResolution(record, event);
       return;
@@ -116,9 +140,13 @@ class Pull {
       // While the owner's question on this key is open, later changes join it
       // as candidates (a new question when the live value moved since), so
       // the owner decides among all of them once.
-      this.flush(key);
-      this.contest(record, event);
+      this.deferContest(record, event);
       this.keys[key] = [...events, event];
+      return;
+    }
+    if (kind === "apply" && needsOwner(record, content) && !sameContent(record.entry, content)) {
+      // Memory the owner confirmed here changes only by the owner's answer (governance.ts).
+      this.deferContest(record, event);
       return;
     }
     if (kind === "apply" && record.kind === "resolution") {
@@ -140,8 +168,32 @@ class Pull {
       this.result.noop++;
       return;
     }
-    this.flush(key);
-    this.contest(record, event);
+    this.deferContest(record, event);
+  }
+
+  /**
+   * Questions are raised after the pull's effects are committed together
+   * (one sync per replica instead of one commit per contested key); later
+   * records of the key join the deferred question, as they would join it
+   * once raised.
+   */
+  deferContest(record: ShareRecord, event: string): void {
+    this.deferred.push({ record, event });
+    this.deferredKeys.add(record.key);
+  }
+
+  /** Commits what is pending and raises the deferred questions (of `key` only, when given). */
+  raiseDeferred(key?: string): void {
+    const due = key === undefined
+      ? this.deferred
+      : this.deferred.filter((d) => d.record.key === key);
+    if (due.length === 0) return;
+    this.commitPending(key === undefined ? [...this.pendingApply.keys()] : [key]);
+    this.deferred = key === undefined ? [] : this.deferred.filter((d) => d.record.key !== key);
+    if (key === undefined) this.deferredKeys.clear();
+    else this.deferredKeys.delete(key);
+    if (key === undefined) faultPoint("share-before-contests");
+    for (const { record, event } of due) this.contest(record, event);
   }
 
   /** Commits the pending effect of `key`, if any. */
@@ -297,17 +349,28 @@ class Pull {
       appendProposeMarker(this.store.paths, run.run, id, p.operation, p.key, p.base_hash, p.text);
     }
     const live = findLive(this.store.head.view, this.store.state, record.key);
+    let hash = "";
     const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, record.key, {
       line: live?.raw ?? null,
       storage: live?.storage ?? "absent",
       archiveProposalId: live?.archiveProposalId,
       archiveDate: live?.archiveDate,
+    }, (currentHash) => {
+      hash = currentHash;
+      return this.openStaleBase().get(`${record.key}\n${currentHash}`) ?? null;
     });
+    const n = Number(raised.conflictId.slice(1));
+    this.openStaleBase().set(`${record.key}\n${hash}`, { id: raised.conflictId, n });
+    this.staleBaseUpTo = Math.max(this.staleBaseUpTo, n);
     writeDecision(this.store.paths, id, "contested", {
       conflict_id: raised.conflictId,
       revision: this.store.head.revision,
     }, true);
     this.ctx.state.candidates[id] = event;
+    const index = this.openByKey?.get(record.key);
+    if (this.openByKey !== null && !index?.includes(raised.conflictId)) {
+      this.openByKey.set(record.key, [...index ?? [], raised.conflictId]);
+    }
     this.result.conflicts++;
     if (!this.result.conflictIds.includes(raised.conflictId)) {
       this.result.conflictIds.push(raised.conflictId);
@@ -372,9 +435,39 @@ class Pull {
         continue;
       }
       for (const pid of candidates) delete this.ctx.state.candidates[pid];
+      const index = this.openByKey?.get(key);
+      if (index) this.openByKey!.set(key, index.filter((c) => c !== id));
+      for (const [at, open] of this.staleBase ?? []) {
+        if (open.id === id) this.staleBase!.delete(at);
+      }
       this.result.resolved++;
       return;
     }
+  }
+
+  /** The open stale-base conflicts by `<key>\n<current hash>` (see raiseStaleBaseConflict). */
+  openStaleBase(): Map<string, { id: string; n: number }> {
+    if (this.staleBase === null) {
+      this.staleBase = new Map();
+      for (const id of listConflictIds(this.store)) this.indexConflict(id);
+    }
+    // Conflicts raised since without this index (a sync of the pull's own runs).
+    for (;;) {
+      const id = `C${String(this.staleBaseUpTo + 1).padStart(6, "0")}`;
+      if (!pathExists(this.store.paths.conflict(id))) break;
+      this.indexConflict(id);
+    }
+    return this.staleBase;
+  }
+
+  indexConflict(id: string): void {
+    const n = Number(id.slice(1));
+    this.staleBaseUpTo = Math.max(this.staleBaseUpTo, n);
+    if (readResolution(this.store, id) !== null) return;
+    const conflict = readConflict(this.store, id);
+    if (!conflict || conflict.type !== "stale-base") return;
+    const at = `${conflict.key}\n${conflict.current_hash}`;
+    if ((this.staleBase!.get(at)?.n ?? 0) < n) this.staleBase!.set(at, { id, n });
   }
 
   /** True when `record` saw every candidate of the conflicts `ids`. */
@@ -396,19 +489,24 @@ class Pull {
    */
   openImportConflicts(key: string): string[] {
     const candidates = this.ctx.state.candidates;
-    const pids = Object.keys(candidates);
-    if (pids.length === 0) return [];
-    const out: string[] = [];
-    for (const id of listConflictIds(this.store)) {
-      const conflict = readConflict(this.store, id);
-      if (!conflict || conflict.key !== key || conflict.type !== "stale-base") continue;
-      if (readResolution(this.store, id) !== null) continue;
-      if (conflict.proposal_ids.some((p) => candidates[p] !== undefined)) out.push(id);
+    if (this.openByKey === null) {
+      // Read once per pull (every conflict file), then kept up to date.
+      this.openByKey = new Map();
+      if (Object.keys(candidates).length > 0) {
+        for (const id of listConflictIds(this.store)) {
+          const conflict = readConflict(this.store, id);
+          if (!conflict || conflict.type !== "stale-base") continue;
+          if (readResolution(this.store, id) !== null) continue;
+          if (!conflict.proposal_ids.some((p) => candidates[p] !== undefined)) continue;
+          this.openByKey.set(conflict.key, [...this.openByKey.get(conflict.key) ?? [], id]);
+        }
+      }
     }
-    return out;
+    return [...this.openByKey.get(key) ?? []];
   }
 
   finish(): void {
+    this.raiseDeferred();
     this.commitPending([...this.pendingApply.keys()]);
     for (const run of this.runs.values()) this.closeImportRun(run);
     this.runs.clear();
@@ -461,7 +559,7 @@ function proposalContent(p: ReturnType<typeof requireProposal>["proposal"]): Sha
  * committed, so each lands exactly once. Returns how many were committed here.
  */
 export function finishImport(store: Store, ctx: ShareContext): number {
-  if (importing || ctx.state.importing.length === 0) return 0;
+  if (importing || (ctx.state.importing.length === 0 && readContesting(ctx).length === 0)) return 0;
   importing = true;
   try {
     return finishImportNow(store, ctx);
@@ -492,36 +590,57 @@ function finishImportNow(store: Store, ctx: ShareContext): number {
     pull.pendingApply.set(record.key, record);
   }
   const due = pull.pendingApply.size;
+  const raised = new Set(Object.values(ctx.state.candidates));
+  for (const event of readContesting(ctx)) {
+    if (raised.has(event)) continue;
+    const [replica, seq] = event.split(":");
+    const record = readRecordFile(ctx, replica, Number(seq));
+    if (!isProblem(record)) pull.deferContest(record, event);
+  }
   pull.finish();
+  saveContesting(ctx, []);
   ctx.state.importing = [];
   saveShare(ctx);
   return due;
 }
 
 /** Imports every waiting record; must run under the engine lock on a replica's store. */
-export function pullShare(store: Store, ctx: ShareContext): PullResult {
+export function pullShare(
+  store: Store,
+  ctx: ShareContext,
+  max: number = PULL_MAX_DEFAULT,
+): PullResult {
   finishImport(store, ctx);
   importing = true;
   try {
-    return pullNow(store, ctx);
+    return pullNow(store, ctx, max);
   } finally {
     importing = false;
   }
 }
 
-function pullNow(store: Store, ctx: ShareContext): PullResult {
+/** The most records one pull imports unless told otherwise (`share pull --max N`). */
+export const PULL_MAX_DEFAULT = 100_000;
+
+function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   const scan = scanShare(ctx);
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
+  pull.result.questions = holdUntrusted(ctx, scan.pending);
   const processed = seenVector(ctx.state);
   const queues = [...scan.pending.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
   const heads = new Map<string, number>(queues.map(([replica]) => [replica, 0]));
   let progressed = true;
-  while (progressed) {
+  let taken = 0;
+  while (progressed && taken < max) {
     progressed = false;
     for (const [replica, records] of queues) {
       let i = heads.get(replica)!;
-      while (i < records.length && causallyReady(records[i].vector, replica, processed)) {
+      while (
+        i < records.length && taken < max &&
+        causallyReady(records[i].vector, replica, processed)
+      ) {
+        taken++;
         pull.process(records[i]);
         processed[replica] = records[i].seq;
         ctx.state.vector[replica] = records[i].seq;
@@ -534,13 +653,21 @@ function pullNow(store: Store, ctx: ShareContext): PullResult {
   for (const [replica, records] of queues) {
     pull.result.blocked += records.length - heads.get(replica)!;
   }
+  // Records left for the next pull by the cap (they are not blocked).
+  if (taken >= max) {
+    pull.result.remaining = pull.result.blocked;
+    pull.result.blocked = 0;
+  }
   // The decisions first: the effects still to commit, with the vector and key
   // map that assume them. A pull killed while committing them leaves this
   // list for `finishImport`; without it the next pull would read its own
   // committed effects as concurrent edits.
   ctx.state.importing = [...pull.pendingApply.values()].map((r) => eventId(r.replica, r.seq));
-  if (ctx.state.importing.length > 0) saveShare(ctx);
+  // The questions still to raise, before the cursor that passes them (deferred.ts).
+  saveContesting(ctx, pull.deferred.map((d) => d.event));
+  if (ctx.state.importing.length > 0 || pull.deferred.length > 0) saveShare(ctx);
   pull.finish();
+  saveContesting(ctx, []);
   ctx.state.importing = [];
   const counts = ctx.state.counts;
   counts.applied += pull.result.applied;

@@ -6,7 +6,8 @@
  * the command asks before writing them.
  */
 import { join } from "node:path";
-import { atomicReplace, lstatOrNull, readTextOrNull } from "../store/files.ts";
+import { atomicReplace, lstatOrNull } from "../store/files.ts";
+import { gitignoreMode, readGitignore, requireRealFolder } from "./safe_read.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { mintReplicaId } from "./ids.ts";
@@ -43,7 +44,8 @@ export function missingIgnoreLines(text: string | null): string[] {
 /** Adds the missing lines to `<root>/.gitignore`; returns the lines added. */
 export function addIgnoreLines(root: string): string[] {
   const path = join(root, ".gitignore");
-  const text = readTextOrNull(path);
+  const text = readGitignore(root);
+  const mode = gitignoreMode(root) ?? 0o644;
   const missing = missingIgnoreLines(text);
   if (missing.length === 0) return [];
   const base = text === null || text === "" || text.endsWith("\n") ? (text ?? "") : text + "\n";
@@ -52,6 +54,7 @@ export function addIgnoreLines(root: string): string[] {
     base + "# bimri: the local memory store (shared through .bimri-share/)\n" +
       missing.join("\n") + "\n",
   );
+  Deno.chmodSync(path, mode); // .gitignore keeps its mode
   return missing;
 }
 
@@ -94,6 +97,7 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
 /** Creates `.bimri-share/` and its README when missing. */
 function ensureShareFolder(paths: StorePaths): void {
   const dir = shareDir(paths);
+  requireRealFolder(dir, SHARE_FOLDER);
   if (lstatOrNull(dir) === null) Deno.mkdirSync(dir, { recursive: true });
   const readme = join(dir, "README.md");
   if (lstatOrNull(readme) === null) atomicReplace(readme, README);

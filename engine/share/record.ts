@@ -83,6 +83,8 @@ export type ShareRecord = {
   source: string;
   /** Highest seq seen per replica before this change (this replica: seq - 1). */
   vector: Vector;
+  /** The replica's Ed25519 signature of the record's hash (see sign.ts); absent on older records. */
+  signature?: string;
 };
 
 /** The record's canonical JSON object (without the hash). */
@@ -108,7 +110,14 @@ function recordBody(record: ShareRecord): JsonObject {
 /** The exact bytes of a record file: canonical JSON with `sha256` of the body's canonical JSON. */
 export function recordText(record: ShareRecord): string {
   const body = recordBody(record);
-  return canonicalJson({ ...body, sha256: sha256Hex(canonicalJson(body)) });
+  const out: JsonObject = { ...body, sha256: recordHash(record) };
+  if (record.signature !== undefined) out.signature = record.signature;
+  return canonicalJson(out);
+}
+
+/** The record's `sha256`: the SHA-256 of its body's canonical JSON (what a signature covers). */
+export function recordHash(record: ShareRecord): string {
+  return sha256Hex(canonicalJson(recordBody(record)));
 }
 
 /** Why a record file was refused. */
@@ -274,7 +283,11 @@ export function parseRecordBytes(bytes: Uint8Array, replica: string, seq: number
     fail("not valid JSON (truncated or malformed)");
   }
   if (!isJsonObject(raw)) fail("not a JSON object");
-  exactFields(raw, RECORD_FIELDS, "a record");
+  const { signature, ...unsigned } = raw;
+  if (signature !== undefined && typeof signature !== "string") {
+    fail("field signature must be a string");
+  }
+  exactFields(unsigned, RECORD_FIELDS, "a record");
   if (raw.format !== RECORD_FORMAT) fail(`unknown format (expected ${RECORD_FORMAT})`);
   const record: ShareRecord = {
     replica: str(raw, "replica"),
@@ -320,5 +333,6 @@ export function parseRecordBytes(bytes: Uint8Array, replica: string, seq: number
   const expectedHash = sha256Hex(canonicalJson(recordBody(record)));
   if (raw.sha256 !== expectedHash) fail("SHA-256 mismatch (the record was altered)");
   if (canonicalJson(raw) !== decoded) fail("not in canonical JSON form");
+  if (signature !== undefined) record.signature = signature;
   return record;
 }

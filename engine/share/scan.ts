@@ -6,16 +6,29 @@
  * file and stops only its own replica's chain.
  */
 import { join } from "node:path";
-import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
+import { forgetPublishedKeys, KEY_FILE, signatureProblem } from "./sign.ts";
+import { claimProblem } from "./governance.ts";
+import { visible } from "../model/visible.ts";
 import { RECORD_NAME, REPLICA_ID } from "./ids.ts";
-import { parseRecordBytes, RECORD_MAX_BYTES, RecordProblem, type ShareRecord } from "./record.ts";
+import {
+  parseRecordBytes,
+  RECORD_MAX_BYTES,
+  recordHash,
+  RecordProblem,
+  type ShareRecord,
+} from "./record.ts";
 import { seenVector, SHARE_FOLDER, type ShareContext } from "./state.ts";
 import { backwardsEntry, type Vector } from "./vector.ts";
 import { screenRecord } from "../guard/share_record.ts";
-import { visible } from "../model/visible.ts";
 
 /** One refused file or folder. */
-export type ShareProblem = { file: string; message: string };
+export type ShareProblem = {
+  file: string;
+  message: string;
+  /** A record its replica did not sign (sign.ts): passed over, the chain goes on. */
+  unsigned?: boolean;
+};
 
 /** What the share folder holds beyond what this replica has seen. */
 export type ShareScan = {
@@ -27,7 +40,8 @@ export type ShareScan = {
 };
 
 function display(...parts: string[]): string {
-  return visible([SHARE_FOLDER, ...parts].join("/")); // names are untrusted: no forged lines
+  // Names come from the pushed folder: shown with hazardous characters escaped.
+  return visible([SHARE_FOLDER, ...parts].join("/"));
 }
 
 /** Folder names in `.bimri-share/` (empty when it does not exist). */
@@ -47,6 +61,7 @@ function recordSeqs(ctx: ShareContext, replica: string, problems: ShareProblem[]
   const seqs: number[] = [];
   for (const entry of listFolder(join(ctx.shareDir, replica))) {
     if (entry.name.startsWith(".")) continue; // editors' and git's own hidden files
+    if (entry.name === KEY_FILE && entry.isFile && !entry.isSymlink) continue; // sign.ts
     if (!RECORD_NAME.test(entry.name) || !entry.isFile || entry.isSymlink) {
       problems.push({
         file: display(replica, entry.name),
@@ -67,18 +82,16 @@ export function readRecordFile(
   seq: number,
 ): ShareRecord | ShareProblem {
   const name = `${String(seq).padStart(8, "0")}.json`;
-  const path = join(ctx.shareDir, replica, name);
   const file = display(replica, name);
-  const info = lstatOrNull(path);
-  if (info === null) return { file, message: "is missing" };
-  if (!info.isFile) return { file, message: "is not a regular file" };
-  if (info.size > RECORD_MAX_BYTES) {
-    return { file, message: `is larger than ${RECORD_MAX_BYTES} bytes (oversized)` };
-  }
-  const bytes = readBytesOrNull(path);
-  if (bytes === null) return { file, message: "is missing" };
+  const read = readFileNoFollow(join(ctx.shareDir, replica), name, RECORD_MAX_BYTES);
+  if (read === null) return { file, message: "is missing" };
+  if ("problem" in read) return { file, message: read.problem };
   try {
-    return parseRecordBytes(bytes, replica, seq);
+    const record = parseRecordBytes(read.bytes, replica, seq);
+    const unsigned = signatureProblem(ctx, replica, seq, recordHash(record), record.signature);
+    if (unsigned !== null) return { file, message: unsigned, unsigned: true };
+    const claim = claimProblem(record);
+    return claim === null ? record : { file, message: claim };
   } catch (error) {
     if (error instanceof RecordProblem) return { file, message: error.message };
     throw error;
@@ -98,6 +111,8 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
   const seen: Vector = seenVector(ctx.state);
   const own = new Set([ctx.state.replica, ...ctx.state.retired]);
   const scan: ShareScan = { pending: new Map(), problems: [], replicas: [] };
+  requireRealFolder(ctx.shareDir, SHARE_FOLDER);
+  forgetPublishedKeys();
   for (const entry of listFolder(ctx.shareDir).sort((a, b) => a.name < b.name ? -1 : 1)) {
     if (entry.name.startsWith(".") || (entry.isFile && /^[A-Za-z0-9._-]+\.md$/.test(entry.name))) {
       continue; // a README or git's own files
@@ -133,13 +148,14 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     }
     for (let seq = done + 1; seq <= waiting[waiting.length - 1]; seq++) {
       if (!present.has(seq)) break; // a gap: the rest arrives with a later git pull
-      const read = screenRecord( // credentials and hidden characters never enter memory
+      const read: ShareRecord | ShareProblem = screenRecord( // no credential or hidden character enters memory
         ctx.paths.root,
         display(replica, `${String(seq).padStart(8, "0")}.json`),
         readRecordFile(ctx, replica, seq),
       );
       if (isProblem(read)) {
         scan.problems.push(read);
+        if (read.unsigned) continue; // not its replica's: the replica's own chain goes on
         break;
       }
       const back = previous === null ? null : backwardsEntry(previous, read.vector);

@@ -14,8 +14,9 @@ import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { EVENT_ID, eventId, mintReplicaId, recordName, REPLICA_ID } from "./ids.ts";
-import { parseRecordBytes, type ShareRecord } from "./record.ts";
+import { EVENT_ID, eventId, mintReplicaId, REPLICA_ID } from "./ids.ts";
+import { ownRecordAfterForeign } from "./own.ts";
+import { requireRealFolder } from "./safe_read.ts";
 import type { Vector } from "./vector.ts";
 
 /** The committed folder that carries every replica's records. */
@@ -184,6 +185,7 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     state.nextSeq = 1;
   }
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
+  requireRealFolder(ctx.shareDir, SHARE_FOLDER);
   rollForward(ctx);
   if (forWrite && state.storePath !== paths.root) remint(ctx);
   return ctx;
@@ -202,21 +204,18 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
 function rollForward(ctx: ShareContext): void {
   const s = ctx.state;
   for (;;) {
-    const bytes = readBytesOrNull(join(ctx.shareDir, s.replica, recordName(s.nextSeq)));
-    if (bytes === null) return;
-    let record: ShareRecord;
-    try {
-      record = parseRecordBytes(bytes, s.replica, s.nextSeq);
-    } catch {
-      return; // Not a record this replica wrote: the next export refuses the name.
-    }
+    // Files this clone did not write are passed over (own.ts) when one of its
+    // own records lies beyond them.
+    const found = ownRecordAfterForeign(ctx, s.nextSeq);
+    if (found === null) return;
+    const { record, seq } = found;
     if (record.kind === "resolution" && record.source === s.pendingResolution) return;
     // The key map is read only by a command that needs it (most do not).
-    const event = eventId(s.replica, s.nextSeq);
+    const event = eventId(s.replica, seq);
     if (s.keys !== null) s.keys[record.key] = [event];
     else s.replayed.push([record.key, event]);
     if (record.kind === "change") s.lastSource = record.source;
-    s.nextSeq++;
+    s.nextSeq = seq + 1;
   }
 }
 
@@ -283,12 +282,23 @@ export function seenVector(state: ShareState): Vector {
   return out;
 }
 
+/** The key map text this process last wrote, per file. */
+const keysWritten = new Map<string, string>();
+
 /** Atomically saves `share.local.json` (and the key map when it was read). */
 export function saveShare(ctx: ShareContext): void {
   const s = ctx.state;
   // Replayed events must reach the key file before the cursor moves past them.
   if (s.replayed.length > 0) keysOf(ctx);
-  if (s.keys !== null) atomicReplace(shareKeysFile(ctx.paths), canonicalJson(s.keys));
+  if (s.keys !== null) {
+    // Unchanged since this process last wrote it: not rewritten (a pull saves often).
+    const text = canonicalJson(s.keys);
+    const path = shareKeysFile(ctx.paths);
+    if (keysWritten.get(path) !== text) {
+      atomicReplace(path, text);
+      keysWritten.set(path, text);
+    }
+  }
   atomicReplace(
     shareStateFile(ctx.paths),
     canonicalJson({

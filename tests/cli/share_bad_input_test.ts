@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, gitInit, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, handReplica, textOf, trustEveryReplica } from "../helpers/share.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 
@@ -25,7 +25,26 @@ async function source(): Promise<{ root: string; replica: string }> {
   return { root, replica };
 }
 
+/** Signers of the hand-made replicas of one case (their folders publish a key). */
+const signers = new Map<string, (r: ShareRecord) => ShareRecord>();
+
+/** Makes `<share>/<replica>/` a signing replica folder. */
+function keyed(share: string, replica: string): void {
+  signers.set(replica, handReplica(share, replica).sign);
+}
+
+/** A foreign record, signed when its replica's folder publishes a key. */
 function foreignRecord(replica: string, seq: number, vector: Record<string, number>): ShareRecord {
+  const record = unsignedRecord(replica, seq, vector);
+  const signer = signers.get(replica);
+  return signer ? signer(record) : record;
+}
+
+function unsignedRecord(
+  replica: string,
+  seq: number,
+  vector: Record<string, number>,
+): ShareRecord {
   return {
     replica,
     seq,
@@ -66,7 +85,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
   malformed: {
     damage(share) {
       const r = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
+      keyed(share, r);
       Deno.writeTextFileSync(join(share, r, "00000001.json"), "{not json");
       return `${r}/00000001.json`;
     },
@@ -75,7 +94,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
   truncated: {
     damage(share) {
       const r = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
+      keyed(share, r);
       const text = recordText(foreignRecord(r, 1, {}));
       Deno.writeTextFileSync(join(share, r, "00000001.json"), text.slice(0, text.length / 2));
       return `${r}/00000001.json`;
@@ -85,7 +104,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
   tampered: {
     damage(share) {
       const r = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
+      keyed(share, r);
       const text = recordText(foreignRecord(r, 1, {})).replace("Foreign 1.", "Evil text.");
       Deno.writeTextFileSync(join(share, r, "00000001.json"), text);
       return `${r}/00000001.json`;
@@ -95,7 +114,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
   oversized: {
     damage(share) {
       const r = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
+      keyed(share, r);
       Deno.writeTextFileSync(join(share, r, "00000001.json"), "{" + " ".repeat(70_000) + "}");
       return `${r}/00000001.json`;
     },
@@ -104,7 +123,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
   "path-escaping link": {
     damage(share) {
       const r = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
+      keyed(share, r);
       const outside = join(share, "..", "outside.json");
       Deno.writeTextFileSync(outside, recordText(foreignRecord(r, 1, {})));
       Deno.symlinkSync(outside, join(share, r, "00000001.json"), { type: "file" });
@@ -115,7 +134,7 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
   "stray file name": {
     damage(share) {
       const r = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
+      keyed(share, r);
       Deno.writeTextFileSync(join(share, r, "..00000001.json.sh"), "echo pwned\n");
       Deno.writeTextFileSync(join(share, r, "run.sh"), "echo pwned\n");
       return `${r}/run.sh`;
@@ -138,15 +157,16 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
     damage(share) {
       const r = mintReplicaId();
       const other = mintReplicaId();
-      Deno.mkdirSync(join(share, r));
-      Deno.mkdirSync(join(share, other));
+      keyed(share, r);
+      keyed(share, other);
       // Two records of another replica, both seen by r's first record.
-      const o1 = foreignRecord(other, 1, {});
-      const o2 = foreignRecord(other, 2, {});
+      const o1 = unsignedRecord(other, 1, {});
+      const o2 = unsignedRecord(other, 2, {});
       o1.key = "other.one";
       o2.key = "other.two";
-      Deno.writeTextFileSync(join(share, other, "00000001.json"), recordText(o1));
-      Deno.writeTextFileSync(join(share, other, "00000002.json"), recordText(o2));
+      const sign = signers.get(other)!;
+      Deno.writeTextFileSync(join(share, other, "00000001.json"), recordText(sign(o1)));
+      Deno.writeTextFileSync(join(share, other, "00000002.json"), recordText(sign(o2)));
       Deno.writeTextFileSync(
         join(share, r, "00000001.json"),
         recordText(foreignRecord(r, 1, { [other]: 2 })),
@@ -165,6 +185,7 @@ for (const [name, { damage, message }] of Object.entries(CASES)) {
   Deno.test(`share pull refuses a ${name} record, names it, and imports everything else`, async () => {
     const src = await source();
     const { clone, file } = await cloneWith(src, damage);
+    await trustEveryReplica(clone);
     const pulled = await bimri(clone, ["share", "pull"]);
     assertEquals(pulled.code, 2, pulled.stdout + pulled.stderr);
     const shown = `.bimri-share/${file}`;

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit, openConflicts, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, openConflicts, textOf, trustEveryReplica } from "../helpers/share.ts";
 import { copyTree } from "../helpers/portable.ts";
 
 type Exported = { seq: number; source: string; key: string; text: string | null };
@@ -18,7 +18,8 @@ type Exported = { seq: number; source: string; key: string; text: string | null 
 function exported(root: string): Exported[] {
   const share = join(root, ".bimri-share");
   const replica = [...Deno.readDirSync(share)].find((e) => e.isDirectory)!.name;
-  return [...Deno.readDirSync(join(share, replica))].map((e) => {
+  const names = [...Deno.readDirSync(join(share, replica))].filter((e) => e.name !== "key.json");
+  return names.map((e) => {
     const r = JSON.parse(Deno.readTextFileSync(join(share, replica, e.name)));
     return { seq: r.seq, source: r.source, key: r.key, text: r.entry?.text ?? null };
   }).sort((a, b) => a.seq - b.seq);
@@ -184,6 +185,7 @@ for (const point of ["after-propose-entry", "after-proposal-file", "after-state"
       await agentSets(from, "codex", { "k.one": "One v3." });
       const root = await tempStore();
       copyTree(join(from, ".bimri-share"), join(root, ".bimri-share"));
+      await trustEveryReplica(root);
       const killed = await bimri(root, ["share", "pull"], { env: { BIMRI_FAULT: point } });
       assertEquals(killed.code, 86, killed.stderr);
       const args = next.split(" ");

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, gitInit, textOf as getText } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf as getText, trustEveryReplica } from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
 Deno.test("memory_share_pull builds a fresh clone's memory and reports what it imported", async () => {
@@ -15,6 +15,15 @@ Deno.test("memory_share_pull builds a fresh clone's memory and reports what it i
   copyTree(join(a, ".bimri-share"), join(b, ".bimri-share"));
   const mcp = await connectMcp(b);
   try {
+    // Until the owner trusts the replica, the agent gets the owner's question and nothing applies.
+    const waiting = await callTool(mcp, "memory_share_pull");
+    assertMatch(
+      textOf(waiting),
+      /BIMRI OWNER QUESTION: trust replica [a-z2-7]{26}, which says it is /,
+    );
+    assertEquals(dataOf(waiting).imported, 0);
+    // Trust is the owner's, through the CLI: no MCP tool grants it.
+    await trustEveryReplica(b);
     const result = await callTool(mcp, "memory_share_pull");
     assertEquals(result.isError ?? false, false, textOf(result));
     assertMatch(textOf(result), /share pull imported 2 records; applied 2/);

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
 import { copyStore, must, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf, trustEveryReplica } from "../helpers/share.ts";
 import { copyTree } from "../helpers/portable.ts";
 
 function copyShare(from: string, to: string): void {
@@ -27,7 +27,11 @@ Deno.test("install builds a fresh clone's store from the records; start and stat
   const b = await tempStore();
   copyShare(a, b);
   const installed = await must(b, ["install", "--target", b]);
-  assertMatch(installed, /share pull imported 2 records; applied 2/);
+  // The owner trusts the other clone's replica first; its records then apply.
+  assertMatch(installed, /BIMRI OWNER QUESTION: trust replica [a-z2-7]{26}, which says it is /);
+  assertMatch(installed, /share pull imported 0 records/);
+  await trustEveryReplica(b);
+  assertMatch(await must(b, ["share", "pull"]), /share pull imported 2 records; applied 2/);
   assertEquals(await textOf(b, "k.one"), "One.");
   assertEquals(await textOf(b, "k.two"), "Two.");
 
@@ -60,6 +64,11 @@ Deno.test("an unshared store's brief says nothing about team memory", async () =
   assertMatch(await must(root, ["share", "status"]), /not shared/);
 });
 
+/** How many record files a replica folder holds (its key file aside). */
+function recordCount(folder: string): number {
+  return [...Deno.readDirSync(folder)].filter((e) => /^[0-9]{8}\.json$/.test(e.name)).length;
+}
+
 Deno.test("a copied store mints its own replica ID on its next write; the original keeps its own", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One." });
@@ -71,20 +80,25 @@ Deno.test("a copied store mints its own replica ID on its next write; the origin
   const folders = replicaFolders(copy);
   assertEquals(folders.length, 2);
   const minted = folders.find((f) => f !== original)!;
-  assertEquals([...Deno.readDirSync(join(copy, ".bimri-share", minted))].length, 1);
-  assertEquals([...Deno.readDirSync(join(copy, ".bimri-share", original))].length, 1);
+  assertEquals(recordCount(join(copy, ".bimri-share", minted)), 1);
+  assertEquals(recordCount(join(copy, ".bimri-share", original)), 1);
   const replica = JSON.parse(Deno.readTextFileSync(join(copy, ".bimri", "replica.local.json")));
   assertEquals(replica.replica, minted);
   assertEquals(replica.store_path, copy);
   // The original still writes as itself.
   await agentSets(a, "codex", { "k.one": "One from the original." });
   assertEquals(replicaFolders(a), [original]);
-  assertEquals([...Deno.readDirSync(join(a, ".bimri-share", original))].length, 2);
+  assertEquals(recordCount(join(a, ".bimri-share", original)), 2);
   // Both changes replaced the same seed: each side sees one conflict after pulling the other.
   Deno.mkdirSync(join(a, ".bimri-share", minted));
   Deno.copyFileSync(
     join(copy, ".bimri-share", minted, "00000001.json"),
     join(a, ".bimri-share", minted, "00000001.json"),
   );
+  Deno.copyFileSync(
+    join(copy, ".bimri-share", minted, "key.json"),
+    join(a, ".bimri-share", minted, "key.json"),
+  );
+  await trustEveryReplica(a);
   assertMatch(await must(a, ["share", "pull"]), /new conflicts 1/);
 });

@@ -1,6 +1,9 @@
 /** Helpers for the team-memory tests: real git clones and shared stores driven through the CLI. */
 import { join } from "node:path";
+import { generateKeyPairSync, sign } from "node:crypto";
 import { bimri, must, startRun, tempStore } from "./cli.ts";
+import { recordHash, type ShareRecord } from "../../engine/share/record.ts";
+import { canonicalJson } from "../../engine/store/canonical_json.ts";
 
 /** Result of one git invocation. */
 export type GitResult = { code: number; out: string };
@@ -78,9 +81,24 @@ export async function publish(clone: string, message: string): Promise<void> {
   await gitOk(clone, ["push", "-q", "origin", "HEAD:main"]);
 }
 
-/** `git pull` then `bimri share pull`; returns the pull's stdout. */
+/** `git pull` then `bimri share pull` (the owner trusting new replicas); returns the pull's stdout. */
 export async function fetchMemory(clone: string): Promise<string> {
   await gitOk(clone, ["pull", "-q", "--no-edit", "origin", "main"]);
+  return await pullTrusting(clone);
+}
+
+/**
+ * `bimri share pull`; when it asks the owner to trust replicas, the owner
+ * trusts each (`share trust --human-approved`) and pulls again. Returns the
+ * last pull's stdout.
+ */
+export async function pullTrusting(clone: string): Promise<string> {
+  const first = await must(clone, ["share", "pull"]);
+  const asked = [...first.matchAll(/^BIMRI OWNER QUESTION: trust replica ([a-z2-7]{26}),/gm)];
+  if (asked.length === 0) return first;
+  for (const [, replica] of asked) {
+    await must(clone, ["share", "trust", replica, "--human-approved"]);
+  }
   return await must(clone, ["share", "pull"]);
 }
 
@@ -111,4 +129,53 @@ export async function textOf(clone: string, key: string): Promise<string | null>
 export async function openConflicts(clone: string): Promise<string[]> {
   const out = await must(clone, ["review", "--limit", "50"]);
   return [...out.matchAll(/^MEMORY CONFLICT (C[0-9]{6})/gm)].map((m) => m[1]);
+}
+
+/** The owner trusts every replica that publishes a key in `clone`'s `.bimri-share/`. */
+export async function trustEveryReplica(clone: string): Promise<void> {
+  const share = join(clone, ".bimri-share");
+  for (const entry of Deno.readDirSync(share)) {
+    if (!entry.isDirectory) continue;
+    try {
+      Deno.lstatSync(join(share, entry.name, "key.json"));
+    } catch {
+      continue;
+    }
+    const r = await bimri(clone, ["share", "trust", entry.name, "--human-approved"]);
+    if (r.code !== 0 && !/this clone's own/.test(r.stderr)) {
+      throw new Error(`share trust ${entry.name} failed: ${r.stderr}`);
+    }
+  }
+}
+
+/** A replica a test writes by hand: its folder, its published key, and a signer. */
+export type HandReplica = { replica: string; sign: (record: ShareRecord) => ShareRecord };
+
+/** Creates `<share>/<replica>/` with a published key; records signed by `sign` verify against it. */
+export function handReplica(share: string, replica: string, fromSeq = 1): HandReplica {
+  const pair = generateKeyPairSync("ed25519");
+  const x = pair.publicKey.export({ format: "jwk" }).x!;
+  Deno.mkdirSync(join(share, replica), { recursive: true });
+  Deno.writeTextFileSync(
+    join(share, replica, "key.json"),
+    canonicalJson({
+      actor: "tester",
+      created_at: "2026-12-02T12:00:00Z",
+      format: "bimri-share-key/1",
+      from_seq: fromSeq,
+      host: "testhost",
+      public_key: x,
+      replica,
+    }) + "\n",
+  );
+  return {
+    replica,
+    sign(record) {
+      const message = new TextEncoder().encode(`bimri-share/1 record ${recordHash(record)}`);
+      return {
+        ...record,
+        signature: sign(null, message, pair.privateKey).toString("base64url"),
+      };
+    },
+  };
 }

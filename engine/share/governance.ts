@@ -1,0 +1,35 @@
+/**
+ * Governance survives import: pure rules that keep a record from carrying
+ * more authority than its replica could have had. A record may name in
+ * `resolves` only events it saw (its vector covers them, or they are its own
+ * replica's earlier records), and another clone's change to memory the owner
+ * confirmed here is not applied silently: it becomes an owner question, as a
+ * local agent's proposal against confirmed memory would be held.
+ */
+import { parseEventId } from "./ids.ts";
+import type { SharedEntry, ShareRecord } from "./record.ts";
+import { vectorCovers } from "./vector.ts";
+
+/** Why `record` claims more than it could have seen, or null when it does not. */
+export function claimProblem(record: ShareRecord): string | null {
+  for (const event of record.resolves) {
+    const { replica, seq } = parseEventId(event);
+    const own = replica === record.replica && seq < record.seq;
+    if (!own && !vectorCovers(record.vector, event)) {
+      return `claims to answer ${event}, which its vector shows it never saw (refused: only an answer given after seeing a question may close it)`;
+    }
+  }
+  if (record.kind === "resolution" && record.actor !== "user") {
+    return "is a resolution not given by the owner (refused)";
+  }
+  return null;
+}
+
+/**
+ * True when an imported change (not an owner's answer) would replace or
+ * close memory the owner confirmed here: it is put to the owner instead.
+ */
+export function needsOwner(record: ShareRecord, current: SharedEntry | null): boolean {
+  if (record.kind === "resolution" || current === null || current.tier === 3) return false;
+  return current.trust === "confirmed";
+}

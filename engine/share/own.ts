@@ -1,0 +1,90 @@
+/**
+ * This clone's own replica folder: a file there counts as this clone's record
+ * only when it is exactly what this clone wrote, which its signature by the
+ * private key only this clone holds (`.bimri/share-key.local.json`) proves;
+ * anything else found there is refused by name, and exports go on at the
+ * next free seq.
+ */
+import { join } from "node:path";
+import { recordName } from "./ids.ts";
+import { parseRecordBytes, RECORD_MAX_BYTES, recordHash, type ShareRecord } from "./record.ts";
+import { readFileNoFollow } from "./safe_read.ts";
+import { ownPublicKey, verifyRecordHash } from "./sign.ts";
+import type { ShareContext } from "./state.ts";
+import { visible } from "../model/visible.ts";
+
+/** What lies at one seq of this clone's own folder. */
+export type OwnSlot = { kind: "absent" } | { kind: "own"; record: ShareRecord } | {
+  kind: "foreign";
+  file: string;
+  why: string;
+};
+
+/** What this clone's own folder holds at `seq`. */
+export function ownSlot(ctx: ShareContext, seq: number): OwnSlot {
+  const replica = ctx.state.replica;
+  const name = recordName(seq);
+  const file = `${SHARE_FOLDER}/${replica}/${name}`;
+  const read = readFileNoFollow(join(ctx.shareDir, replica), name, RECORD_MAX_BYTES);
+  if (read === null) return { kind: "absent" };
+  if ("problem" in read) return { kind: "foreign", file, why: read.problem };
+  let record: ShareRecord;
+  try {
+    record = parseRecordBytes(read.bytes, replica, seq);
+  } catch (error) {
+    return { kind: "foreign", file, why: error instanceof Error ? error.message : String(error) };
+  }
+  const key = ownPublicKey(ctx);
+  if (
+    key === null || record.signature === undefined ||
+    !verifyRecordHash(key, recordHash(record), record.signature)
+  ) {
+    return { kind: "foreign", file, why: "is not signed by this clone's key" };
+  }
+  return { kind: "own", record };
+}
+
+const SHARE_FOLDER = ".bimri-share";
+const reported = new Set<string>();
+
+/**
+ * Reports a file in this clone's own folder that this clone did not write,
+ * once per process, on stderr (the command itself goes on: the export takes
+ * the next free seq).
+ */
+export function reportForeign(slot: { file: string; why: string }): void {
+  if (reported.has(slot.file)) return;
+  reported.add(slot.file);
+  const line = `BIMRI ERROR: ${
+    visible(slot.file)
+  } lies in this clone's own replica folder but was not written by this clone (${
+    visible(slot.why)
+  }); it was not adopted, and this clone's records go on at the next free number. Remove it from git (\`git rm ${
+    visible(slot.file)
+  }\`) and commit.\n`;
+  Deno.stderr.writeSync(new TextEncoder().encode(line));
+}
+
+/** The most foreign files passed over in a row before the seq is taken as free. */
+const FOREIGN_RUN_MAX = 64;
+
+/**
+ * This clone's own record at `seq` or past foreign files right after it
+ * (reported), or null when the slot is free.
+ */
+export function ownRecordAfterForeign(
+  ctx: ShareContext,
+  seq: number,
+): { record: ShareRecord; seq: number } | null {
+  const foreign: { file: string; why: string }[] = [];
+  for (let at = seq; at < seq + FOREIGN_RUN_MAX; at++) {
+    const slot = ownSlot(ctx, at);
+    if (slot.kind === "absent") return null;
+    if (slot.kind === "own") {
+      for (const f of foreign) reportForeign(f);
+      return { record: slot.record, seq: at };
+    }
+    foreign.push(slot);
+  }
+  return null;
+}

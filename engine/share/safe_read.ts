@@ -1,0 +1,120 @@
+/**
+ * Reading what git carries without trusting it: the share folder, replica
+ * folders and record files are never followed when they are links, a file is
+ * opened and its fstat compared with the lstat that was checked (a swap
+ * between check and open is refused), and every read is bounded (the size is
+ * checked before reading, and reading stops at the cap). `.gitignore` is
+ * read the same way, and refused when it is a link.
+ */
+import { join } from "node:path";
+import { BimriError } from "../errors.ts";
+import { lstatOrNull } from "../store/files.ts";
+import { visible } from "../model/visible.ts";
+
+/** What a bounded, link-free read found. */
+export type SafeRead =
+  | { bytes: Uint8Array }
+  | { problem: string };
+
+function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * Reads the regular file `name` in `folder` (at most `max` bytes), or null
+ * when it does not exist. A link, folder, device or FIFO, a file larger than
+ * `max`, and a file or folder swapped between check and read are problems
+ * (nothing of them is returned).
+ */
+export function readFileNoFollow(folder: string, name: string, max: number): SafeRead | null {
+  const folderBefore = lstatOrNull(folder);
+  if (folderBefore === null) return null;
+  if (!folderBefore.isDirectory) return { problem: "lies in a folder that is a link" };
+  const path = join(folder, name);
+  const info = lstatOrNull(path);
+  if (info === null) return null;
+  if (!info.isFile) {
+    return { problem: "is not a regular file (a link, folder or device is never followed)" };
+  }
+  if (info.size > max) return { problem: `is larger than ${max} bytes (oversized)` };
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  let bytes: Uint8Array;
+  try {
+    const opened = file.statSync();
+    if (!opened.isFile || !sameFile(opened, info)) {
+      return { problem: "was replaced while it was read (refused)" };
+    }
+    const buffer = new Uint8Array(max + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = file.readSync(buffer.subarray(length));
+      if (n === null || n === 0) break;
+      length += n;
+    }
+    if (length > max) return { problem: `is larger than ${max} bytes (oversized)` };
+    bytes = buffer.slice(0, length);
+  } finally {
+    file.close();
+  }
+  const folderAfter = lstatOrNull(folder);
+  if (folderAfter === null || !folderAfter.isDirectory || !sameFile(folderBefore, folderAfter)) {
+    return { problem: "lies in a folder that was replaced while it was read (refused)" };
+  }
+  return { bytes };
+}
+
+/**
+ * Refuses a share folder (or a replica folder in it) that is a link or not a
+ * folder: bimri never reads or writes through it. `label` is the path shown.
+ */
+export function requireRealFolder(path: string, label: string): void {
+  const info = lstatOrNull(path);
+  if (info === null || info.isDirectory) return;
+  const what = info.isSymlink ? "a symbolic link" : "not a folder";
+  throw new BimriError(
+    "store-unsafe",
+    `${
+      visible(label)
+    } is ${what}; bimri never follows links under the share folder, so nothing was read or written through it. Remove it from git (\`git rm ${
+      visible(label)
+    }\`), then run the command again.`,
+  );
+}
+
+/** The largest `.gitignore` bimri reads. */
+const GITIGNORE_MAX = 1_048_576;
+
+/**
+ * The text of `<root>/.gitignore` (null: none), refusing a link (bimri never
+ * follows it, nor replaces it by a copy of its target), a non-file and an
+ * oversized or non-UTF-8 file.
+ */
+export function readGitignore(root: string): string | null {
+  const read = readFileNoFollow(root, ".gitignore", GITIGNORE_MAX);
+  if (read === null) return null;
+  const next =
+    "Add the lines yourself (or make .gitignore a regular file), then run `bimri share init` again.";
+  if ("problem" in read) {
+    throw new BimriError("refused", `.gitignore ${read.problem}; bimri did not change it. ${next}`);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
+  } catch {
+    throw new BimriError(
+      "refused",
+      `.gitignore is not valid UTF-8; bimri did not change it. ${next}`,
+    );
+  }
+}
+
+/** The permission bits of `<root>/.gitignore` (null: none), to keep across a rewrite. */
+export function gitignoreMode(root: string): number | null {
+  const info = lstatOrNull(join(root, ".gitignore"));
+  return info?.isFile && info.mode !== null ? info.mode & 0o7777 : null;
+}

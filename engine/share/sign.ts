@@ -1,0 +1,272 @@
+/**
+ * Record signatures: each replica holds an Ed25519 key pair, the private key
+ * only in `.bimri/share-key.local.json` (mode 0600, never exported) and the
+ * public key published once as `.bimri-share/<replica>/key.json`. Every
+ * record from the key's `from_seq` on carries `signature`, an Ed25519
+ * signature of `bimri-share/1 record <sha256>` (the record's own hash of its
+ * canonical body, so the body and hash rules are unchanged). Records below
+ * `from_seq` were written by an earlier bimri before the replica had a key.
+ */
+import { join } from "node:path";
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  sign,
+  verify,
+} from "node:crypto";
+import { Buffer } from "node:buffer";
+import { BimriError } from "../errors.ts";
+import { isJsonObject, type JsonValue } from "../model/json.ts";
+import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
+import { utcTimestamp } from "../model/time.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { MAX_SEQ, REPLICA_ID } from "./ids.ts";
+import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
+import type { ShareContext } from "./state.ts";
+
+/** The public key file in every signing replica's folder. */
+export const KEY_FILE = "key.json";
+/** The format tag of a public key file. */
+export const KEY_FORMAT = "bimri-share-key/1";
+const KEY_MAX_BYTES = 4096;
+const B64URL_KEY = /^[A-Za-z0-9_-]{43}$/;
+const B64URL_SIG = /^[A-Za-z0-9_-]{86}$/;
+const LABEL = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** A replica's published public key. */
+export type PublishedKey = {
+  replica: string;
+  /** The raw Ed25519 public key, base64url (43 characters). */
+  publicKey: string;
+  /** Records from this seq on are signed; those below came from an earlier bimri. */
+  fromSeq: number;
+  /** Who the replica says it is (unverified claims, shown to the owner). */
+  actor: string;
+  host: string;
+  createdAt: string;
+};
+
+/** The exact bytes a record signature covers. */
+function signedMessage(sha256: string): Uint8Array {
+  return new TextEncoder().encode(`bimri-share/1 record ${sha256}`);
+}
+
+/** A short fingerprint of a public key: SHA-256 of the raw key, first 16 bytes in hex pairs. */
+export function fingerprint(publicKey: string): string {
+  return (sha256Hex(publicKey).slice(0, 32).match(/../g) ?? []).join(":");
+}
+
+/** `.bimri/share-key.local.json`. */
+export function privateKeyFile(ctx: ShareContext): string {
+  return join(ctx.paths.dir, "share-key.local.json");
+}
+
+function label(value: string | undefined, fallback: string): string {
+  const v = (value ?? "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64);
+  return LABEL.test(v) ? v : fallback;
+}
+
+/** The machine's name as the environment or /etc/hostname tell it (no extra permission). */
+function hostName(): string | undefined {
+  const env = Deno.env.get("HOSTNAME") ?? Deno.env.get("COMPUTERNAME");
+  if (env) return env;
+  const bytes = readBytesOrNull("/etc/hostname");
+  return bytes === null ? undefined : (decodeUtf8Strict(bytes) ?? "").trim();
+}
+
+type OwnKey = { replica: string; privateKey: KeyObject; publicKey: string };
+const ownKeys = new Map<string, OwnKey>();
+
+function readOwnKey(ctx: ShareContext): OwnKey | null {
+  const cached = ownKeys.get(ctx.paths.dir);
+  if (cached && cached.replica === ctx.state.replica) return cached;
+  const bytes = readBytesOrNull(privateKeyFile(ctx));
+  if (bytes === null) return null;
+  let raw: JsonValue = null;
+  try {
+    raw = JSON.parse(decodeUtf8Strict(bytes) ?? "") as JsonValue;
+  } catch { /* reported below */ }
+  if (
+    !isJsonObject(raw) || typeof raw.d !== "string" || typeof raw.x !== "string" ||
+    typeof raw.replica !== "string"
+  ) {
+    throw new BimriError(
+      "store-corrupt",
+      ".bimri/share-key.local.json is unreadable; restore it from a backup, or remove it and run `bimri share init` (every clone must then trust this replica's new key).",
+    );
+  }
+  if (raw.replica !== ctx.state.replica) return null; // a retired replica's key
+  const privateKey = createPrivateKey({
+    key: { kty: "OKP", crv: "Ed25519", d: raw.d, x: raw.x },
+    format: "jwk",
+  });
+  const own = { replica: raw.replica, privateKey, publicKey: raw.x };
+  ownKeys.set(ctx.paths.dir, own);
+  return own;
+}
+
+/**
+ * This replica's key pair, made and published on first use (a replica of an
+ * earlier bimri gets its key here: records from `nextSeq` on are signed).
+ */
+export function ensureOwnKey(ctx: ShareContext): OwnKey {
+  const existing = readOwnKey(ctx);
+  if (existing !== null && lstatOrNull(join(ctx.shareDir, ctx.state.replica, KEY_FILE))) {
+    return existing;
+  }
+  let own = existing;
+  if (own === null) {
+    const pair = generateKeyPairSync("ed25519");
+    const jwk = pair.privateKey.export({ format: "jwk" });
+    if (typeof jwk.d !== "string" || typeof jwk.x !== "string") {
+      throw new BimriError("io", "could not make a signing key for this replica");
+    }
+    // The private key first (mode 0600 by the atomic helper), then the public one.
+    atomicReplace(
+      privateKeyFile(ctx),
+      canonicalJson({ d: jwk.d, replica: ctx.state.replica, x: jwk.x }),
+    );
+    own = { replica: ctx.state.replica, privateKey: pair.privateKey, publicKey: jwk.x };
+    ownKeys.set(ctx.paths.dir, own);
+  }
+  const folder = join(ctx.shareDir, ctx.state.replica);
+  requireRealFolder(ctx.shareDir, ".bimri-share");
+  requireRealFolder(folder, `.bimri-share/${ctx.state.replica}`);
+  Deno.mkdirSync(folder, { recursive: true });
+  const published = canonicalJson({
+    actor: label(Deno.env.get("USER") ?? Deno.env.get("USERNAME"), "unknown"),
+    created_at: utcTimestamp(),
+    format: KEY_FORMAT,
+    from_seq: ctx.state.nextSeq,
+    host: label(hostName(), "unknown"),
+    public_key: own.publicKey,
+    replica: ctx.state.replica,
+  });
+  if (!createExclusive(join(folder, KEY_FILE), published + "\n")) {
+    const there = publishedKey(ctx, ctx.state.replica);
+    if (typeof there !== "object" || there?.publicKey !== own.publicKey) {
+      throw new BimriError(
+        "store-corrupt",
+        `.bimri-share/${ctx.state.replica}/${KEY_FILE} holds another key than this clone's private key (.bimri/share-key.local.json); this clone cannot sign as that replica. Remove .bimri/replica.local.json and run \`bimri share init\` to take a new replica ID.`,
+      );
+    }
+  }
+  return own;
+}
+
+/** The signature of a record whose hash is `sha256`, by this replica's key. */
+export function signRecordHash(ctx: ShareContext, sha256: string): string {
+  const own = ensureOwnKey(ctx);
+  return sign(null, signedMessage(sha256), own.privateKey).toString("base64url");
+}
+
+/** This replica's own public key (null: none yet). */
+export function ownPublicKey(ctx: ShareContext): string | null {
+  return readOwnKey(ctx)?.publicKey ?? null;
+}
+
+/** Parses a published key file, or a problem. */
+export function parseKeyBytes(bytes: Uint8Array, replica: string): PublishedKey | string {
+  const text = decodeUtf8Strict(bytes);
+  let raw: JsonValue = null;
+  try {
+    raw = JSON.parse(text ?? "") as JsonValue;
+  } catch {
+    return "is not valid JSON";
+  }
+  if (!isJsonObject(raw) || raw.format !== KEY_FORMAT) return `is not a ${KEY_FORMAT} key file`;
+  const fields = Object.keys(raw).sort().join(",");
+  if (fields !== "actor,created_at,format,from_seq,host,public_key,replica") {
+    return "must have exactly the fields actor, created_at, format, from_seq, host, public_key, replica";
+  }
+  if (raw.replica !== replica) return `names replica ${String(raw.replica)}, not its folder`;
+  if (typeof raw.public_key !== "string" || !B64URL_KEY.test(raw.public_key)) {
+    return "holds no valid Ed25519 public key";
+  }
+  const fromSeq = raw.from_seq;
+  if (
+    typeof fromSeq !== "number" || !Number.isInteger(fromSeq) || fromSeq < 1 || fromSeq > MAX_SEQ
+  ) {
+    return "holds no valid from_seq";
+  }
+  if (
+    typeof raw.actor !== "string" || !LABEL.test(raw.actor) || typeof raw.host !== "string" ||
+    !LABEL.test(raw.host) || typeof raw.created_at !== "string"
+  ) {
+    return "holds an invalid actor, host or created_at";
+  }
+  return {
+    replica,
+    publicKey: raw.public_key,
+    fromSeq,
+    actor: raw.actor,
+    host: raw.host,
+    createdAt: raw.created_at,
+  };
+}
+
+const published = new Map<string, PublishedKey | string | null>();
+
+/** Forgets the keys read so far (each scan reads them afresh: a long-running server sees new ones). */
+export function forgetPublishedKeys(): void {
+  published.clear();
+}
+
+/**
+ * The key `replica` publishes in its folder (null: none, an earlier bimri's
+ * replica), or a problem string; read once per process, never through a link.
+ */
+export function publishedKey(ctx: ShareContext, replica: string): PublishedKey | string | null {
+  if (!REPLICA_ID.test(replica)) return null;
+  const id = `${ctx.shareDir}\0${replica}`;
+  if (published.has(id)) return published.get(id)!;
+  const read = readFileNoFollow(join(ctx.shareDir, replica), KEY_FILE, KEY_MAX_BYTES);
+  const value = read === null
+    ? null
+    : "problem" in read
+    ? read.problem
+    : parseKeyBytes(read.bytes, replica);
+  published.set(id, value);
+  return value;
+}
+
+const verifiers = new Map<string, KeyObject>();
+
+/** True when `signature` is `publicKey`'s signature of a record hashed `sha256`. */
+export function verifyRecordHash(publicKey: string, sha256: string, signature: string): boolean {
+  if (!B64URL_SIG.test(signature)) return false;
+  let key = verifiers.get(publicKey);
+  if (!key) {
+    key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: publicKey }, format: "jwk" });
+    verifiers.set(publicKey, key);
+  }
+  return verify(null, signedMessage(sha256), key, Buffer.from(signature, "base64url"));
+}
+
+/**
+ * Why record `seq` of `replica` (hash `sha256`, `signature` or none) is not
+ * signed as its folder's key requires, or null when it is. A folder without
+ * a key (a replica of an earlier bimri) is judged by trust, not here.
+ */
+export function signatureProblem(
+  ctx: ShareContext,
+  replica: string,
+  seq: number,
+  sha256: string,
+  signature: string | undefined,
+): string | null {
+  const key = publishedKey(ctx, replica);
+  if (typeof key === "string") return `belongs to a replica whose ${KEY_FILE} ${key}`;
+  if (key === null) {
+    return signature === undefined ? null : `is signed but its replica publishes no ${KEY_FILE}`;
+  }
+  if (seq < key.fromSeq && signature === undefined) return null;
+  if (signature === undefined) return "is not signed (its replica signs every record)";
+  if (!verifyRecordHash(key.publicKey, sha256, signature)) {
+    return "has a signature that does not verify against its replica's key (forged or altered)";
+  }
+  return null;
+}

@@ -1,0 +1,214 @@
+/**
+ * Which replicas this clone's owner trusts: kept only in this clone, in
+ * `.bimri/share-trust.local.json` (never in the shared folder), as the public
+ * key the owner approved for each replica. A replica's records apply only
+ * while the key its folder publishes is the one the owner trusted; a replica
+ * that is new, re-keyed, distrusted or unsigned waits as one owner question.
+ */
+import { join } from "node:path";
+import { BimriError } from "../errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { decodeUtf8Strict } from "../model/text.ts";
+import { utcTimestamp } from "../model/time.ts";
+import { visible } from "../model/visible.ts";
+import { canonicalJson } from "../store/canonical_json.ts";
+import { atomicReplace, readBytesOrNull } from "../store/files.ts";
+import type { StorePaths } from "../store/paths.ts";
+import { REPLICA_ID } from "./ids.ts";
+import { fingerprint, KEY_FILE, type PublishedKey, publishedKey } from "./sign.ts";
+import { loadShare, type ShareContext } from "./state.ts";
+import { scanShare } from "./scan.ts";
+
+/** One owner decision about a replica. */
+export type TrustEntry = { status: "trusted" | "distrusted"; publicKey: string; at: string };
+
+/** Where a replica stands with this clone's owner. */
+export type TrustStanding =
+  | { kind: "trusted"; key: PublishedKey }
+  | { kind: "new"; key: PublishedKey }
+  | { kind: "rekeyed"; key: PublishedKey; trusted: string }
+  | { kind: "distrusted"; key: PublishedKey }
+  | { kind: "unsigned" }
+  | { kind: "bad-key"; problem: string };
+
+/** An owner question about a replica whose records wait. */
+export type TrustQuestion = {
+  replica: string;
+  standing: TrustStanding["kind"];
+  actor: string | null;
+  host: string | null;
+  fingerprint: string | null;
+  waiting: number;
+  /** The question's text (untrusted claims made visible). */
+  text: string;
+};
+
+/** `.bimri/share-trust.local.json`. */
+export function trustFile(paths: StorePaths): string {
+  return join(paths.dir, "share-trust.local.json");
+}
+
+/** The owner's decisions recorded in this clone. */
+export function readTrust(paths: StorePaths): Record<string, TrustEntry> {
+  const bytes = readBytesOrNull(trustFile(paths));
+  const out: Record<string, TrustEntry> = {};
+  if (bytes === null) return out;
+  let raw: JsonValue = null;
+  try {
+    raw = JSON.parse(decodeUtf8Strict(bytes) ?? "") as JsonValue;
+  } catch { /* reported below */ }
+  if (!isJsonObject(raw) || !isJsonObject(raw.replicas)) {
+    throw new BimriError(
+      "store-corrupt",
+      ".bimri/share-trust.local.json is unreadable; remove it and trust each replica again with `bimri share trust <replica> --human-approved`.",
+    );
+  }
+  for (const [replica, v] of Object.entries(raw.replicas)) {
+    if (!REPLICA_ID.test(replica) || !isJsonObject(v)) continue;
+    if (
+      (v.status === "trusted" || v.status === "distrusted") &&
+      typeof v.public_key === "string" && typeof v.at === "string"
+    ) {
+      out[replica] = { status: v.status, publicKey: v.public_key, at: v.at };
+    }
+  }
+  return out;
+}
+
+function writeTrust(paths: StorePaths, entries: Record<string, TrustEntry>): void {
+  const replicas: JsonObject = {};
+  for (const replica of Object.keys(entries).sort()) {
+    const e = entries[replica];
+    replicas[replica] = { at: e.at, public_key: e.publicKey, status: e.status };
+  }
+  atomicReplace(trustFile(paths), canonicalJson({ replicas }));
+}
+
+/** Where `replica` stands, given the owner's decisions `entries`. */
+export function standingOf(
+  ctx: ShareContext,
+  replica: string,
+  entries: Record<string, TrustEntry>,
+): TrustStanding {
+  const key = publishedKey(ctx, replica);
+  if (typeof key === "string") return { kind: "bad-key", problem: key };
+  if (key === null) return { kind: "unsigned" };
+  const entry = entries[replica];
+  if (entry === undefined) return { kind: "new", key };
+  if (entry.publicKey !== key.publicKey) {
+    return { kind: "rekeyed", key, trusted: entry.publicKey };
+  }
+  return entry.status === "trusted" ? { kind: "trusted", key } : { kind: "distrusted", key };
+}
+
+function questionText(replica: string, s: TrustStanding, waiting: number): string {
+  const r = visible(replica);
+  const next =
+    `answer with \`bimri share trust ${r} --human-approved\` or \`bimri share distrust ${r} --human-approved\``;
+  const claims = (k: PublishedKey) =>
+    `which says it is ${visible(k.actor)} on ${visible(k.host)}? fingerprint ${
+      fingerprint(k.publicKey)
+    }`;
+  switch (s.kind) {
+    case "new":
+      return `BIMRI OWNER QUESTION: trust replica ${r}, ${
+        claims(s.key)
+      }; ${waiting} records wait until the owner decides; ${next}.`;
+    case "rekeyed":
+      return `BIMRI OWNER QUESTION: replica ${r} now publishes another key (trusted: ${
+        fingerprint(s.trusted)
+      }); trust the new key, ${
+        claims(s.key)
+      }; ${waiting} records are refused until the owner decides; ${next}.`;
+    case "distrusted":
+      return `BIMRI: replica ${r} is distrusted by the owner; its ${waiting} records are not imported (\`bimri share trust ${r} --human-approved\` to trust it).`;
+    case "unsigned":
+      return `BIMRI: replica ${r} publishes no signing key (it runs an earlier bimri); its ${waiting} records wait until that clone upgrades bimri and runs \`bimri share pull\`, which publishes its key.`;
+    case "bad-key":
+      return `BIMRI ERROR: share key .bimri-share/${r}/${KEY_FILE} ${
+        visible(s.problem)
+      }; none of its ${waiting} records are imported. Restore it from git history.`;
+    case "trusted":
+      return "";
+  }
+}
+
+/**
+ * Takes out of `pending` (replica -> waiting records) every replica the
+ * owner does not trust with its current key, and returns one question each.
+ */
+export function holdUntrusted<T>(ctx: ShareContext, pending: Map<string, T[]>): TrustQuestion[] {
+  if (pending.size === 0) return [];
+  const entries = readTrust(ctx.paths);
+  const questions: TrustQuestion[] = [];
+  for (const [replica, records] of [...pending.entries()]) {
+    const standing = standingOf(ctx, replica, entries);
+    if (standing.kind === "trusted") continue;
+    pending.delete(replica);
+    const key = "key" in standing ? standing.key : null;
+    questions.push({
+      replica,
+      standing: standing.kind,
+      actor: key?.actor ?? null,
+      host: key?.host ?? null,
+      fingerprint: key ? fingerprint(key.publicKey) : null,
+      waiting: records.length,
+      text: questionText(replica, standing, records.length),
+    });
+  }
+  return questions;
+}
+
+/**
+ * Records the owner's decision to trust (or distrust) `replica` with the key
+ * its folder publishes now. Returns the key decided on.
+ */
+export function decideTrust(
+  ctx: ShareContext,
+  replica: string,
+  status: TrustEntry["status"],
+): PublishedKey {
+  if (!REPLICA_ID.test(replica)) {
+    throw new BimriError(
+      "usage",
+      `${
+        visible(replica)
+      } is not a replica ID (26 lowercase base32 characters); see \`bimri share status\`.`,
+    );
+  }
+  if (replica === ctx.state.replica || ctx.state.retired.includes(replica)) {
+    throw new BimriError(
+      "refused",
+      `replica ${replica} is this clone's own; there is nothing to decide.`,
+    );
+  }
+  const key = publishedKey(ctx, replica);
+  if (key === null) {
+    throw new BimriError(
+      "refused",
+      `replica ${replica} publishes no signing key in .bimri-share/${replica}/${KEY_FILE} (it is absent, or the replica runs an earlier bimri); once that clone runs this bimri and its key arrives through git, decide again.`,
+    );
+  }
+  if (typeof key === "string") {
+    throw new BimriError(
+      "refused",
+      `.bimri-share/${replica}/${KEY_FILE} ${
+        visible(key)
+      }; restore it from git history, then decide again.`,
+    );
+  }
+  const entries = readTrust(ctx.paths);
+  entries[replica] = { status, publicKey: key.publicKey, at: utcTimestamp() };
+  writeTrust(ctx.paths, entries);
+  return key;
+}
+
+/**
+ * The trust questions waiting in the store at `paths` (none when it is not
+ * shared), for `review`: file names are counted, records are not read.
+ */
+export function pendingTrustQuestions(paths: StorePaths): TrustQuestion[] {
+  const ctx = loadShare(paths, false);
+  if (ctx === null) return [];
+  return holdUntrusted(ctx, scanShare(ctx, { countOnly: true }).pending);
+}
