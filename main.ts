@@ -15,6 +15,7 @@ import type { Command } from "./commands/command.ts";
 import { loadCommand } from "./commands/loaders.ts";
 import { runCommand } from "./commands/run.ts";
 import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
+import { takeShareNotices } from "./engine/share/notice.ts";
 
 const encoder = new TextEncoder();
 
@@ -144,7 +145,8 @@ function emit(result: CommandResult, json: boolean, io: CliIo): number {
   } else if (result.text) {
     io.stdout(result.text);
   }
-  for (const line of result.stderr ?? []) io.stderr(line.endsWith("\n") ? line : line + "\n");
+  const lines = [...takeShareNotices(), ...result.stderr ?? []];
+  for (const line of lines) io.stderr(line.endsWith("\n") ? line : line + "\n");
   return result.exitCode;
 }
 

@@ -6,6 +6,7 @@ import { finishPendingExports } from "../engine/share/export.ts";
 import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
 import {
   addIgnoreLines,
+  ensureShareFolder,
   hasShareFolder,
   initShare,
   missingIgnoreLines,
@@ -79,7 +80,10 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
 /** The context of a store that is shared, making a fresh clone a replica on first pull. */
 function replicaContext(store: Store): ShareContext {
   const ctx = finishPendingExports(store);
-  if (ctx !== null) return ctx;
+  if (ctx !== null) {
+    ensureShareFolder(store.paths);
+    return ctx;
+  }
   if (!hasShareFolder(store.paths.root)) {
     throw new BimriError(
       "refused",

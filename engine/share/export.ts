@@ -27,6 +27,8 @@ import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
 import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { sortedVector } from "./vector.ts";
+import { keepRecord, restoreNotice, restoreOwnRecords } from "./keep.ts";
+import { noteShare } from "./notice.ts";
 
 /** The fields of a record that the caller decides. */
 export type RecordDraft = Pick<
@@ -59,6 +61,7 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
   const path = join(folder, recordName(seq));
   const event = eventId(s.replica, seq);
   const existing = readBytesOrNull(path);
+  let bytes: Uint8Array | string = existing ?? "";
   if (existing !== null) {
     let source = "";
     try {
@@ -83,11 +86,14 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
       vector: sortedVector(seenVector(s)),
     };
     if (record.operation === "close") record.entry = null;
-    if (!createExclusive(path, recordText(record))) {
+    bytes = recordText(record);
+    if (!createExclusive(path, bytes)) {
       throw new BimriError("io", `${path} appeared while exporting; retry.`);
     }
     faultPoint("share-after-record");
   }
+  keepRecord(ctx, seq, bytes);
+  if (s.keptThrough === seq - 1) s.keptThrough = seq;
   s.nextSeq = seq + 1;
   keys[draft.key] = [event];
   return event;
@@ -206,6 +212,18 @@ export function finishSeeding(store: Store, ctx: ShareContext): number {
 }
 
 /**
+ * Writes again this replica's own records that git removed from the working
+ * tree (one directory listing when none is missing), with one notice.
+ */
+export function restoreOwn(ctx: ShareContext): void {
+  const before = ctx.state.keptThrough;
+  const result = restoreOwnRecords(ctx);
+  if (ctx.state.keptThrough !== before) saveShare(ctx);
+  const notice = restoreNotice(result, ctx.state.replica);
+  if (notice !== null) noteShare(notice);
+}
+
+/**
  * Recovery, under the engine lock before a command changes memory: exports
  * the head's own commit when a crash came between it and its record, and a
  * resolution left pending. Costs one lstat on a store that is not shared.
@@ -213,6 +231,7 @@ export function finishSeeding(store: Store, ctx: ShareContext): number {
 export function finishPendingExports(store: Store): ShareContext | null {
   if (!isShared(store.paths)) return null;
   const ctx = loadShare(store.paths, true)!;
+  restoreOwn(ctx);
   finishSeeding(store, ctx);
   // A pull killed while committing: finished before anything else moves memory.
   finishImport(store, ctx);

@@ -91,12 +91,21 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
   return { ctx, result: { replica, created: true, seeded } };
 }
 
-/** Creates `.bimri-share/` and its README when missing. */
-function ensureShareFolder(paths: StorePaths): void {
+/**
+ * `.bimri-share/.gitattributes`: records are byte-exact whatever a clone's
+ * line-ending settings (core.autocrlf, a project-wide `* text=auto`).
+ */
+export const GITATTRIBUTES =
+  "# bimri: team memory records are byte-exact (no line-ending conversion)\n* -text\n";
+
+/** Creates `.bimri-share/`, its README and its .gitattributes when missing. */
+export function ensureShareFolder(paths: StorePaths): void {
   const dir = shareDir(paths);
   if (lstatOrNull(dir) === null) Deno.mkdirSync(dir, { recursive: true });
   const readme = join(dir, "README.md");
   if (lstatOrNull(readme) === null) atomicReplace(readme, README);
+  const attributes = join(dir, ".gitattributes");
+  if (lstatOrNull(attributes) === null) atomicReplace(attributes, GITATTRIBUTES);
 }
 
 /** True when the project holds a `.bimri-share/` folder. */

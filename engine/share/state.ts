@@ -67,6 +67,10 @@ export type ShareState = {
   counts: ImportCounts;
   /** `share init` is exporting the existing memory as seed records (a crash resumes it). */
   seeding: boolean;
+  /** Own records 1..keptThrough have their bytes kept under `.bimri/share-sent/`. */
+  keptThrough: number;
+  /** Seqs of other replicas imported past a gap (beyond `vector`), per replica. */
+  ahead: Record<string, number[]>;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -128,6 +132,19 @@ function numberMap(value: JsonValue | undefined): Vector {
   return out;
 }
 
+function aheadMap(value: JsonValue | undefined): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  if (!isJsonObject(value)) return out;
+  for (const [k, v] of Object.entries(value)) {
+    if (!REPLICA_ID.test(k) || !Array.isArray(v)) continue;
+    const seqs = v.filter((n): n is number =>
+      typeof n === "number" && Number.isInteger(n) && n > 0
+    );
+    if (seqs.length > 0) out[k] = seqs.sort((a, b) => a - b);
+  }
+  return out;
+}
+
 /**
  * Loads the share context of a replica, or null when the store is not
  * shared. A folder copied or moved (its path differs from the recorded one)
@@ -176,12 +193,15 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
       : [],
     counts,
     seeding: raw.seeding === true,
+    keptThrough: typeof raw.kept_through === "number" ? raw.kept_through : 0,
+    ahead: aheadMap(raw.ahead),
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
     state.retired.push(state.replica);
     state.replica = replica;
     state.nextSeq = 1;
+    state.keptThrough = 0;
   }
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
   rollForward(ctx);
@@ -243,6 +263,7 @@ function remint(ctx: ShareContext): void {
   if (!s.retired.includes(s.replica)) s.retired.push(s.replica);
   s.replica = mintReplicaId();
   s.nextSeq = 1;
+  s.keptThrough = 0;
   s.storePath = ctx.paths.root;
   saveShare(ctx);
   writeReplicaFile(ctx.paths, s.replica);
@@ -272,6 +293,8 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     retired: [],
     counts: emptyCounts(),
     seeding: false,
+    keptThrough: 0,
+    ahead: {},
   };
 }
 
@@ -294,7 +317,9 @@ export function saveShare(ctx: ShareContext): void {
     canonicalJson({
       candidates: s.candidates,
       counts: s.counts,
+      ahead: s.ahead,
       importing: s.importing,
+      kept_through: s.keptThrough,
       last_source: s.lastSource,
       next_seq: s.nextSeq,
       pending_resolution: s.pendingResolution,

@@ -107,3 +107,15 @@ export async function openConflicts(clone: string): Promise<string[]> {
   const out = await must(clone, ["review", "--limit", "50"]);
   return [...out.matchAll(/^MEMORY CONFLICT (C[0-9]{6})/gm)].map((m) => m[1]);
 }
+
+/** Copies `<from>/.bimri-share` into `<to>` (a stand-in for a git pull without git). */
+export function copyShare(from: string, to: string): void {
+  const copy = (src: string, dst: string) => {
+    Deno.mkdirSync(dst, { recursive: true });
+    for (const entry of Deno.readDirSync(src)) {
+      if (entry.isDirectory) copy(join(src, entry.name), join(dst, entry.name));
+      else Deno.copyFileSync(join(src, entry.name), join(dst, entry.name));
+    }
+  };
+  copy(join(from, ".bimri-share"), join(to, ".bimri-share"));
+}

@@ -1,0 +1,152 @@
+/**
+ * Team memory through git's real life: records an author's working tree
+ * loses before they are committed (stash -u then drop, clean, reset --hard,
+ * an abandoned branch) are written again by the author's next command, a
+ * clone with core.autocrlf=true in its own config reads every record, and
+ * after more work every clone receives every key without a git conflict.
+ */
+import { join } from "node:path";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { bimri, must, pathExists, tempStore } from "../helpers/cli.ts";
+import {
+  agentSets,
+  cloneAs,
+  copyShare,
+  fetchMemory,
+  gitOk,
+  originAndClone,
+  publish,
+  textOf,
+} from "../helpers/share.ts";
+
+function ownFolder(clone: string): string {
+  const replica = JSON.parse(Deno.readTextFileSync(join(clone, ".bimri", "replica.local.json")));
+  return join(clone, ".bimri-share", replica.replica);
+}
+
+function records(folder: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!pathExists(folder)) return out;
+  for (const e of Deno.readDirSync(folder)) {
+    if (e.name.endsWith(".json")) out.set(e.name, Deno.readTextFileSync(join(folder, e.name)));
+  }
+  return out;
+}
+
+/** The first command after a loss restores the records and says so once. */
+async function expectRestored(clone: string, before: Map<string, string>): Promise<void> {
+  const status = await bimri(clone, ["share", "status"]);
+  strictEqual(status.code, 0, status.stderr);
+  match(status.stderr, /BIMRI: restored [0-9]+ team-memory records of this clone/);
+  strictEqual(status.stderr.trim().split("\n").length, 1, status.stderr);
+  deepStrictEqual(records(ownFolder(clone)), before);
+  const again = await bimri(clone, ["share", "status"]);
+  strictEqual(again.stderr, "");
+}
+
+async function sameEverywhere(clones: string[], keys: Record<string, string>): Promise<void> {
+  for (const [key, text] of Object.entries(keys)) {
+    for (const clone of clones) strictEqual(await textOf(clone, key), text, `${key} in ${clone}`);
+  }
+}
+
+Deno.test("records git removes from the author's working tree are written again, byte for byte; every clone (one with core.autocrlf=true) receives every key", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "k.seed": "Seed." });
+  await must(a, ["share", "init", "--yes"]);
+  ok(Deno.readTextFileSync(join(a, ".bimri-share", ".gitattributes")).includes("* -text"));
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  const c = join(base, "c");
+  await gitOk(base, ["clone", "-q", "-c", "core.autocrlf=true", origin, c]);
+  for (const clone of [b, c]) await must(clone, ["share", "pull"]);
+  // The autocrlf clone checked the records out byte-exact.
+  deepStrictEqual(records(join(c, ".bimri-share")), records(join(a, ".bimri-share")));
+  deepStrictEqual(
+    records(ownFolder(a)),
+    records(join(c, ".bimri-share", ownFolder(a).split("/").pop()!)),
+  );
+  const expected: Record<string, string> = { "k.seed": "Seed." };
+
+  // 1. git stash -u, then git stash drop.
+  await agentSets(b, "claude", { "k.stash": "Lost to a dropped stash." });
+  let kept = records(ownFolder(b));
+  await gitOk(b, ["stash", "-u", "-q"]);
+  await gitOk(b, ["stash", "drop", "-q"]);
+  strictEqual(records(ownFolder(b)).size, 0);
+  await expectRestored(b, kept);
+  expected["k.stash"] = "Lost to a dropped stash.";
+
+  // 2. git clean -fd (untracked files; the local store is ignored and stays).
+  await agentSets(b, "claude", { "k.clean": "Lost to git clean." });
+  kept = records(ownFolder(b));
+  await gitOk(b, ["clean", "-fdq"]);
+  await expectRestored(b, kept);
+  expected["k.clean"] = "Lost to git clean.";
+  await publish(b, "b learned");
+
+  // 3. git reset --hard after staging the records.
+  await agentSets(b, "claude", { "k.reset": "Lost to reset --hard." });
+  kept = records(ownFolder(b));
+  await gitOk(b, ["add", "-A", ".bimri-share"]);
+  await gitOk(b, ["reset", "-q", "--hard"]);
+  await expectRestored(b, kept);
+  expected["k.reset"] = "Lost to reset --hard.";
+
+  // 4. A branch that is abandoned: its records were committed only there.
+  await gitOk(b, ["checkout", "-q", "-b", "side"]);
+  await agentSets(b, "claude", { "k.side": "Written on an abandoned branch." });
+  await gitOk(b, ["add", "-A", ".bimri-share"]);
+  await gitOk(b, ["commit", "-q", "-m", "side work"]);
+  kept = records(ownFolder(b));
+  await gitOk(b, ["checkout", "-q", "main"]);
+  await expectRestored(b, kept);
+  expected["k.side"] = "Written on an abandoned branch.";
+
+  // More work everywhere, then everyone pulls.
+  await agentSets(b, "claude", { "k.after": "After the losses." });
+  expected["k.after"] = "After the losses.";
+  await publish(b, "b learned more");
+  await fetchMemory(c);
+  await agentSets(c, "codex", { "k.crlf": "From the autocrlf clone." });
+  expected["k.crlf"] = "From the autocrlf clone.";
+  await publish(c, "c learned");
+  for (const clone of [a, b, c]) await fetchMemory(clone);
+  await sameEverywhere([a, b, c], expected);
+  for (const clone of [a, b, c]) {
+    match(await must(clone, ["share", "status"]), /Records waiting to be pulled: 0\./);
+  }
+  // The abandoned branch merged after all: the same files, no conflict, nothing new.
+  await gitOk(b, ["merge", "-q", "--no-edit", "side"]);
+  const merged = await must(b, ["share", "pull"]);
+  match(merged, /imported 0 records/);
+});
+
+Deno.test("a record checked out with CRLF line endings is read on its canonical form", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await must(a, ["share", "init", "--yes"]);
+  const b = await tempStore();
+  copyShare(a, b);
+  for (const folder of Deno.readDirSync(join(b, ".bimri-share"))) {
+    if (!folder.isDirectory) continue;
+    for (const file of Deno.readDirSync(join(b, ".bimri-share", folder.name))) {
+      const path = join(b, ".bimri-share", folder.name, file.name);
+      Deno.writeTextFileSync(path, Deno.readTextFileSync(path).replaceAll("\n", "\r\n"));
+    }
+  }
+  // A tampered CRLF record is still refused; the other one is read.
+  const folder = [...Deno.readDirSync(join(b, ".bimri-share"))].find((e) => e.isDirectory)!.name;
+  const path = join(b, ".bimri-share", folder, "00000002.json");
+  const good = Deno.readTextFileSync(path);
+  ok(good.includes("\r\n"));
+  Deno.writeTextFileSync(path, good.replace("Two.", "Deux."));
+  const refused = await bimri(b, ["share", "pull"]);
+  strictEqual(refused.code, 2);
+  match(refused.stderr, /00000002\.json SHA-256 mismatch/);
+  match(refused.stdout, /imported 1 records; applied 1/);
+  Deno.writeTextFileSync(path, good);
+  match(await must(b, ["share", "pull"]), /imported 1 records; applied 1/);
+  strictEqual(await textOf(b, "k.one"), "One.");
+  strictEqual(await textOf(b, "k.two"), "Two.");
+});
