@@ -11,7 +11,7 @@ import {
   initShare,
   missingIgnoreLines,
 } from "../engine/share/init.ts";
-import { problemMessage, scanShare } from "../engine/share/scan.ts";
+import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import { seenVector, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
@@ -103,6 +103,9 @@ export function pullAt(root: string): CommandResult {
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     const result = pullShare(store, ctx);
+    const after = scanShare(ctx, { countOnly: true });
+    const gaps = gapLines(after);
+    result.blocked = totalWaiting(after);
     const lines = [
       ...result.conflictIds.map((id) =>
         `BIMRI CONFLICT ${id}: concurrent edits from another clone; run \`bimri review\` and let the owner resolve it.`
@@ -121,11 +124,12 @@ export function pullAt(root: string): CommandResult {
       resolved: result.resolved,
       held: result.held,
       waiting: result.blocked,
+      gaps: after.gaps.map((g) => ({ ...g })),
       problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
-    });
+    }, gaps);
     if (result.problems.length > 0) {
       out.exitCode = 2;
-      out.stderr = problemLines(result.problems);
+      out.stderr = [...gaps, ...problemLines(result.problems)];
     }
     return out;
   });
@@ -140,24 +144,21 @@ function status(ctx: CommandContext): CommandResult {
         : "BIMRI SHARE: not shared; run `bimri share init` to share this memory through git.\n";
       return ok(text, { shared: false, share_folder: hasShareFolder(ctx.root) });
     }
-    const scan = scanShare(share);
+    const scan = scanShare(share, { countOnly: true });
     const seen = seenVector(share.state);
     const lines = [`BIMRI SHARE: replica ${share.state.replica} (${share.paths.root})`];
     const replicas = scan.replicas.map((r) => {
       const own = r.replica === share.state.replica;
-      const pending = own ? 0 : scan.pending.get(r.replica)?.length ?? 0;
+      const pending = own ? 0 : scan.waiting.get(r.replica) ?? 0;
       const imported = own ? r.newest : seen[r.replica] ?? 0;
       lines.push(
         own
           ? `  ${r.replica}  this clone: exported ${r.newest} records`
-          : `  ${r.replica}  ${r.newest} records; imported through ${imported}; waiting ${
-            Math.max(0, r.newest - imported)
-          }`,
+          : `  ${r.replica}  ${r.newest} records; imported through ${imported}; waiting ${pending}`,
       );
       return { replica: r.replica, own, newest: r.newest, imported, waiting: pending };
     });
-    const waiting = scan.replicas.filter((r) => r.replica !== share.state.replica)
-      .reduce((n, r) => n + Math.max(0, r.newest - (seen[r.replica] ?? 0)), 0);
+    const waiting = totalWaiting(scan);
     const candidates = new Set(Object.keys(share.state.candidates));
     const open = listConflictIds(store).filter((id) => {
       if (readResolution(store, id) !== null) return false;
@@ -165,6 +166,7 @@ function status(ctx: CommandContext): CommandResult {
       return c !== null && c.proposal_ids.some((p) => candidates.has(p));
     });
     lines.push(`Records waiting to be pulled: ${waiting}.`);
+    lines.push(...gapLines(scan));
     lines.push(
       `Open conflicts from other clones: ${open.length}${
         open.length ? ` (${open.join(", ")})` : ""
@@ -183,6 +185,7 @@ function status(ctx: CommandContext): CommandResult {
       open_conflicts: open,
       counts: { ...c },
       problems: scan.problems.map((p) => ({ ...p })),
+      gaps: scan.gaps.map((g) => ({ ...g })),
     });
   });
 }

@@ -39,11 +39,11 @@ import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.t
 import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
 import { resolveConflict } from "../memory/resolve.ts";
 import { classifyRecord, sameContent, sharedEntryOf } from "./classify.ts";
-import { eventId, importActor, isImportActor } from "./ids.ts";
+import { eventId, importActor, isImportActor, parseEventId } from "./ids.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
 import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
 import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
-import { causallyReady, vectorCovers } from "./vector.ts";
+import { causallyReady, type Vector, vectorCovers } from "./vector.ts";
 
 /** What a pull did. */
 export type PullResult = {
@@ -140,8 +140,21 @@ class Pull {
       this.result.noop++;
       return;
     }
+    if (events.some((e) => this.succeeds(e, record))) {
+      // Imported late (it waited behind a gap): a record that saw it is already current.
+      this.result.superseded++;
+      return;
+    }
     this.flush(key);
     this.contest(record, event);
+  }
+
+  /** True when shared event `later` saw `record` (a later seq of its replica, or its vector). */
+  succeeds(later: string, record: ShareRecord): boolean {
+    const { replica, seq } = parseEventId(later);
+    if (replica === record.replica) return seq > record.seq;
+    const read = readRecordFile(this.ctx, replica, seq);
+    return !isProblem(read) && (read.vector[record.replica] ?? 0) >= record.seq;
   }
 
   /** Commits the pending effect of `key`, if any. */
@@ -498,6 +511,55 @@ function finishImportNow(store: Store, ctx: ShareContext): number {
   return due;
 }
 
+/**
+ * Which waiting records may be imported now. In causal order when nothing is
+ * missing; past a gap (a record git has not brought yet), a record still
+ * imports when its key does not depend on what is missing: the key's
+ * previous shared event it replaced is known here, and no earlier record of
+ * the key waits. The cursor (`vector`) stays contiguous; records imported
+ * past it are listed in `ahead` until the gap fills.
+ */
+class ImportOrder {
+  readonly processed: Vector;
+  readonly own: Set<string>;
+
+  constructor(readonly ctx: ShareContext) {
+    this.processed = seenVector(ctx.state);
+    this.own = new Set([ctx.state.replica, ...ctx.state.retired]);
+  }
+
+  known(event: string): boolean {
+    const { replica, seq } = parseEventId(event);
+    if (this.own.has(replica)) return true;
+    return (this.processed[replica] ?? 0) >= seq ||
+      (this.ctx.state.ahead[replica] ?? []).includes(seq);
+  }
+
+  ready(record: ShareRecord, held: Set<string>): boolean {
+    const contiguous = record.seq === (this.processed[record.replica] ?? 0) + 1;
+    if (contiguous && causallyReady(record.vector, record.replica, this.processed)) return true;
+    if (record.kind === "resolution" || held.has(record.key)) return false;
+    return (record.replaces === null || this.known(record.replaces)) &&
+      record.resolves.every((e) => this.known(e));
+  }
+
+  markDone(replica: string, seq: number): void {
+    const s = this.ctx.state;
+    const ahead = s.ahead[replica] ?? [];
+    if (seq === (this.processed[replica] ?? 0) + 1) {
+      let next = seq;
+      while (ahead.includes(next + 1)) next++;
+      this.processed[replica] = next;
+      s.vector[replica] = next;
+      const rest = ahead.filter((n) => n > next);
+      if (rest.length > 0) s.ahead[replica] = rest;
+      else delete s.ahead[replica];
+    } else if (!ahead.includes(seq)) {
+      s.ahead[replica] = [...ahead, seq].sort((a, b) => a - b);
+    }
+  }
+}
+
 /** Imports every waiting record; must run under the engine lock on a replica's store. */
 export function pullShare(store: Store, ctx: ShareContext): PullResult {
   finishImport(store, ctx);
@@ -513,26 +575,29 @@ function pullNow(store: Store, ctx: ShareContext): PullResult {
   const scan = scanShare(ctx);
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
-  const processed = seenVector(ctx.state);
+  const order = new ImportOrder(ctx);
   const queues = [...scan.pending.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
-  const heads = new Map<string, number>(queues.map(([replica]) => [replica, 0]));
+  const done = new Set<string>();
   let progressed = true;
   while (progressed) {
     progressed = false;
-    for (const [replica, records] of queues) {
-      let i = heads.get(replica)!;
-      while (i < records.length && causallyReady(records[i].vector, replica, processed)) {
-        pull.process(records[i]);
-        processed[replica] = records[i].seq;
-        ctx.state.vector[replica] = records[i].seq;
-        i++;
-        progressed = true;
+    // Keys with a record still waiting: a later record of the key waits too.
+    const held = new Set<string>();
+    for (const [, records] of queues) {
+      for (const record of records) {
+        const event = eventId(record.replica, record.seq);
+        if (done.has(event)) continue;
+        if (order.ready(record, held)) {
+          pull.process(record);
+          order.markDone(record.replica, record.seq);
+          done.add(event);
+          progressed = true;
+        } else held.add(record.key);
       }
-      heads.set(replica, i);
     }
   }
-  for (const [replica, records] of queues) {
-    pull.result.blocked += records.length - heads.get(replica)!;
+  for (const [, records] of queues) {
+    for (const r of records) if (!done.has(eventId(r.replica, r.seq))) pull.result.blocked++;
   }
   // The decisions first: the effects still to commit, with the vector and key
   // map that assume them. A pull killed while committing them leaves this

@@ -150,3 +150,59 @@ Deno.test("a record checked out with CRLF line endings is read on its canonical 
   strictEqual(await textOf(b, "k.one"), "One.");
   strictEqual(await textOf(b, "k.two"), "Two.");
 });
+
+Deno.test("a gap holds back only records whose key depends on the missing one; status, pull, start and doctor name it alike", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "k.seed": "Seed." });
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  await must(b, ["share", "pull"]);
+  // a writes two records (2: k.lost, 3: k.other) but commits only the second.
+  await agentSets(a, "codex", { "k.lost": "Lost v1." });
+  await agentSets(a, "codex", { "k.other": "Unrelated." });
+  const folder = ownFolder(a);
+  const replica = folder.split("/").pop()!;
+  await gitOk(a, ["add", join(folder, "00000003.json")]);
+  await gitOk(a, ["commit", "-q", "-m", "partial"]);
+  await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
+  // A later edit of the missing record's key (4), committed too.
+  await agentSets(a, "codex", { "k.lost": "Lost v2." });
+  await gitOk(a, ["add", join(folder, "00000004.json")]);
+  await gitOk(a, ["commit", "-q", "-m", "partial 2"]);
+  await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
+
+  await gitOk(b, ["pull", "-q", "--no-edit", "origin", "main"]);
+  const pulled = await bimri(b, ["share", "pull"]);
+  strictEqual(pulled.code, 0, pulled.stderr);
+  match(pulled.stdout, /imported 1 records; applied 1, .* waiting 1\./);
+  const gap = new RegExp(
+    `BIMRI SHARE GAP: replica ${replica} is missing record 2 \\(since [0-9TZ:-]+ or earlier\\);.*run any bimri command.*push`,
+  );
+  match(pulled.stderr, gap);
+  strictEqual(await textOf(b, "k.other"), "Unrelated.");
+  strictEqual(await textOf(b, "k.lost"), null);
+  const status = await must(b, ["share", "status"]);
+  match(status, /Records waiting to be pulled: 1\./);
+  match(status, gap);
+  const json = JSON.parse(await must(b, ["share", "status", "--json"]));
+  strictEqual(json.waiting, 1);
+  deepStrictEqual(json.gaps.map((g: { missing: number[] }) => g.missing), [[2]]);
+  const brief = await must(b, ["start", "--actor", "claude"]);
+  match(brief, /Team memory: 1 records from other clones are waiting/);
+  match(brief, gap);
+  const doctor = await bimri(b, ["doctor", "--read-only"]);
+  strictEqual(doctor.code, 0, doctor.stdout);
+  match(doctor.stdout, /1 records from other clones are waiting/);
+  match(doctor.stdout, gap);
+
+  // The author commits what it left behind; the gap fills and everything applies once.
+  await publish(a, "the rest");
+  await fetchMemory(b);
+  strictEqual(await textOf(b, "k.lost"), "Lost v2.");
+  strictEqual(await textOf(b, "k.other"), "Unrelated.");
+  const after = await must(b, ["share", "status", "--json"]);
+  strictEqual(JSON.parse(after).waiting, 0);
+  deepStrictEqual(JSON.parse(after).gaps, []);
+  strictEqual((await bimri(b, ["doctor", "--read-only"])).code, 0);
+});
