@@ -38,7 +38,13 @@ import { writeDecision } from "../memory/decision_record.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.ts";
 import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
 import { resolveConflict } from "../memory/resolve.ts";
-import { classifyRecord, sameContent, sharedEntryOf } from "./classify.ts";
+import {
+  asAnswered,
+  classifyRecord,
+  confirmedByAnswer,
+  sameContent,
+  sharedEntryOf,
+} from "./classify.ts";
 import { eventId, importActor, isImportActor, parseEventId } from "./ids.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
 import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
@@ -182,6 +188,10 @@ class Pull {
         this.result.noop++;
         continue;
       }
+      if (confirmedByAnswer(record.entry)) {
+        this.confirmAsAnswered(record);
+        continue;
+      }
       const list = byReplica.get(record.replica) ?? [];
       list.push(record);
       byReplica.set(record.replica, list);
@@ -270,8 +280,10 @@ class Pull {
         input.falsifier = entry.falsifier;
       } else {
         input.trust = entry.trust;
-        // Confirmed memory is the owner's word; an import states it as such.
-        input.source = entry.trust === "confirmed" ? "user" : entry.source;
+        // System provenance cannot be proposed: confirmed system memory is the owner's word.
+        input.source = entry.trust === "confirmed" && entry.source === "system"
+          ? "user"
+          : entry.source;
         input.tags = entry.tags.join(",");
         if (entry.tier === 1) input.kind = entry.kind;
         else {
@@ -303,14 +315,47 @@ class Pull {
     const run = this.runFor(record.replica, record.key);
     const id = this.stage(run, record);
     if (id === null) return;
+    const conflictId = this.raise(run, id, record.key);
+    this.ctx.state.candidates[id] = event;
+    this.result.conflicts++;
+    if (!this.result.conflictIds.includes(conflictId)) {
+      this.result.conflictIds.push(conflictId);
+    }
+    saveShare(this.ctx);
+  }
+
+  /**
+   * A claim the owner confirmed in another clone by answering a conflict
+   * (`T:confirmed` with the agent's source): the same entry is reached here
+   * the same way, as the owner's answer to a question on the key. The claim
+   * is staged as the candidate it was, joins (or raises) the key's question,
+   * and that question is answered with it at once.
+   */
+  confirmAsAnswered(record: ShareRecord): void {
+    const entry = record.entry;
+    if (entry === null || entry.tier === 3) return;
+    const run = this.runFor(record.replica, record.key);
+    const id = this.stage(run, { ...record, entry: { ...entry, trust: "working" } });
+    if (id === null) return;
+    const conflictId = this.raise(run, id, record.key);
+    const commit = (s: Store, pid: string) => {
+      const proposal = requireProposal(s.paths, pid).proposal;
+      return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
+    };
+    resolveConflict(this.store, conflictId, id, true, commit, true);
+    this.result.applied++;
+  }
+
+  /** Raises (or joins) the stale-base question on `key` with candidate `id` of `run`. */
+  raise(run: ImportRun, id: string, key: string): string {
     const loaded = requireProposal(this.store.paths, id);
     const log = scanRunLog(run.run, readRunLog(this.store.paths, run.run));
     if (!log.proposalMarkers.includes(id)) {
       const p = loaded.proposal;
       appendProposeMarker(this.store.paths, run.run, id, p.operation, p.key, p.base_hash, p.text);
     }
-    const live = findLive(this.store.head.view, this.store.state, record.key);
-    const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, record.key, {
+    const live = findLive(this.store.head.view, this.store.state, key);
+    const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, key, {
       line: live?.raw ?? null,
       storage: live?.storage ?? "absent",
       archiveProposalId: live?.archiveProposalId,
@@ -320,12 +365,7 @@ class Pull {
       conflict_id: raised.conflictId,
       revision: this.store.head.revision,
     }, true);
-    this.ctx.state.candidates[id] = event;
-    this.result.conflicts++;
-    if (!this.result.conflictIds.includes(raised.conflictId)) {
-      this.result.conflictIds.push(raised.conflictId);
-    }
-    saveShare(this.ctx);
+    return raised.conflictId;
   }
 
   /**
@@ -368,7 +408,7 @@ class Pull {
   closeConflict(id: string, candidates: string[], key: string, answer: SharedEntry | null): void {
     const chosen = candidates.find((pid) => {
       const p = requireProposal(this.store.paths, pid).proposal;
-      return sameContent(proposalContent(p), answer);
+      return sameContent(asAnswered(proposalContent(p)), answer);
     });
     const commit = (s: Store, pid: string) => {
       const proposal = requireProposal(s.paths, pid).proposal;

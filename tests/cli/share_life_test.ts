@@ -14,6 +14,7 @@ import {
   copyShare,
   fetchMemory,
   gitOk,
+  openConflicts,
   originAndClone,
   publish,
   textOf,
@@ -205,4 +206,63 @@ Deno.test("a gap holds back only records whose key depends on the missing one; s
   strictEqual(JSON.parse(after).waiting, 0);
   deepStrictEqual(JSON.parse(after).gaps, []);
   strictEqual((await bimri(b, ["doctor", "--read-only"])).code, 0);
+});
+
+/** The whole entry `get --json` shows for `key`, without local IDs and residency. */
+async function entryOf(clone: string, key: string): Promise<Record<string, unknown> | null> {
+  const r = await bimri(clone, ["--json", "get", "--key", key]);
+  if (r.code !== 0) return null;
+  const match = JSON.parse(r.stdout).matches[0];
+  if (!match) return null;
+  for (const local of ["id", "first_run", "last_run", "pointer", "location", "reason"]) {
+    delete match[local];
+  }
+  return match;
+}
+
+async function sameEntryEverywhere(clones: string[], key: string): Promise<void> {
+  const entries = await Promise.all(clones.map((c) => entryOf(c, key)));
+  ok(entries[0] !== null, `${key} missing`);
+  for (const entry of entries) deepStrictEqual(entry, entries[0]);
+}
+
+Deno.test("after an owner answer in a third clone every clone holds the same whole entry (text, tier, trust, source, importance, status)", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  // One key per round: a confirmed entry holds later agent edits.
+  await agentSets(a, "codex", { "k.candidate": "Alpha v1.", "k.current": "Beta v1." });
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  const c = await cloneAs(base, origin, "c");
+  for (const clone of [b, c]) await must(clone, ["share", "pull"]);
+  for (const choose of ["candidate", "current"]) {
+    const key = `k.${choose}`;
+    await agentSets(a, "codex", { [key]: "From a." });
+    await agentSets(b, "claude", { [key]: "From b." });
+    await publish(a, "a edits");
+    await publish(b, "b edits");
+    for (const clone of [a, b, c]) await fetchMemory(clone);
+    const [conflict] = await openConflicts(c);
+    ok(conflict, `a conflict in c (${choose})`);
+    const review = await must(c, ["review", conflict]);
+    const candidate = /^Choice (R[0-9]{6}-Q[0-9]{3})$/m.exec(review)![1];
+    await must(c, [
+      "resolve",
+      conflict,
+      "--choose",
+      choose === "candidate" ? candidate : "current",
+      "--human-approved",
+    ]);
+    const answered = await entryOf(c, key);
+    strictEqual(answered!.trust, choose === "candidate" ? "confirmed" : "working");
+    strictEqual(answered!.source, "agent");
+    await publish(c, "owner answered");
+    for (const clone of [a, b, c]) await fetchMemory(clone);
+    for (const clone of [a, b, c]) deepStrictEqual(await openConflicts(clone), []);
+    await sameEntryEverywhere([a, b, c], key);
+  }
+  for (const clone of [a, b, c]) {
+    const doctor = await bimri(clone, ["doctor", "--read-only"]);
+    strictEqual(doctor.code, 0, doctor.stdout);
+  }
 });
