@@ -17,6 +17,7 @@ import type { StorePaths } from "../store/paths.ts";
 import { EVENT_ID, eventId, mintReplicaId, recordName, REPLICA_ID } from "./ids.ts";
 import { parseRecordBytes, type ShareRecord } from "./record.ts";
 import type { Vector } from "./vector.ts";
+import { samePlace } from "./place.ts";
 
 /** The committed folder that carries every replica's records. */
 export const SHARE_FOLDER = ".bimri-share";
@@ -205,7 +206,7 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
   }
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
   rollForward(ctx);
-  if (forWrite && state.storePath !== paths.root) remint(ctx);
+  if (forWrite && !samePlace(state.storePath, paths.root)) remint(ctx);
   return ctx;
 }
 

@@ -266,3 +266,19 @@ Deno.test("after an owner answer in a third clone every clone holds the same who
     strictEqual(doctor.code, 0, doctor.stdout);
   }
 });
+
+Deno.test("one folder reached through a symbolic link stays one replica (a copied store: share_status_test)", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One." });
+  await must(a, ["share", "init", "--yes"]);
+  const link = `${a}-alias`;
+  Deno.symlinkSync(a, link);
+  try {
+    await agentSets(link, "codex", { "k.one": "One through the link." });
+    const folders = [...Deno.readDirSync(join(a, ".bimri-share"))].filter((e) => e.isDirectory);
+    strictEqual(folders.length, 1);
+    strictEqual(records(ownFolder(a)).size, 2);
+  } finally {
+    Deno.removeSync(link);
+  }
+});
