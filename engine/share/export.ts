@@ -13,7 +13,8 @@
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { PROPOSAL_ID } from "../model/ids.ts";
 import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";
@@ -27,7 +28,7 @@ import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
 import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { sortedVector } from "./vector.ts";
-import { keepRecord, restoreNotice, restoreOwnRecords } from "./keep.ts";
+import { keepRecord, keptFolder, restoreNotice, restoreOwnRecords } from "./keep.ts";
 import { noteShare } from "./notice.ts";
 
 /** The fields of a record that the caller decides. */
@@ -113,6 +114,7 @@ function exportChange(store: Store, ctx: ShareContext, proposalId: string): void
     source: proposalId,
   });
   ctx.state.lastSource = proposalId;
+  ctx.state.headSeen = store.head.revision;
   saveShare(ctx);
 }
 
@@ -164,6 +166,7 @@ export function exportResolution(store: Store, ctx: ShareContext, conflictId: st
   });
   for (const id of ids) if (typeof id === "string") delete ctx.state.candidates[id];
   ctx.state.pendingResolution = null;
+  ctx.state.headSeen = store.head.revision;
   saveShare(ctx);
 }
 
@@ -236,6 +239,7 @@ export function finishPendingExports(store: Store): ShareContext | null {
   // A pull killed while committing: finished before anything else moves memory.
   finishImport(store, ctx);
   finalizeInterruptedCommit(store);
+  exportOutsideChanges(store, ctx);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason !== null && reason[1] !== ctx.state.lastSource) {
     const decision = readDecision(store.paths, reason[1]);
@@ -247,4 +251,64 @@ export function finishPendingExports(store: Store): ShareContext | null {
     exportResolution(store, ctx, ctx.state.pendingResolution);
   }
   return ctx;
+}
+
+/**
+ * Exports what another engine committed on this shared store (the reference
+ * engine commits without writing records): every accepted change of a local
+ * run past the last head the share bookkeeping saw, in revision order, once.
+ * On the everyday path this compares two numbers.
+ */
+export function exportOutsideChanges(store: Store, ctx: ShareContext): number {
+  const s = ctx.state;
+  const head = store.head.revision;
+  if (s.headSeen === head) return 0;
+  if (s.headSeen < 0 || s.pendingResolution !== null || s.importing.length > 0) {
+    s.headSeen = head;
+    saveShare(ctx);
+    return 0;
+  }
+  const since = s.headSeen;
+  const due: { revision: number; id: string }[] = [];
+  for (const name of listNames(join(store.paths.dir, "decisions"))) {
+    const id = name.replace(/\.json$/, "");
+    if (!PROPOSAL_ID.test(id) || id === s.lastSource) continue;
+    let decision;
+    try {
+      decision = readDecision(store.paths, id);
+    } catch {
+      continue; // damaged authority: doctor reports it
+    }
+    if (decision?.outcome !== "accepted" || typeof decision.resolution_id === "string") continue;
+    const revision = decision.revision;
+    if (typeof revision !== "number" || revision <= since || revision > head) continue;
+    due.push({ revision, id });
+  }
+  due.sort((a, b) => a.revision - b.revision);
+  const exported = exportedSources(ctx);
+  let written = 0;
+  for (const { id } of due) {
+    if (exported.has(id)) continue;
+    const proposal = readProposal(store.paths, id)?.proposal;
+    if (!proposal || isImportActor(proposal.actor)) continue;
+    exportChange(store, ctx, id);
+    written++;
+  }
+  s.headSeen = head;
+  saveShare(ctx);
+  return written;
+}
+
+/** The sources (proposal IDs) of this replica's records, from their kept bytes. */
+function exportedSources(ctx: ShareContext): Set<string> {
+  const out = new Set<string>();
+  for (let seq = 1; seq < ctx.state.nextSeq; seq++) {
+    const bytes = readBytesOrNull(join(keptFolder(ctx), recordName(seq))) ??
+      readBytesOrNull(join(ctx.shareDir, ctx.state.replica, recordName(seq)));
+    if (bytes === null) continue;
+    try {
+      out.add(parseRecordBytes(bytes, ctx.state.replica, seq).source);
+    } catch { /* not this replica's record: ignored */ }
+  }
+  return out;
 }

@@ -483,7 +483,10 @@ export function closeAnsweredHere(store: Store, ctx: ShareContext, key: string):
     pull.closeConflict(id, conflict.proposal_ids, key, pull.liveContent(key));
     closed++;
   }
-  if (closed > 0) saveShare(ctx);
+  if (closed > 0) {
+    ctx.state.headSeen = store.head.revision;
+    saveShare(ctx);
+  }
   return closed;
 }
 
@@ -547,6 +550,7 @@ function finishImportNow(store: Store, ctx: ShareContext): number {
   const due = pull.pendingApply.size;
   pull.finish();
   ctx.state.importing = [];
+  ctx.state.headSeen = store.head.revision;
   saveShare(ctx);
   return due;
 }
@@ -654,6 +658,7 @@ function pullNow(store: Store, ctx: ShareContext): PullResult {
   counts.conflicts += pull.result.conflicts;
   counts.held += pull.result.held;
   counts.resolved += pull.result.resolved;
+  ctx.state.headSeen = store.head.revision;
   saveShare(ctx);
   return pull.result;
 }

@@ -72,6 +72,12 @@ export type ShareState = {
   keptThrough: number;
   /** Seqs of other replicas imported past a gap (beyond `vector`), per replica. */
   ahead: Record<string, number[]>;
+  /**
+   * The head revision when the share bookkeeping last matched the store (-1:
+   * not known yet). A head beyond it was moved by another engine (the
+   * reference commits without exporting): its changes are exported then.
+   */
+  headSeen: number;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -196,6 +202,7 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     seeding: raw.seeding === true,
     keptThrough: typeof raw.kept_through === "number" ? raw.kept_through : 0,
     ahead: aheadMap(raw.ahead),
+    headSeen: typeof raw.head_seen === "number" ? raw.head_seen : -1,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
@@ -296,6 +303,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     seeding: false,
     keptThrough: 0,
     ahead: {},
+    headSeen: -1,
   };
 }
 
@@ -318,6 +326,7 @@ export function saveShare(ctx: ShareContext): void {
     canonicalJson({
       candidates: s.candidates,
       counts: s.counts,
+      head_seen: s.headSeen,
       ahead: s.ahead,
       importing: s.importing,
       kept_through: s.keptThrough,

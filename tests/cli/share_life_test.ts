@@ -282,3 +282,32 @@ Deno.test("one folder reached through a symbolic link stays one replica (a copie
     Deno.removeSync(link);
   }
 });
+
+Deno.test("changes committed without their share records (as the reference engine commits) are exported by the next command, each once", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "k.seed": "Seed." });
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  await must(b, ["share", "pull"]);
+  // Commits the share bookkeeping does not see: the store looks unshared meanwhile.
+  const replicaFile = join(a, ".bimri", "replica.local.json");
+  Deno.renameSync(replicaFile, `${replicaFile}.aside`);
+  await agentSets(a, "codex", { "k.outside": "Committed outside.", "k.seed": "Seed v2." });
+  await agentSets(a, "codex", { "k.outside2": "Also outside." });
+  Deno.renameSync(`${replicaFile}.aside`, replicaFile);
+  const before = records(ownFolder(a)).size;
+  await must(a, ["share", "status"]);
+  strictEqual(records(ownFolder(a)).size, before + 3);
+  await must(a, ["share", "status"]);
+  await agentSets(a, "codex", { "k.after": "After." });
+  strictEqual(records(ownFolder(a)).size, before + 4);
+  await publish(a, "a learned");
+  await fetchMemory(b);
+  await sameEverywhere([a, b], {
+    "k.seed": "Seed v2.",
+    "k.outside": "Committed outside.",
+    "k.outside2": "Also outside.",
+    "k.after": "After.",
+  });
+});
