@@ -16,11 +16,14 @@ import { seenVector, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
 import { boolFlag, type Command, type CommandContext, type CommandResult, ok } from "./command.ts";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { currentRuntimePrefix } from "../engine/install/runtime.ts";
+import { gitHooksFolder, hookStates, installHooks, uninstallHooks } from "../engine/share/hooks.ts";
 
 const HELP = `usage: bimri share init [--yes]
        bimri share pull
        bimri share status
+       bimri share hooks install|uninstall|status
 
 Team memory across clones of one git repository. Every clone keeps its own
 local store (bimri.md and .bimri/ stay out of git); accepted changes are also
@@ -31,7 +34,10 @@ written as immutable records to .bimri-share/<replica>/, which git carries.
            .gitignore (asks first; --yes to skip the question)
   pull     import the other replicas' records (run after git pull); concurrent
            edits of one key become ordinary conflicts (bimri review)
-  status   replicas, records waiting to be pulled, conflicts from imports
+  status   replicas, records waiting to be pulled, gaps, conflicts from imports
+  hooks    git hooks (opt-in): post-merge, post-checkout and post-rewrite run
+           share pull; pre-commit stages .bimri-share/; existing hooks (also
+           under core.hooksPath) are kept and still run; never block git
 
   --yes    init: update .gitignore without asking`;
 
@@ -190,21 +196,63 @@ function status(ctx: CommandContext): CommandResult {
   });
 }
 
+function hooks(ctx: CommandContext, action: string | undefined): CommandResult {
+  if (action !== "install" && action !== "uninstall" && action !== "status") {
+    throw new BimriError(
+      "usage",
+      "share hooks: name an action: install, uninstall or status (bimri share --help).",
+    );
+  }
+  const { hooks: folder, top } = gitHooksFolder(ctx.root);
+  const rel = relative(top, ctx.root).replaceAll("\\", "/");
+  const states = action === "install"
+    ? installHooks(folder, currentRuntimePrefix().argv, rel)
+    : action === "uninstall"
+    ? uninstallHooks(folder)
+    : hookStates(folder);
+  const lines = [`BIMRI SHARE HOOKS: ${folder}`];
+  for (const h of states) {
+    lines.push(
+      `  ${h.name}  ${
+        h.installed
+          ? h.chained ? "installed (runs the existing hook first)" : "installed"
+          : h.foreign
+          ? "another hook (install keeps it and runs it first)"
+          : "not installed"
+      }`,
+    );
+  }
+  if (action === "install") {
+    lines.push(
+      "git pull, merge, checkout and rebase now run `bimri share pull`; commits stage .bimri-share/.",
+    );
+  }
+  if (action === "uninstall") lines.push("bimri's git hooks are removed; earlier hooks are back.");
+  return ok(lines.join("\n") + "\n", {
+    hooks_folder: folder,
+    hooks: states.map((h) => ({ ...h })),
+  });
+}
+
 /** The share verb. */
 export const shareCommand: Command = {
   name: "share",
   summary: "team memory across clones through git (init, pull, status)",
   help: HELP,
   flags: { yes: { type: "boolean" } },
-  positionals: 1,
+  positionals: 2,
   run(ctx, flags, positionals) {
     const sub = positionals[0];
+    if (sub === "hooks") return hooks(ctx, positionals[1]);
+    if (positionals.length > 1) {
+      throw new BimriError("usage", `share ${sub}: unexpected argument ${positionals[1]}.`);
+    }
     if (sub === "init") return init(ctx, boolFlag(flags, "yes"));
     if (sub === "pull") return pullAt(ctx.root);
     if (sub === "status") return status(ctx);
     throw new BimriError(
       "usage",
-      "share: name a subcommand: init, pull or status (bimri share --help).",
+      "share: name a subcommand: init, pull, status or hooks (bimri share --help).",
     );
   },
 };
