@@ -23,7 +23,7 @@ import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
-import { finishImport } from "./import.ts";
+import { finishImport, pullInProgress } from "./import.ts";
 import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
 import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
@@ -239,7 +239,7 @@ export function finishPendingExports(store: Store): ShareContext | null {
   // A pull killed while committing: finished before anything else moves memory.
   finishImport(store, ctx);
   finalizeInterruptedCommit(store);
-  exportOutsideChanges(store, ctx);
+  if (!pullInProgress()) exportOutsideChanges(store, ctx);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason !== null && reason[1] !== ctx.state.lastSource) {
     const decision = readDecision(store.paths, reason[1]);

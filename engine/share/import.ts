@@ -19,6 +19,7 @@
  * them is finished by the next locked command (`finishImport`).
  */
 import { BimriError } from "../errors.ts";
+import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
@@ -91,8 +92,65 @@ class Pull {
   readonly runs = new Map<string, ImportRun>();
   readonly keys: Record<string, string[]>;
 
+  /** Candidates a killed pull raised without naming them, by event: completed, never asked again. */
+  readonly healed = new Map<string, { pid: string; conflictId: string }>();
+
   constructor(readonly store: Store, readonly ctx: ShareContext) {
     this.keys = keysOf(ctx);
+    if (ctx.state.pulling) this.heal();
+  }
+
+  /**
+   * After a pull killed part-way: every import proposal that is a candidate
+   * of an open question but not named in the share state (the pull died
+   * between raising the question and saving) is named again, by the record
+   * its rationale cites, so an answer from another clone still closes it and
+   * the record's next import joins nothing twice.
+   */
+  heal(): void {
+    for (const id of listConflictIds(this.store)) {
+      const conflict = readConflict(this.store, id);
+      if (!conflict || conflict.type !== "stale-base") continue;
+      if (readResolution(this.store, id) !== null) continue;
+      for (const pid of conflict.proposal_ids) {
+        if (this.ctx.state.candidates[pid] !== undefined) continue;
+        const p = requireProposal(this.store.paths, pid).proposal;
+        if (!isImportActor(p.actor)) continue;
+        const m = /^Imported from replica ([a-z2-7]{26}) record ([0-9]+) /.exec(p.rationale);
+        if (!m) continue;
+        const event = eventId(m[1], Number(m[2]));
+        this.ctx.state.candidates[pid] = event;
+        this.healed.set(event, { pid, conflictId: id });
+      }
+    }
+  }
+
+  /** Completes a question a killed pull raised for `record`: true when there was one. */
+  completeHealed(record: ShareRecord, event: string): boolean {
+    const healed = this.healed.get(event);
+    if (!healed) return false;
+    this.healed.delete(event);
+    if (confirmedByAnswer(record.entry)) {
+      // An owner's answer from elsewhere was being applied: answer the question with it.
+      this.answerWith(healed.conflictId, healed.pid);
+      delete this.ctx.state.candidates[healed.pid];
+      this.keys[record.key] = [event];
+      return true;
+    }
+    const events = this.keys[record.key] ?? [];
+    if (!events.includes(event)) this.keys[record.key] = [...events, event];
+    this.result.conflicts++;
+    return true;
+  }
+
+  /** Resolves `conflictId` choosing import candidate `pid` as the owner's answer (T:confirmed). */
+  answerWith(conflictId: string, pid: string): void {
+    const commit = (s: Store, id: string) => {
+      const proposal = requireProposal(s.paths, id).proposal;
+      return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
+    };
+    resolveConflict(this.store, conflictId, pid, true, commit, true);
+    this.result.applied++;
   }
 
   liveContent(key: string): SharedEntry | null {
@@ -110,9 +168,10 @@ class Pull {
     const key = record.key;
     const event = eventId(record.replica, record.seq);
     const events = this.keys[key] ?? [];
+    this.result.imported++;
+    if (this.healed.size > 0 && this.completeHealed(record, event)) return;
     const content = this.currentContent(key);
     const kind = classifyRecord(record, { events, content });
-    this.result.imported++;
     const open = kind === "apply" ? this.openImportConflicts(key) : [];
     if (open.length > 0 && record.kind === "resolution" && this.answers(record, open)) {
       this.applyResolution(record, event);
@@ -189,7 +248,8 @@ class Pull {
         continue;
       }
       if (confirmedByAnswer(record.entry)) {
-        this.confirmAsAnswered(record);
+        const event = eventId(record.replica, record.seq);
+        if (!this.completeHealed(record, event)) this.confirmAsAnswered(record);
         continue;
       }
       const list = byReplica.get(record.replica) ?? [];
@@ -316,12 +376,13 @@ class Pull {
     const id = this.stage(run, record);
     if (id === null) return;
     const conflictId = this.raise(run, id, record.key);
+    faultPoint("share-after-raise");
+    // Named in the share state when the pull saves it (a killed pull: see heal).
     this.ctx.state.candidates[id] = event;
     this.result.conflicts++;
     if (!this.result.conflictIds.includes(conflictId)) {
       this.result.conflictIds.push(conflictId);
     }
-    saveShare(this.ctx);
   }
 
   /**
@@ -338,12 +399,8 @@ class Pull {
     const id = this.stage(run, { ...record, entry: { ...entry, trust: "working" } });
     if (id === null) return;
     const conflictId = this.raise(run, id, record.key);
-    const commit = (s: Store, pid: string) => {
-      const proposal = requireProposal(s.paths, pid).proposal;
-      return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
-    };
-    resolveConflict(this.store, conflictId, id, true, commit, true);
-    this.result.applied++;
+    faultPoint("share-before-answer");
+    this.answerWith(conflictId, id);
   }
 
   /** Raises (or joins) the stale-base question on `key` with candidate `id` of `run`. */
@@ -390,6 +447,7 @@ class Pull {
       });
       if (!answered) continue;
       this.closeConflict(id, conflict.proposal_ids, key, record.entry);
+      faultPoint("share-after-answer");
     }
     this.keys[key] = [event];
     if (!sameContent(record.entry, this.liveContent(key))) {
@@ -526,6 +584,11 @@ export function finishImport(store: Store, ctx: ShareContext): number {
   }
 }
 
+/** True while a pull of this process runs (its own bookkeeping is not another engine's). */
+export function pullInProgress(): boolean {
+  return importing;
+}
+
 /**
  * True while this process imports: closing an import run runs the recovery
  * hook of every locked command (finishPendingExports), which must not take
@@ -551,6 +614,7 @@ function finishImportNow(store: Store, ctx: ShareContext): number {
   pull.finish();
   ctx.state.importing = [];
   ctx.state.headSeen = store.head.revision;
+  ctx.state.pulling = false;
   saveShare(ctx);
   return due;
 }
@@ -617,6 +681,10 @@ export function pullShare(store: Store, ctx: ShareContext): PullResult {
 
 function pullNow(store: Store, ctx: ShareContext): PullResult {
   const scan = scanShare(ctx);
+  if (!ctx.state.pulling && scan.pending.size > 0) {
+    ctx.state.pulling = true;
+    saveShare(ctx);
+  }
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
   const order = new ImportOrder(ctx);
@@ -659,6 +727,7 @@ function pullNow(store: Store, ctx: ShareContext): PullResult {
   counts.held += pull.result.held;
   counts.resolved += pull.result.resolved;
   ctx.state.headSeen = store.head.revision;
+  ctx.state.pulling = false;
   saveShare(ctx);
   return pull.result;
 }

@@ -78,6 +78,8 @@ export type ShareState = {
    * reference commits without exporting): its changes are exported then.
    */
   headSeen: number;
+  /** A pull is running (true on disk after a pull was killed part-way). */
+  pulling: boolean;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -203,6 +205,7 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     keptThrough: typeof raw.kept_through === "number" ? raw.kept_through : 0,
     ahead: aheadMap(raw.ahead),
     headSeen: typeof raw.head_seen === "number" ? raw.head_seen : -1,
+    pulling: raw.pulling === true,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
@@ -304,6 +307,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     keptThrough: 0,
     ahead: {},
     headSeen: -1,
+    pulling: false,
   };
 }
 
@@ -331,6 +335,7 @@ export function saveShare(ctx: ShareContext): void {
       importing: s.importing,
       kept_through: s.keptThrough,
       last_source: s.lastSource,
+      pulling: s.pulling,
       next_seq: s.nextSeq,
       pending_resolution: s.pendingResolution,
       replica: s.replica,
