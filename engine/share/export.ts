@@ -28,7 +28,7 @@ import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordText, type ShareRecord } from "./record.ts";
 import { isShared, keysOf, loadShare, saveShare, seenVector, type ShareContext } from "./state.ts";
 import { sortedVector } from "./vector.ts";
-import { keepRecord, keptFolder, restoreNotice, restoreOwnRecords } from "./keep.ts";
+import { folderMtime, keepRecord, keptFolder, restoreNotice, restoreOwnRecords } from "./keep.ts";
 import { noteShare } from "./notice.ts";
 
 /** The fields of a record that the caller decides. */
@@ -94,7 +94,10 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
     faultPoint("share-after-record");
   }
   keepRecord(ctx, seq, bytes);
-  if (s.keptThrough === seq - 1) s.keptThrough = seq;
+  if (s.keptThrough === seq - 1) {
+    s.keptThrough = seq;
+    s.folderMtime = folderMtime(folder);
+  }
   s.nextSeq = seq + 1;
   keys[draft.key] = [event];
   return event;
@@ -219,9 +222,9 @@ export function finishSeeding(store: Store, ctx: ShareContext): number {
  * tree (one directory listing when none is missing), with one notice.
  */
 export function restoreOwn(ctx: ShareContext): void {
-  const before = ctx.state.keptThrough;
+  const before = [ctx.state.keptThrough, ctx.state.folderMtime];
   const result = restoreOwnRecords(ctx);
-  if (ctx.state.keptThrough !== before) saveShare(ctx);
+  if (ctx.state.keptThrough !== before[0] || ctx.state.folderMtime !== before[1]) saveShare(ctx);
   const notice = restoreNotice(result, ctx.state.replica);
   if (notice !== null) noteShare(notice);
 }

@@ -54,10 +54,17 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
   const result: RestoreResult = { restored: 0, lost: [] };
   if (exported < 1) return result;
   const folder = join(ctx.shareDir, s.replica);
+  // One stat on the everyday path: the folder is listed only when it changed
+  // since every record was last seen in it (a removal changes its mtime).
+  const mtime = folderMtime(folder);
+  if (mtime !== null && mtime === s.folderMtime && s.keptThrough >= exported) return result;
   const present = seqsIn(folder);
   let count = 0;
   for (const seq of present) if (seq <= exported) count++;
-  if (count === exported && s.keptThrough >= exported) return result;
+  if (count === exported && s.keptThrough >= exported) {
+    s.folderMtime = mtime;
+    return result;
+  }
   const kept = seqsIn(keptFolder(ctx));
   if (count < exported && lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
   for (let seq = 1; seq <= exported; seq++) {
@@ -75,8 +82,16 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
       if (bytes !== null) keepRecord(ctx, seq, bytes);
     }
   }
-  if (result.lost.length === 0) s.keptThrough = exported;
+  if (result.lost.length === 0) {
+    s.keptThrough = exported;
+    s.folderMtime = folderMtime(folder);
+  }
   return result;
+}
+
+/** The modification time of `folder` in ms, or null when it is missing. */
+export function folderMtime(folder: string): number | null {
+  return lstatOrNull(folder)?.mtime?.getTime() ?? null;
 }
 
 /** The notice a restore prints on stderr (null: nothing to say). */

@@ -80,6 +80,8 @@ export type ShareState = {
   headSeen: number;
   /** A pull is running (true on disk after a pull was killed part-way). */
   pulling: boolean;
+  /** The own record folder's mtime when every own record was last seen in it. */
+  folderMtime: number | null;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -206,6 +208,7 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
     ahead: aheadMap(raw.ahead),
     headSeen: typeof raw.head_seen === "number" ? raw.head_seen : -1,
     pulling: raw.pulling === true,
+    folderMtime: typeof raw.folder_mtime === "number" ? raw.folder_mtime : null,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
@@ -308,6 +311,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     ahead: {},
     headSeen: -1,
     pulling: false,
+    folderMtime: null,
   };
 }
 
@@ -330,6 +334,7 @@ export function saveShare(ctx: ShareContext): void {
     canonicalJson({
       candidates: s.candidates,
       counts: s.counts,
+      folder_mtime: s.folderMtime,
       head_seen: s.headSeen,
       ahead: s.ahead,
       importing: s.importing,
