@@ -311,3 +311,43 @@ Deno.test("changes committed without their share records (as the reference engin
     "k.after": "After.",
   });
 });
+
+Deno.test("side branches merged, cherry-picked or squash-merged after their records were restored on main: never a git conflict", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "k.seed": "Seed." });
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  await must(b, ["share", "pull"]);
+  const expected: Record<string, string> = { "k.seed": "Seed." };
+  for (const how of ["merge", "cherry-pick", "squash"]) {
+    const key = `k.${how.replace("-", "")}`;
+    await gitOk(b, ["checkout", "-q", "-b", `side-${how}`]);
+    await agentSets(b, "claude", { [key]: `Via ${how}.` });
+    await commitAll(b, `side ${how}`);
+    await gitOk(b, ["checkout", "-q", "main"]);
+    // Work on main meanwhile: the next command restores the side's records; commit them.
+    await agentSets(b, "claude", { [`${key}.main`]: `Main during ${how}.` });
+    await commitAll(b, `main during ${how}`);
+    if (how === "merge") await gitOk(b, ["merge", "-q", "--no-edit", `side-${how}`]);
+    if (how === "cherry-pick") {
+      await gitOk(b, ["cherry-pick", "--allow-empty", "--keep-redundant-commits", `side-${how}`]);
+    }
+    if (how === "squash") {
+      await gitOk(b, ["merge", "-q", "--squash", `side-${how}`]);
+      await commitAll(b, "squashed");
+    }
+    strictEqual((await gitOk(b, ["status", "--porcelain"])).trim(), "");
+    expected[key] = `Via ${how}.`;
+    expected[`${key}.main`] = `Main during ${how}.`;
+  }
+  await publish(b, "b learned");
+  await fetchMemory(a);
+  await sameEverywhere([a, b], expected);
+});
+
+async function commitAll(clone: string, message: string): Promise<void> {
+  await gitOk(clone, ["add", "-A", ".bimri-share"]);
+  const status = await gitOk(clone, ["status", "--porcelain"]);
+  if (status.trim() !== "") await gitOk(clone, ["commit", "-q", "--allow-empty", "-m", message]);
+}
