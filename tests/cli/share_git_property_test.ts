@@ -12,32 +12,17 @@
 import { join } from "node:path";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { bimri, must, startRun } from "../helpers/cli.ts";
-import { cloneAs, git, gitOk, openConflicts, originAndClone } from "../helpers/share.ts";
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import {
+  cloneAs,
+  entryOf,
+  git,
+  gitOk,
+  mulberry32,
+  openConflicts,
+  originAndClone,
+} from "../helpers/share.ts";
 
 const KEYS = ["k.alpha", "k.beta", "k.gamma", "k.delta"];
-
-/** The whole entry `get --json` shows, without local IDs and residency (null: absent). */
-async function entryOf(clone: string, key: string): Promise<Record<string, unknown> | null> {
-  const r = await bimri(clone, ["--json", "get", "--key", key]);
-  if (r.code !== 0) return null;
-  const match = JSON.parse(r.stdout).matches[0] ?? null;
-  if (match === null) return null;
-  for (const local of ["id", "first_run", "last_run", "pointer", "location", "reason"]) {
-    delete match[local];
-  }
-  return match;
-}
 
 /** One agent session: sets (or closes) one key. */
 async function session(clone: string, key: string, text: string, close: boolean): Promise<void> {

@@ -7,15 +7,7 @@
 import { join } from "node:path";
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { bimri, must, pathExists } from "../helpers/cli.ts";
-import {
-  agentSets,
-  cloneAs,
-  git,
-  gitOk,
-  originAndClone,
-  publish,
-  textOf,
-} from "../helpers/share.ts";
+import { agentSets, git, gitOk, publish, sharedClones, textOf } from "../helpers/share.ts";
 
 function writeHook(path: string, body: string): string {
   const text = `#!/bin/sh\n${body}\n`;
@@ -25,12 +17,7 @@ function writeHook(path: string, body: string): string {
 }
 
 async function sharedPair(): Promise<{ a: string; b: string }> {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "k.seed": "Seed." });
-  await must(a, ["share", "init", "--yes"]);
-  await publish(a, "share memory");
-  const b = await cloneAs(base, origin, "b");
-  await must(b, ["share", "pull"]);
+  const { clones: [a, b] } = await sharedClones({ "k.seed": "Seed." });
   return { a, b };
 }
 

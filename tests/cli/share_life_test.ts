@@ -12,11 +12,13 @@ import {
   agentSets,
   cloneAs,
   copyShare,
+  entryOf,
   fetchMemory,
   gitOk,
   openConflicts,
   originAndClone,
   publish,
+  sharedClones,
   textOf,
 } from "../helpers/share.ts";
 
@@ -153,12 +155,7 @@ Deno.test("a record checked out with CRLF line endings is read on its canonical 
 });
 
 Deno.test("a gap holds back only records whose key depends on the missing one; status, pull, start and doctor name it alike", async () => {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "k.seed": "Seed." });
-  await must(a, ["share", "init", "--yes"]);
-  await publish(a, "share memory");
-  const b = await cloneAs(base, origin, "b");
-  await must(b, ["share", "pull"]);
+  const { clones: [a, b] } = await sharedClones({ "k.seed": "Seed." });
   // a writes two records (2: k.lost, 3: k.other) but commits only the second.
   await agentSets(a, "codex", { "k.lost": "Lost v1." });
   await agentSets(a, "codex", { "k.other": "Unrelated." });
@@ -207,18 +204,6 @@ Deno.test("a gap holds back only records whose key depends on the missing one; s
   deepStrictEqual(JSON.parse(after).gaps, []);
   strictEqual((await bimri(b, ["doctor", "--read-only"])).code, 0);
 });
-
-/** The whole entry `get --json` shows for `key`, without local IDs and residency. */
-async function entryOf(clone: string, key: string): Promise<Record<string, unknown> | null> {
-  const r = await bimri(clone, ["--json", "get", "--key", key]);
-  if (r.code !== 0) return null;
-  const match = JSON.parse(r.stdout).matches[0];
-  if (!match) return null;
-  for (const local of ["id", "first_run", "last_run", "pointer", "location", "reason"]) {
-    delete match[local];
-  }
-  return match;
-}
 
 async function sameEntryEverywhere(clones: string[], key: string): Promise<void> {
   const entries = await Promise.all(clones.map((c) => entryOf(c, key)));
@@ -284,12 +269,7 @@ Deno.test("one folder reached through a symbolic link stays one replica (a copie
 });
 
 Deno.test("changes committed without their share records (as the reference engine commits) are exported by the next command, each once", async () => {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "k.seed": "Seed." });
-  await must(a, ["share", "init", "--yes"]);
-  await publish(a, "share memory");
-  const b = await cloneAs(base, origin, "b");
-  await must(b, ["share", "pull"]);
+  const { clones: [a, b] } = await sharedClones({ "k.seed": "Seed." });
   // Commits the share bookkeeping does not see: the store looks unshared meanwhile.
   const replicaFile = join(a, ".bimri", "replica.local.json");
   Deno.renameSync(replicaFile, `${replicaFile}.aside`);
@@ -313,12 +293,7 @@ Deno.test("changes committed without their share records (as the reference engin
 });
 
 Deno.test("side branches merged, cherry-picked or squash-merged after their records were restored on main: never a git conflict", async () => {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "k.seed": "Seed." });
-  await must(a, ["share", "init", "--yes"]);
-  await publish(a, "share memory");
-  const b = await cloneAs(base, origin, "b");
-  await must(b, ["share", "pull"]);
+  const { clones: [a, b] } = await sharedClones({ "k.seed": "Seed." });
   const expected: Record<string, string> = { "k.seed": "Seed." };
   for (const how of ["merge", "cherry-pick", "squash"]) {
     const key = `k.${how.replace("-", "")}`;
