@@ -12,7 +12,7 @@ import { agentSets, git, gitOk, publish, sharedClones, textOf } from "../helpers
 function writeHook(path: string, body: string): string {
   const text = `#!/bin/sh\n${body}\n`;
   Deno.writeTextFileSync(path, text);
-  Deno.chmodSync(path, 0o755);
+  if (Deno.build.os !== "windows") Deno.chmodSync(path, 0o755);
   return text;
 }
 

@@ -252,20 +252,26 @@ Deno.test("after an owner answer in a third clone every clone holds the same who
   }
 });
 
-Deno.test("one folder reached through a symbolic link stays one replica (a copied store: share_status_test)", async () => {
-  const a = await tempStore();
-  await agentSets(a, "codex", { "k.one": "One." });
-  await must(a, ["share", "init", "--yes"]);
-  const link = `${a}-alias`;
-  Deno.symlinkSync(a, link);
-  try {
-    await agentSets(link, "codex", { "k.one": "One through the link." });
-    const folders = [...Deno.readDirSync(join(a, ".bimri-share"))].filter((e) => e.isDirectory);
-    strictEqual(folders.length, 1);
-    strictEqual(records(ownFolder(a)).size, 2);
-  } finally {
-    Deno.removeSync(link);
-  }
+Deno.test({
+  name:
+    "one folder reached through a symbolic link stays one replica (a copied store: share_status_test)",
+  // Creating a symbolic link needs a privilege Windows does not grant by default.
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const a = await tempStore();
+    await agentSets(a, "codex", { "k.one": "One." });
+    await must(a, ["share", "init", "--yes"]);
+    const link = `${a}-alias`;
+    Deno.symlinkSync(a, link);
+    try {
+      await agentSets(link, "codex", { "k.one": "One through the link." });
+      const folders = [...Deno.readDirSync(join(a, ".bimri-share"))].filter((e) => e.isDirectory);
+      strictEqual(folders.length, 1);
+      strictEqual(records(ownFolder(a)).size, 2);
+    } finally {
+      Deno.removeSync(link);
+    }
+  },
 });
 
 Deno.test("changes committed without their share records (as the reference engine commits) are exported by the next command, each once", async () => {
