@@ -93,7 +93,7 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
     }
     faultPoint("share-after-record");
   }
-  keepRecord(ctx, seq, bytes);
+  keepRecord(ctx, seq, bytes, path);
   if (s.keptThrough === seq - 1) {
     s.keptThrough = seq;
     s.folderMtime = folderMtime(folder);

@@ -18,12 +18,29 @@ export function keptFolder(ctx: ShareContext, replica = ctx.state.replica): stri
   return join(ctx.paths.dir, "share-sent", replica);
 }
 
-/** Keeps the exact bytes of own record `seq` (idempotent). */
-export function keepRecord(ctx: ShareContext, seq: number, bytes: Uint8Array | string): void {
+/**
+ * Keeps the exact bytes of own record `seq` (idempotent): a hard link to the
+ * record file when `recordPath` is given and the file system allows it (no
+ * data written; git removes a file by unlinking it, so the kept name still
+ * holds the bytes), else a copy.
+ */
+export function keepRecord(
+  ctx: ShareContext,
+  seq: number,
+  bytes: Uint8Array | string,
+  recordPath?: string,
+): void {
   const folder = keptFolder(ctx);
   if (lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
   const path = join(folder, recordName(seq));
-  if (lstatOrNull(path) === null) atomicReplace(path, bytes);
+  if (lstatOrNull(path) !== null) return;
+  if (recordPath !== undefined) {
+    try {
+      Deno.linkSync(recordPath, path);
+      return;
+    } catch { /* another file system, or no hard links: copy */ }
+  }
+  atomicReplace(path, bytes);
 }
 
 /** Record seq numbers named in a folder (not read). */
