@@ -7,7 +7,8 @@
  * command conflicted (on a bimri file or any other), every key's whole entry
  * is the same in every clone, and the read-only doctor passes everywhere.
  * BIMRI_SHARE_GIT_SEEDS=1,2,3 runs one test per seed (default: the CI seed
- * below); BIMRI_SHARE_GIT_STEPS sets the number of random moves (default 14).
+ * below); BIMRI_SHARE_GIT_STEPS sets the number of random moves (default 14) and
+ * BIMRI_SHARE_GIT_CLONES the number of clones (3 to 5, default 3).
  */
 import { join } from "node:path";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
@@ -73,11 +74,13 @@ async function runSeed(seed: number, steps: number): Promise<void> {
   await gitOk(a, ["add", ".gitignore", ".bimri-share"]);
   await gitOk(a, ["commit", "-q", "-m", "share memory"]);
   await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
-  const b = await cloneAs(base, origin, "b");
   const c = join(base, "c");
   await gitOk(base, ["clone", "-q", "-c", "core.autocrlf=true", origin, c]);
-  const clones = [a, b, c];
-  for (const clone of [b, c]) await must(clone, ["share", "pull"]);
+  const clones = [a, c];
+  for (const name of ["b", "d", "e"].slice(0, CLONES - 2)) {
+    clones.push(await cloneAs(base, origin, name));
+  }
+  for (const clone of clones.slice(1)) await must(clone, ["share", "pull"]);
   const log: string[] = [];
   let n = 0;
   for (let step = 0; step < steps; step++) {
@@ -183,9 +186,10 @@ async function runSeed(seed: number, steps: number): Promise<void> {
 const seeds = (Deno.env.get("BIMRI_SHARE_GIT_SEEDS") ?? "20261206").split(",")
   .map((s) => Number(s.trim())).filter((s) => Number.isInteger(s));
 const steps = Number(Deno.env.get("BIMRI_SHARE_GIT_STEPS") ?? "14");
+const CLONES = Math.min(5, Math.max(3, Number(Deno.env.get("BIMRI_SHARE_GIT_CLONES") ?? "3")));
 
 for (const seed of seeds) {
-  Deno.test(`team memory through real git converges (seed ${seed}, ${steps} random moves)`, async () => {
+  Deno.test(`team memory through real git converges (seed ${seed}, ${CLONES} clones, ${steps} random moves)`, async () => {
     await runSeed(seed, steps);
   });
 }
