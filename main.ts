@@ -23,6 +23,7 @@ import {
   storePresence,
 } from "./engine/store/root_guard.ts";
 import { visibleOutput } from "./engine/model/visible.ts";
+import { takeShareNotices } from "./engine/share/notice.ts";
 
 const encoder = new TextEncoder();
 
@@ -155,7 +156,7 @@ function emit(result: CommandResult, json: boolean, io: CliIo): number {
   } else if (result.text) {
     io.stdout(visibleOutput(result.text));
   }
-  for (const line of result.stderr ?? []) {
+  for (const line of [...takeShareNotices(), ...result.stderr ?? []]) {
     io.stderr(visibleOutput(line.endsWith("\n") ? line.slice(0, -1) : line) + "\n");
   }
   return result.exitCode;

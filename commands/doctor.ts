@@ -16,7 +16,7 @@ import {
   requireLineage,
 } from "../engine/migrate/legacy_claim.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
-import { problemMessage, scanShare } from "../engine/share/scan.ts";
+import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import {
   scanStoreForSecrets,
   type StoredSecret,
@@ -57,7 +57,17 @@ function shareWarnings(paths: StorePaths): string[] {
   try {
     const ctx = loadShare(paths, false);
     if (ctx === null) return [];
-    return scanShare(ctx).problems.map((p) => problemMessage(p));
+    const scan = scanShare(ctx);
+    const waiting = totalWaiting(scan);
+    return [
+      ...scan.problems.map((p) => problemMessage(p)),
+      ...(waiting > 0
+        ? [
+          `team memory: ${waiting} records from other clones are waiting; run \`bimri share pull\`.`,
+        ]
+        : []),
+      ...gapLines(scan),
+    ];
   } catch (error) {
     if (!(error instanceof BimriError)) throw error;
     return [`team memory: ${error.message}`];

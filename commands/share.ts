@@ -7,11 +7,12 @@ import { finishPendingExports } from "../engine/share/export.ts";
 import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
 import {
   addIgnoreLines,
+  ensureShareFolder,
   hasShareFolder,
   initShare,
   missingIgnoreLines,
 } from "../engine/share/init.ts";
-import { problemMessage, scanShare } from "../engine/share/scan.ts";
+import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
 import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
@@ -27,13 +28,16 @@ import {
   integerFlag,
   ok,
 } from "./command.ts";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { currentRuntimePrefix } from "../engine/install/runtime.ts";
+import { gitHooksFolder, hookStates, installHooks, uninstallHooks } from "../engine/share/hooks.ts";
 
 const HELP = `usage: bimri share init [--yes]
        bimri share pull [--max N]
        bimri share status
        bimri share trust <replica> --human-approved
        bimri share distrust <replica> --human-approved
+       bimri share hooks install|uninstall|status
 
 Team memory across clones of one git repository. Every clone keeps its own
 local store (bimri.md and .bimri/ stay out of git); accepted changes are also
@@ -44,11 +48,14 @@ written as immutable records to .bimri-share/<replica>/, which git carries.
            .gitignore (asks first; --yes to skip the question)
   pull     import the other replicas' records (run after git pull); concurrent
            edits of one key become ordinary conflicts (bimri review)
-  status   replicas, records waiting to be pulled, conflicts from imports
+  status   replicas, records waiting to be pulled, gaps, conflicts from imports
   trust    the owner trusts a replica with the signing key its folder
            publishes now: its records apply from the next pull (a replica's
            records wait until then, and again after it changes its key)
   distrust the owner refuses a replica: none of its records apply
+  hooks    git hooks (opt-in): post-merge, post-checkout and post-rewrite run
+           share pull; pre-commit stages .bimri-share/; existing hooks (also
+           under core.hooksPath) are kept and still run; never block git
 
   --yes    init: update .gitignore without asking
   --max N  pull: import at most N records this time (default 100000); the
@@ -109,7 +116,10 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
 /** The context of a store that is shared, making a fresh clone a replica on first pull. */
 function replicaContext(store: Store): ShareContext {
   const ctx = finishPendingExports(store);
-  if (ctx !== null) return ctx;
+  if (ctx !== null) {
+    ensureShareFolder(store.paths);
+    return ctx;
+  }
   if (!hasShareFolder(store.paths.root)) {
     throw new BimriError(
       "refused",
@@ -137,6 +147,9 @@ export function pullAt(root: string, max?: number): CommandResult {
     const ctx = replicaContext(store);
     ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
     const result = pullShare(store, ctx, max);
+    const after = scanShare(ctx, { countOnly: true });
+    const gaps = gapLines(after);
+    result.blocked = totalWaiting(after) - (result.remaining ?? 0);
     const questions = result.questions ?? [];
     // newcomer (issue 45): a question this same pull saw answered is not announced.
     const open = result.conflictIds.filter((id) =>
@@ -167,6 +180,7 @@ export function pullAt(root: string, max?: number): CommandResult {
       held: result.held,
       waiting: result.blocked,
       remaining: result.remaining ?? 0,
+      gaps: after.gaps.map((g) => ({ ...g })),
       problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
       trust_questions: questions.map((q) => ({
         replica: q.replica,
@@ -176,10 +190,10 @@ export function pullAt(root: string, max?: number): CommandResult {
         fingerprint: q.fingerprint,
         waiting: q.waiting,
       })),
-    });
+    }, gaps);
     if (result.problems.length > 0) {
       out.exitCode = 2;
-      out.stderr = problemLines(result.problems);
+      out.stderr = [...gaps, ...problemLines(result.problems)];
     }
     return out;
   });
@@ -194,24 +208,21 @@ function status(ctx: CommandContext): CommandResult {
         : "BIMRI SHARE: not shared; run `bimri share init` to share this memory through git.\n";
       return ok(text, { shared: false, share_folder: hasShareFolder(ctx.root) });
     }
-    const scan = scanShare(share);
+    const scan = scanShare(share, { countOnly: true });
     const seen = seenVector(share.state);
     const lines = [`BIMRI SHARE: replica ${share.state.replica} (${share.paths.root})`];
     const replicas = scan.replicas.map((r) => {
       const own = r.replica === share.state.replica;
-      const pending = own ? 0 : scan.pending.get(r.replica)?.length ?? 0;
+      const pending = own ? 0 : scan.waiting.get(r.replica) ?? 0;
       const imported = own ? r.newest : seen[r.replica] ?? 0;
       lines.push(
         own
           ? `  ${r.replica}  this clone: exported ${r.newest} records`
-          : `  ${r.replica}  ${r.newest} records; imported through ${imported}; waiting ${
-            Math.max(0, r.newest - imported)
-          }`,
+          : `  ${r.replica}  ${r.newest} records; imported through ${imported}; waiting ${pending}`,
       );
       return { replica: r.replica, own, newest: r.newest, imported, waiting: pending };
     });
-    const waiting = scan.replicas.filter((r) => r.replica !== share.state.replica)
-      .reduce((n, r) => n + Math.max(0, r.newest - (seen[r.replica] ?? 0)), 0);
+    const waiting = totalWaiting(scan);
     const candidates = new Set(Object.keys(share.state.candidates));
     const open = listConflictIds(store).filter((id) => {
       if (readResolution(store, id) !== null) return false;
@@ -219,6 +230,7 @@ function status(ctx: CommandContext): CommandResult {
       return c !== null && c.proposal_ids.some((p) => candidates.has(p));
     });
     lines.push(`Records waiting to be pulled: ${waiting}.`);
+    lines.push(...gapLines(scan));
     lines.push(
       `Open conflicts from other clones: ${open.length}${
         open.length ? ` (${open.join(", ")})` : ""
@@ -239,6 +251,7 @@ function status(ctx: CommandContext): CommandResult {
       open_conflicts: open,
       counts: { ...c },
       problems: scan.problems.map((p) => ({ ...p })),
+      gaps: scan.gaps.map((g) => ({ ...g })),
       trust_questions: questions.map((q) => ({ replica: q.replica, standing: q.standing })),
     });
   });
@@ -293,6 +306,44 @@ function decide(
   });
 }
 
+function hooks(ctx: CommandContext, action: string | undefined): CommandResult {
+  if (action !== "install" && action !== "uninstall" && action !== "status") {
+    throw new BimriError(
+      "usage",
+      "share hooks: name an action: install, uninstall or status (bimri share --help).",
+    );
+  }
+  const { hooks: folder, top } = gitHooksFolder(ctx.root);
+  const rel = relative(top, ctx.root).replaceAll("\\", "/");
+  const states = action === "install"
+    ? installHooks(folder, currentRuntimePrefix().argv, rel)
+    : action === "uninstall"
+    ? uninstallHooks(folder)
+    : hookStates(folder);
+  const lines = [`BIMRI SHARE HOOKS: ${folder}`];
+  for (const h of states) {
+    lines.push(
+      `  ${h.name}  ${
+        h.installed
+          ? h.chained ? "installed (runs the existing hook first)" : "installed"
+          : h.foreign
+          ? "another hook (install keeps it and runs it first)"
+          : "not installed"
+      }`,
+    );
+  }
+  if (action === "install") {
+    lines.push(
+      "git pull, merge, checkout and rebase now run `bimri share pull`; commits stage .bimri-share/.",
+    );
+  }
+  if (action === "uninstall") lines.push("bimri's git hooks are removed; earlier hooks are back.");
+  return ok(lines.join("\n") + "\n", {
+    hooks_folder: folder,
+    hooks: states.map((h) => ({ ...h })),
+  });
+}
+
 /** The share verb. */
 export const shareCommand: Command = {
   name: "share",
@@ -307,6 +358,7 @@ export const shareCommand: Command = {
   positionals: 2,
   run(ctx, flags, positionals) {
     const sub = positionals[0];
+    if (sub === "hooks") return hooks(ctx, positionals[1]);
     if (sub === "trust" || sub === "distrust") {
       return decide(ctx, sub, positionals[1], boolFlag(flags, "human-approved"));
     }
@@ -321,7 +373,7 @@ export const shareCommand: Command = {
     if (sub === "status") return status(ctx);
     throw new BimriError(
       "usage",
-      "share: name a subcommand: init, pull, status, trust or distrust (bimri share --help).",
+      "share: name a subcommand: init, pull, status, trust, distrust or hooks (bimri share --help).",
     );
   },
 };

@@ -2,7 +2,7 @@
 import { startRun } from "../engine/memory/runs.ts";
 import { withStore } from "../engine/store/store.ts";
 import { finishPendingExports } from "../engine/share/export.ts";
-import { countWaiting } from "../engine/share/scan.ts";
+import { gapLines, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
@@ -26,12 +26,14 @@ export const startCommand: Command = {
       const result = startRun(store, actor, session);
       const recovery = authorityBriefLines(store);
       if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
-      const waiting = share === null ? null : countWaiting(share);
-      if (waiting !== null) {
+      const scan = share === null ? null : scanShare(share, { countOnly: true });
+      const waiting = scan === null ? null : totalWaiting(scan);
+      if (scan !== null && waiting !== null) {
         recovery.lines.push(
           waiting > 0
             ? `Team memory: ${waiting} records from other clones are waiting; run \`bimri share pull\`.`
             : "Team memory: no records from other clones are waiting.",
+          ...gapLines(scan),
         );
       }
       return ok(renderBrief(result, recovery.lines), {

@@ -42,9 +42,8 @@ export function sharedEntryOf(entry: MemoryEntry | null): SharedEntry | null {
 }
 
 /**
- * True when two contents are the same memory. Trust and source are compared
- * loosely for confirmed claims: an owner's answer renders `T:confirmed`
- * while keeping its source, and an import must state it as the user's.
+ * True when two contents are the same memory: the whole entry (text, tier,
+ * importance, status, kind, trust, source, tags; a pattern's fields).
  */
 export function sameContent(a: SharedEntry | null, b: SharedEntry | null): boolean {
   if (a === null || b === null) return a === b;
@@ -54,8 +53,9 @@ export function sameContent(a: SharedEntry | null, b: SharedEntry | null): boole
       a.falsifier === b.falsifier && a.evidence.join(",") === b.evidence.join(",");
   }
   if (a.tier === 3 || b.tier === 3) return false;
-  if (a.trust !== b.trust || a.tags.join(",") !== b.tags.join(",")) return false;
-  if (a.trust !== "confirmed" && a.source !== b.source) return false;
+  if (a.trust !== b.trust || a.source !== b.source || a.tags.join(",") !== b.tags.join(",")) {
+    return false;
+  }
   if (a.tier === 1 && b.tier === 1) return a.kind === b.kind;
   if (a.tier === 2 && b.tier === 2) return a.importance === b.importance && a.status === b.status;
   return false;
@@ -89,4 +89,19 @@ export function classifyRecord(record: ShareRecord, local: KeyGeneration): Class
   }
   if (sameContent(record.entry, local.content)) return "noop";
   return "conflict";
+}
+
+/**
+ * True when `entry` is a claim the owner confirmed while its source is not
+ * the owner's (an answer to a conflict renders `T:confirmed` and keeps the
+ * source): a plain proposal cannot state it, only an owner's answer can.
+ */
+export function confirmedByAnswer(entry: SharedEntry | null): boolean {
+  return entry !== null && entry.tier !== 3 && entry.trust === "confirmed" &&
+    entry.source !== "user" && entry.source !== "system";
+}
+
+/** A candidate's content as an owner's answer commits it (Tier 1/2: `T:confirmed`). */
+export function asAnswered(entry: SharedEntry | null): SharedEntry | null {
+  return entry === null || entry.tier === 3 ? entry : { ...entry, trust: "confirmed" };
 }

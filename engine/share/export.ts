@@ -13,7 +13,8 @@
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { PROPOSAL_ID } from "../model/ids.ts";
 import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";
@@ -22,9 +23,9 @@ import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
-import { finishImport } from "./import.ts";
+import { finishImport, pullInProgress } from "./import.ts";
 import { eventId, isImportActor, recordName } from "./ids.ts";
-import { recordHash, recordText, type ShareRecord } from "./record.ts";
+import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
 import { ownSlot, reportForeign } from "./own.ts";
 import { signRecordHash } from "./sign.ts";
 import {
@@ -38,6 +39,8 @@ import {
 } from "./state.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import { sortedVector } from "./vector.ts";
+import { folderMtime, keepRecord, keptFolder, restoreNotice, restoreOwnRecords } from "./keep.ts";
+import { noteShare } from "./notice.ts";
 
 /** The fields of a record that the caller decides. */
 export type RecordDraft = Pick<
@@ -73,6 +76,8 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
   }
   const path = join(folder, recordName(seq));
   const event = eventId(s.replica, seq);
+  // What this clone keeps under .bimri/ to restore the file if git removes it (keep.ts).
+  let bytes: Uint8Array | string = slot.kind === "own" ? recordText(slot.record) : "";
   if (slot.kind === "own") {
     if (slot.record.source !== draft.source) {
       throw new BimriError(
@@ -96,10 +101,16 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
     };
     if (record.operation === "close") record.entry = null;
     record.signature = signRecordHash(ctx, recordHash(record));
-    if (!createExclusive(path, recordText(record))) {
+    bytes = recordText(record);
+    if (!createExclusive(path, bytes)) {
       throw new BimriError("io", `${path} appeared while exporting; retry.`);
     }
     faultPoint("share-after-record");
+  }
+  keepRecord(ctx, seq, bytes, path);
+  if (s.keptThrough === seq - 1) {
+    s.keptThrough = seq;
+    s.folderMtime = folderMtime(folder);
   }
   s.nextSeq = seq + 1;
   keys[draft.key] = [event];
@@ -120,6 +131,7 @@ function exportChange(store: Store, ctx: ShareContext, proposalId: string): void
     source: proposalId,
   });
   ctx.state.lastSource = proposalId;
+  ctx.state.headSeen = store.head.revision;
   saveShare(ctx);
 }
 
@@ -171,6 +183,7 @@ export function exportResolution(store: Store, ctx: ShareContext, conflictId: st
   });
   for (const id of ids) if (typeof id === "string") delete ctx.state.candidates[id];
   ctx.state.pendingResolution = null;
+  ctx.state.headSeen = store.head.revision;
   saveShare(ctx);
 }
 
@@ -219,6 +232,18 @@ export function finishSeeding(store: Store, ctx: ShareContext): number {
 }
 
 /**
+ * Writes again this replica's own records that git removed from the working
+ * tree (one directory listing when none is missing), with one notice.
+ */
+export function restoreOwn(ctx: ShareContext): void {
+  const before = [ctx.state.keptThrough, ctx.state.folderMtime];
+  const result = restoreOwnRecords(ctx);
+  if (ctx.state.keptThrough !== before[0] || ctx.state.folderMtime !== before[1]) saveShare(ctx);
+  const notice = restoreNotice(result, ctx.state.replica);
+  if (notice !== null) noteShare(notice);
+}
+
+/**
  * Recovery, under the engine lock before a command changes memory: exports
  * the head's own commit when a crash came between it and its record, and a
  * resolution left pending. Costs one lstat on a store that is not shared.
@@ -226,10 +251,12 @@ export function finishSeeding(store: Store, ctx: ShareContext): number {
 export function finishPendingExports(store: Store): ShareContext | null {
   if (!isShared(store.paths)) return null;
   const ctx = loadShare(store.paths, true)!;
+  restoreOwn(ctx);
   finishSeeding(store, ctx);
   // A pull killed while committing: finished before anything else moves memory.
   finishImport(store, ctx);
   finalizeInterruptedCommit(store);
+  if (!pullInProgress()) exportOutsideChanges(store, ctx);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason !== null && reason[1] !== ctx.state.lastSource) {
     const decision = readDecision(store.paths, reason[1]);
@@ -241,4 +268,64 @@ export function finishPendingExports(store: Store): ShareContext | null {
     exportResolution(store, ctx, ctx.state.pendingResolution);
   }
   return ctx;
+}
+
+/**
+ * Exports what another engine committed on this shared store (the reference
+ * engine commits without writing records): every accepted change of a local
+ * run past the last head the share bookkeeping saw, in revision order, once.
+ * On the everyday path this compares two numbers.
+ */
+export function exportOutsideChanges(store: Store, ctx: ShareContext): number {
+  const s = ctx.state;
+  const head = store.head.revision;
+  if (s.headSeen === head) return 0;
+  if (s.headSeen < 0 || s.pendingResolution !== null || s.importing.length > 0) {
+    s.headSeen = head;
+    saveShare(ctx);
+    return 0;
+  }
+  const since = s.headSeen;
+  const due: { revision: number; id: string }[] = [];
+  for (const name of listNames(join(store.paths.dir, "decisions"))) {
+    const id = name.replace(/\.json$/, "");
+    if (!PROPOSAL_ID.test(id) || id === s.lastSource) continue;
+    let decision;
+    try {
+      decision = readDecision(store.paths, id);
+    } catch {
+      continue; // damaged authority: doctor reports it
+    }
+    if (decision?.outcome !== "accepted" || typeof decision.resolution_id === "string") continue;
+    const revision = decision.revision;
+    if (typeof revision !== "number" || revision <= since || revision > head) continue;
+    due.push({ revision, id });
+  }
+  due.sort((a, b) => a.revision - b.revision);
+  const exported = exportedSources(ctx);
+  let written = 0;
+  for (const { id } of due) {
+    if (exported.has(id)) continue;
+    const proposal = readProposal(store.paths, id)?.proposal;
+    if (!proposal || isImportActor(proposal.actor)) continue;
+    exportChange(store, ctx, id);
+    written++;
+  }
+  s.headSeen = head;
+  saveShare(ctx);
+  return written;
+}
+
+/** The sources (proposal IDs) of this replica's records, from their kept bytes. */
+function exportedSources(ctx: ShareContext): Set<string> {
+  const out = new Set<string>();
+  for (let seq = 1; seq < ctx.state.nextSeq; seq++) {
+    const bytes = readBytesOrNull(join(keptFolder(ctx), recordName(seq))) ??
+      readBytesOrNull(join(ctx.shareDir, ctx.state.replica, recordName(seq)));
+    if (bytes === null) continue;
+    try {
+      out.add(parseRecordBytes(bytes, ctx.state.replica, seq).source);
+    } catch { /* not this replica's record: ignored */ }
+  }
+  return out;
 }

@@ -19,6 +19,7 @@
  * them is finished by the next locked command (`finishImport`).
  */
 import { BimriError } from "../errors.ts";
+import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
@@ -38,16 +39,21 @@ import { writeDecision } from "../memory/decision_record.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.ts";
 import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
 import { resolveConflict } from "../memory/resolve.ts";
-import { classifyRecord, sameContent, sharedEntryOf } from "./classify.ts";
-import { eventId, importActor, isImportActor } from "./ids.ts";
+import {
+  asAnswered,
+  classifyRecord,
+  confirmedByAnswer,
+  sameContent,
+  sharedEntryOf,
+} from "./classify.ts";
+import { eventId, importActor, isImportActor, parseEventId } from "./ids.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
 import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
 import { keysOf, saveShare, seenVector, type ShareContext } from "./state.ts";
-import { causallyReady, vectorCovers } from "./vector.ts";
+import { causallyReady, type Vector, vectorCovers } from "./vector.ts";
 import { holdUntrusted, type TrustQuestion } from "./trust.ts";
 import { needsOwner } from "./governance.ts";
 import { readContesting, saveContesting } from "./deferred.ts";
-import { faultPoint } from "../store/fault.ts";
 import { pathExists } from "../store/files.ts";
 
 /** What a pull did. */
@@ -102,8 +108,65 @@ class Pull {
   staleBaseUpTo = 0;
   readonly keys: Record<string, string[]>;
 
+  /** Candidates a killed pull raised without naming them, by event: completed, never asked again. */
+  readonly healed = new Map<string, { pid: string; conflictId: string }>();
+
   constructor(readonly store: Store, readonly ctx: ShareContext) {
     this.keys = keysOf(ctx);
+    if (ctx.state.pulling) this.heal();
+  }
+
+  /**
+   * After a pull killed part-way: every import proposal that is a candidate
+   * of an open question but not named in the share state (the pull died
+   * between raising the question and saving) is named again, by the record
+   * its rationale cites, so an answer from another clone still closes it and
+   * the record's next import joins nothing twice.
+   */
+  heal(): void {
+    for (const id of listConflictIds(this.store)) {
+      const conflict = readConflict(this.store, id);
+      if (!conflict || conflict.type !== "stale-base") continue;
+      if (readResolution(this.store, id) !== null) continue;
+      for (const pid of conflict.proposal_ids) {
+        if (this.ctx.state.candidates[pid] !== undefined) continue;
+        const p = requireProposal(this.store.paths, pid).proposal;
+        if (!isImportActor(p.actor)) continue;
+        const m = /^Imported from replica ([a-z2-7]{26}) record ([0-9]+) /.exec(p.rationale);
+        if (!m) continue;
+        const event = eventId(m[1], Number(m[2]));
+        this.ctx.state.candidates[pid] = event;
+        this.healed.set(event, { pid, conflictId: id });
+      }
+    }
+  }
+
+  /** Completes a question a killed pull raised for `record`: true when there was one. */
+  completeHealed(record: ShareRecord, event: string): boolean {
+    const healed = this.healed.get(event);
+    if (!healed) return false;
+    this.healed.delete(event);
+    if (confirmedByAnswer(record.entry)) {
+      // An owner's answer from elsewhere was being applied: answer the question with it.
+      this.answerWith(healed.conflictId, healed.pid);
+      delete this.ctx.state.candidates[healed.pid];
+      this.keys[record.key] = [event];
+      return true;
+    }
+    const events = this.keys[record.key] ?? [];
+    if (!events.includes(event)) this.keys[record.key] = [...events, event];
+    this.result.conflicts++;
+    return true;
+  }
+
+  /** Resolves `conflictId` choosing import candidate `pid` as the owner's answer (T:confirmed). */
+  answerWith(conflictId: string, pid: string): void {
+    const commit = (s: Store, id: string) => {
+      const proposal = requireProposal(s.paths, id).proposal;
+      return commitProposalEffect(s, proposal, { humanConfirmed: true }).revision;
+    };
+    resolveConflict(this.store, conflictId, pid, true, commit, true);
+    this.result.applied++;
   }
 
   liveContent(key: string): SharedEntry | null {
@@ -121,9 +184,10 @@ class Pull {
     const key = record.key;
     const event = eventId(record.replica, record.seq);
     const events = this.keys[key] ?? [];
+    this.result.imported++;
+    if (this.healed.size > 0 && this.completeHealed(record, event)) return;
     const content = this.currentContent(key);
     const kind = classifyRecord(record, { events, content });
-    this.result.imported++;
     // An answer for a key whose question this pull deferred raises it first (perf.ts).
     if (record.kind === "resolution" && this.deferredKeys.has(key)) this.raiseDeferred(key);
     const open = kind === "apply" ? this.openImportConflicts(key) : [];
@@ -168,6 +232,11 @@ class Pull {
       this.result.noop++;
       return;
     }
+    if (events.some((e) => this.succeeds(e, record))) {
+      // Imported late (it waited behind a gap): a record that saw it is already current.
+      this.result.superseded++;
+      return;
+    }
     this.deferContest(record, event);
   }
 
@@ -196,6 +265,14 @@ class Pull {
     for (const { record, event } of due) this.contest(record, event);
   }
 
+  /** True when shared event `later` saw `record` (a later seq of its replica, or its vector). */
+  succeeds(later: string, record: ShareRecord): boolean {
+    const { replica, seq } = parseEventId(later);
+    if (replica === record.replica) return seq > record.seq;
+    const read = readRecordFile(this.ctx, replica, seq);
+    return !isProblem(read) && (read.vector[record.replica] ?? 0) >= record.seq;
+  }
+
   /** Commits the pending effect of `key`, if any. */
   flush(key: string): void {
     this.commitPending([key]);
@@ -219,6 +296,11 @@ class Pull {
       this.pendingApply.delete(key);
       if (sameContent(record.entry, this.liveContent(key))) {
         this.result.noop++;
+        continue;
+      }
+      if (confirmedByAnswer(record.entry)) {
+        const event = eventId(record.replica, record.seq);
+        if (!this.completeHealed(record, event)) this.confirmAsAnswered(record);
         continue;
       }
       const list = byReplica.get(record.replica) ?? [];
@@ -309,8 +391,10 @@ class Pull {
         input.falsifier = entry.falsifier;
       } else {
         input.trust = entry.trust;
-        // Confirmed memory is the owner's word; an import states it as such.
-        input.source = entry.trust === "confirmed" ? "user" : entry.source;
+        // System provenance cannot be proposed: confirmed system memory is the owner's word.
+        input.source = entry.trust === "confirmed" && entry.source === "system"
+          ? "user"
+          : entry.source;
         input.tags = entry.tags.join(",");
         if (entry.tier === 1) input.kind = entry.kind;
         else {
@@ -342,40 +426,65 @@ class Pull {
     const run = this.runFor(record.replica, record.key);
     const id = this.stage(run, record);
     if (id === null) return;
+    const conflictId = this.raise(run, id, record.key);
+    faultPoint("share-after-raise");
+    // Named in the share state when the pull saves it (a killed pull: see heal).
+    this.ctx.state.candidates[id] = event;
+    this.result.conflicts++;
+    if (!this.result.conflictIds.includes(conflictId)) {
+      this.result.conflictIds.push(conflictId);
+    }
+  }
+
+  /**
+   * A claim the owner confirmed in another clone by answering a conflict
+   * (`T:confirmed` with the agent's source): the same entry is reached here
+   * the same way, as the owner's answer to a question on the key. The claim
+   * is staged as the candidate it was, joins (or raises) the key's question,
+   * and that question is answered with it at once.
+   */
+  confirmAsAnswered(record: ShareRecord): void {
+    const entry = record.entry;
+    if (entry === null || entry.tier === 3) return;
+    const run = this.runFor(record.replica, record.key);
+    const id = this.stage(run, { ...record, entry: { ...entry, trust: "working" } });
+    if (id === null) return;
+    const conflictId = this.raise(run, id, record.key);
+    faultPoint("share-before-answer");
+    this.answerWith(conflictId, id);
+  }
+
+  /** Raises (or joins) the stale-base question on `key` with candidate `id` of `run`. */
+  raise(run: ImportRun, id: string, key: string): string {
     const loaded = requireProposal(this.store.paths, id);
     const log = scanRunLog(run.run, readRunLog(this.store.paths, run.run));
     if (!log.proposalMarkers.includes(id)) {
       const p = loaded.proposal;
       appendProposeMarker(this.store.paths, run.run, id, p.operation, p.key, p.base_hash, p.text);
     }
-    const live = findLive(this.store.head.view, this.store.state, record.key);
+    const live = findLive(this.store.head.view, this.store.state, key);
     let hash = "";
-    const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, record.key, {
+    const raised = raiseStaleBaseConflict(this.store, id, loaded.bytes, key, {
       line: live?.raw ?? null,
       storage: live?.storage ?? "absent",
       archiveProposalId: live?.archiveProposalId,
       archiveDate: live?.archiveDate,
     }, (currentHash) => {
       hash = currentHash;
-      return this.openStaleBase().get(`${record.key}\n${currentHash}`) ?? null;
+      return this.openStaleBase().get(`${key}\n${currentHash}`) ?? null;
     });
     const n = Number(raised.conflictId.slice(1));
-    this.openStaleBase().set(`${record.key}\n${hash}`, { id: raised.conflictId, n });
+    this.openStaleBase().set(`${key}\n${hash}`, { id: raised.conflictId, n });
     this.staleBaseUpTo = Math.max(this.staleBaseUpTo, n);
     writeDecision(this.store.paths, id, "contested", {
       conflict_id: raised.conflictId,
       revision: this.store.head.revision,
     }, true);
-    this.ctx.state.candidates[id] = event;
-    const index = this.openByKey?.get(record.key);
+    const index = this.openByKey?.get(key);
     if (this.openByKey !== null && !index?.includes(raised.conflictId)) {
-      this.openByKey.set(record.key, [...index ?? [], raised.conflictId]);
+      this.openByKey.set(key, [...index ?? [], raised.conflictId]);
     }
-    this.result.conflicts++;
-    if (!this.result.conflictIds.includes(raised.conflictId)) {
-      this.result.conflictIds.push(raised.conflictId);
-    }
-    saveShare(this.ctx);
+    return raised.conflictId;
   }
 
   /**
@@ -400,6 +509,7 @@ class Pull {
       });
       if (!answered) continue;
       this.closeConflict(id, conflict.proposal_ids, key, record.entry);
+      faultPoint("share-after-answer");
     }
     this.keys[key] = [event];
     if (!sameContent(record.entry, this.liveContent(key))) {
@@ -418,7 +528,7 @@ class Pull {
   closeConflict(id: string, candidates: string[], key: string, answer: SharedEntry | null): void {
     const chosen = candidates.find((pid) => {
       const p = requireProposal(this.store.paths, pid).proposal;
-      return sameContent(proposalContent(p), answer);
+      return sameContent(asAnswered(proposalContent(p)), answer);
     });
     const commit = (s: Store, pid: string) => {
       const proposal = requireProposal(s.paths, pid).proposal;
@@ -528,7 +638,10 @@ export function closeAnsweredHere(store: Store, ctx: ShareContext, key: string):
     pull.closeConflict(id, conflict.proposal_ids, key, pull.liveContent(key));
     closed++;
   }
-  if (closed > 0) saveShare(ctx);
+  if (closed > 0) {
+    ctx.state.headSeen = store.head.revision;
+    saveShare(ctx);
+  }
   return closed;
 }
 
@@ -568,6 +681,11 @@ export function finishImport(store: Store, ctx: ShareContext): number {
   }
 }
 
+/** True while a pull of this process runs (its own bookkeeping is not another engine's). */
+export function pullInProgress(): boolean {
+  return importing;
+}
+
 /**
  * True while this process imports: closing an import run runs the recovery
  * hook of every locked command (finishPendingExports), which must not take
@@ -600,8 +718,59 @@ function finishImportNow(store: Store, ctx: ShareContext): number {
   pull.finish();
   saveContesting(ctx, []);
   ctx.state.importing = [];
+  ctx.state.headSeen = store.head.revision;
+  ctx.state.pulling = false;
   saveShare(ctx);
   return due;
+}
+
+/**
+ * Which waiting records may be imported now. In causal order when nothing is
+ * missing; past a gap (a record git has not brought yet), a record still
+ * imports when its key does not depend on what is missing: the key's
+ * previous shared event it replaced is known here, and no earlier record of
+ * the key waits. The cursor (`vector`) stays contiguous; records imported
+ * past it are listed in `ahead` until the gap fills.
+ */
+class ImportOrder {
+  readonly processed: Vector;
+  readonly own: Set<string>;
+
+  constructor(readonly ctx: ShareContext) {
+    this.processed = seenVector(ctx.state);
+    this.own = new Set([ctx.state.replica, ...ctx.state.retired]);
+  }
+
+  known(event: string): boolean {
+    const { replica, seq } = parseEventId(event);
+    if (this.own.has(replica)) return true;
+    return (this.processed[replica] ?? 0) >= seq ||
+      (this.ctx.state.ahead[replica] ?? []).includes(seq);
+  }
+
+  ready(record: ShareRecord, held: Set<string>): boolean {
+    const contiguous = record.seq === (this.processed[record.replica] ?? 0) + 1;
+    if (contiguous && causallyReady(record.vector, record.replica, this.processed)) return true;
+    if (record.kind === "resolution" || held.has(record.key)) return false;
+    return (record.replaces === null || this.known(record.replaces)) &&
+      record.resolves.every((e) => this.known(e));
+  }
+
+  markDone(replica: string, seq: number): void {
+    const s = this.ctx.state;
+    const ahead = s.ahead[replica] ?? [];
+    if (seq === (this.processed[replica] ?? 0) + 1) {
+      let next = seq;
+      while (ahead.includes(next + 1)) next++;
+      this.processed[replica] = next;
+      s.vector[replica] = next;
+      const rest = ahead.filter((n) => n > next);
+      if (rest.length > 0) s.ahead[replica] = rest;
+      else delete s.ahead[replica];
+    } else if (!ahead.includes(seq)) {
+      s.ahead[replica] = [...ahead, seq].sort((a, b) => a - b);
+    }
+  }
 }
 
 /** Imports every waiting record; must run under the engine lock on a replica's store. */
@@ -624,34 +793,39 @@ export const PULL_MAX_DEFAULT = 100_000;
 
 function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   const scan = scanShare(ctx);
+  if (!ctx.state.pulling && scan.pending.size > 0) {
+    ctx.state.pulling = true;
+    saveShare(ctx);
+  }
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
   pull.result.questions = holdUntrusted(ctx, scan.pending);
-  const processed = seenVector(ctx.state);
+  const order = new ImportOrder(ctx);
   const queues = [...scan.pending.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
-  const heads = new Map<string, number>(queues.map(([replica]) => [replica, 0]));
+  const done = new Set<string>();
   let progressed = true;
   let taken = 0;
   while (progressed && taken < max) {
     progressed = false;
-    for (const [replica, records] of queues) {
-      let i = heads.get(replica)!;
-      while (
-        i < records.length && taken < max &&
-        causallyReady(records[i].vector, replica, processed)
-      ) {
-        taken++;
-        pull.process(records[i]);
-        processed[replica] = records[i].seq;
-        ctx.state.vector[replica] = records[i].seq;
-        i++;
-        progressed = true;
+    // Keys with a record still waiting: a later record of the key waits too.
+    const held = new Set<string>();
+    for (const [, records] of queues) {
+      for (const record of records) {
+        const event = eventId(record.replica, record.seq);
+        if (done.has(event)) continue;
+        if (taken >= max) break;
+        if (order.ready(record, held)) {
+          taken++;
+          pull.process(record);
+          order.markDone(record.replica, record.seq);
+          done.add(event);
+          progressed = true;
+        } else held.add(record.key);
       }
-      heads.set(replica, i);
     }
   }
-  for (const [replica, records] of queues) {
-    pull.result.blocked += records.length - heads.get(replica)!;
+  for (const [, records] of queues) {
+    for (const r of records) if (!done.has(eventId(r.replica, r.seq))) pull.result.blocked++;
   }
   // Records left for the next pull by the cap (they are not blocked).
   if (taken >= max) {
@@ -676,6 +850,8 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   counts.conflicts += pull.result.conflicts;
   counts.held += pull.result.held;
   counts.resolved += pull.result.resolved;
+  ctx.state.headSeen = store.head.revision;
+  ctx.state.pulling = false;
   saveShare(ctx);
   return pull.result;
 }

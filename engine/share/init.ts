@@ -82,6 +82,7 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
   const state = freshShareState(replica, store.paths.root);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   state.lastSource = reason ? reason[1] : null;
+  state.headSeen = store.head.revision;
   const ctx: ShareContext = { paths: store.paths, shareDir: shareDir(store.paths), state };
   ensureShareFolder(store.paths);
   ensureReplicaFolder(ctx);
@@ -94,13 +95,22 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
   return { ctx, result: { replica, created: true, seeded } };
 }
 
-/** Creates `.bimri-share/` and its README when missing. */
-function ensureShareFolder(paths: StorePaths): void {
+/**
+ * `.bimri-share/.gitattributes`: records are byte-exact whatever a clone's
+ * line-ending settings (core.autocrlf, a project-wide `* text=auto`).
+ */
+export const GITATTRIBUTES =
+  "# bimri: team memory records are byte-exact (no line-ending conversion)\n* -text\n";
+
+/** Creates `.bimri-share/`, its README and its .gitattributes when missing. */
+export function ensureShareFolder(paths: StorePaths): void {
   const dir = shareDir(paths);
   requireRealFolder(dir, SHARE_FOLDER);
   if (lstatOrNull(dir) === null) Deno.mkdirSync(dir, { recursive: true });
   const readme = join(dir, "README.md");
   if (lstatOrNull(readme) === null) atomicReplace(readme, README);
+  const attributes = join(dir, ".gitattributes");
+  if (lstatOrNull(attributes) === null) atomicReplace(attributes, GITATTRIBUTES);
 }
 
 /** True when the project holds a `.bimri-share/` folder. */

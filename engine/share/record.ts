@@ -274,8 +274,12 @@ const RECORD_FIELDS = [
  */
 export function parseRecordBytes(bytes: Uint8Array, replica: string, seq: number): ShareRecord {
   if (bytes.length > RECORD_MAX_BYTES) fail(`larger than ${RECORD_MAX_BYTES} bytes`);
-  const decoded = decodeUtf8Strict(bytes);
-  if (decoded === null) fail("not valid UTF-8");
+  const raw8 = decodeUtf8Strict(bytes);
+  if (raw8 === null) fail("not valid UTF-8");
+  // A checkout with CRLF line endings (core.autocrlf) is read as its
+  // canonical LF form: JSON strings escape every CR and LF, so only the
+  // line breaks between tokens change, and the hash is checked on that form.
+  const decoded = raw8.includes("\r\n") ? raw8.replaceAll("\r\n", "\n") : raw8;
   let raw: JsonValue;
   try {
     raw = JSON.parse(decoded) as JsonValue;

@@ -37,7 +37,14 @@ export type ShareScan = {
   problems: ShareProblem[];
   /** Every replica folder and its highest seq file name. */
   replicas: { replica: string; newest: number; own: boolean }[];
+  /** Record files on disk not imported yet, per other replica. */
+  waiting: Map<string, number>;
+  /** Missing seqs below a replica's newest record (a record git has not brought). */
+  gaps: ShareGap[];
 };
+
+/** Seqs missing from a replica's folder while later ones are present. */
+export type ShareGap = { replica: string; missing: number[]; since: string | null };
 
 function display(...parts: string[]): string {
   // Names come from the pushed folder: shown with hazardous characters escaped.
@@ -110,7 +117,13 @@ export function isProblem(value: ShareRecord | ShareProblem): value is ShareProb
 export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = {}): ShareScan {
   const seen: Vector = seenVector(ctx.state);
   const own = new Set([ctx.state.replica, ...ctx.state.retired]);
-  const scan: ShareScan = { pending: new Map(), problems: [], replicas: [] };
+  const scan: ShareScan = {
+    pending: new Map(),
+    problems: [],
+    replicas: [],
+    waiting: new Map(),
+    gaps: [],
+  };
   requireRealFolder(ctx.shareDir, SHARE_FOLDER);
   forgetPublishedKeys();
   for (const entry of listFolder(ctx.shareDir).sort((a, b) => a.name < b.name ? -1 : 1)) {
@@ -133,21 +146,31 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     });
     if (replica === ctx.state.replica) continue;
     const done = seen[replica] ?? 0;
-    const waiting = seqs.filter((s) => s > done);
+    const ahead = new Set(ctx.state.ahead[replica] ?? []);
+    const waiting = seqs.filter((s) => s > done && !ahead.has(s));
     if (waiting.length === 0) continue;
-    if (options.countOnly) {
-      scan.pending.set(replica, new Array(waiting.length));
-      continue;
+    const present = new Set(seqs);
+    const missing: number[] = [];
+    for (let seq = done + 1; seq < waiting[waiting.length - 1]; seq++) {
+      if (!present.has(seq) && !ahead.has(seq)) missing.push(seq);
     }
-    const present = new Set(waiting);
+    if (missing.length > 0) {
+      // The record after the first missing one was written after it: "since" that time.
+      const next = waiting.find((s) => s > missing[0])!;
+      const after = readRecordFile(ctx, replica, next);
+      scan.gaps.push({ replica, missing, since: isProblem(after) ? null : after.at });
+    }
+    scan.waiting.set(replica, waiting.length);
+    if (options.countOnly) continue;
     const chain: ShareRecord[] = [];
     let previous: Vector | null = null;
     if (done > 0) {
       const before = readRecordFile(ctx, replica, done);
       previous = isProblem(before) ? null : before.vector;
     }
-    for (let seq = done + 1; seq <= waiting[waiting.length - 1]; seq++) {
-      if (!present.has(seq)) break; // a gap: the rest arrives with a later git pull
+    // Past a gap the chain goes on: a record whose key does not depend on the
+    // missing one is imported now (import.ts decides, per key).
+    for (const seq of waiting) {
       const read: ShareRecord | ShareProblem = screenRecord( // no credential or hidden character enters memory
         ctx.paths.root,
         display(replica, `${String(seq).padStart(8, "0")}.json`),
@@ -176,9 +199,28 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
 
 /** How many records of other replicas wait to be pulled (file names only, nothing parsed). */
 export function countWaiting(ctx: ShareContext): number {
+  return totalWaiting(scanShare(ctx, { countOnly: true }));
+}
+
+/** Records on disk not imported yet, over every other replica. */
+export function totalWaiting(scan: ShareScan): number {
   let n = 0;
-  for (const list of scanShare(ctx, { countOnly: true }).pending.values()) n += list.length;
+  for (const count of scan.waiting.values()) n += count;
   return n;
+}
+
+/** One line per gap: the replica, the missing seqs, since when, and the next step. */
+export function gapLines(scan: ShareScan): string[] {
+  return scan.gaps.map((g) => {
+    const seqs = g.missing.length > 8
+      ? `${g.missing.slice(0, 8).join(", ")} and ${g.missing.length - 8} more`
+      : g.missing.join(", ");
+    return `BIMRI SHARE GAP: replica ${g.replica} is missing record${
+      g.missing.length === 1 ? "" : "s"
+    } ${seqs}${
+      g.since ? ` (since ${g.since} or earlier)` : ""
+    }; only records whose key depends on it wait. Next step: in the clone that wrote replica ${g.replica}, run any bimri command (it restores its own records), commit .bimri-share/ and push; then git pull and \`bimri share pull\` here.`;
+  });
 }
 
 /** The message a refused file gets. */

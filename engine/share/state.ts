@@ -18,6 +18,7 @@ import { EVENT_ID, eventId, mintReplicaId, REPLICA_ID } from "./ids.ts";
 import { ownRecordAfterForeign } from "./own.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import type { Vector } from "./vector.ts";
+import { samePlace } from "./place.ts";
 
 /** The committed folder that carries every replica's records. */
 export const SHARE_FOLDER = ".bimri-share";
@@ -68,6 +69,20 @@ export type ShareState = {
   counts: ImportCounts;
   /** `share init` is exporting the existing memory as seed records (a crash resumes it). */
   seeding: boolean;
+  /** Own records 1..keptThrough have their bytes kept under `.bimri/share-sent/`. */
+  keptThrough: number;
+  /** Seqs of other replicas imported past a gap (beyond `vector`), per replica. */
+  ahead: Record<string, number[]>;
+  /**
+   * The head revision when the share bookkeeping last matched the store (-1:
+   * not known yet). A head beyond it was moved by another engine (the
+   * reference commits without exporting): its changes are exported then.
+   */
+  headSeen: number;
+  /** A pull is running (true on disk after a pull was killed part-way). */
+  pulling: boolean;
+  /** The own record folder's mtime when every own record was last seen in it. */
+  folderMtime: number | null;
 };
 
 /** A shared store's context: its paths and share state. */
@@ -129,6 +144,19 @@ function numberMap(value: JsonValue | undefined): Vector {
   return out;
 }
 
+function aheadMap(value: JsonValue | undefined): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  if (!isJsonObject(value)) return out;
+  for (const [k, v] of Object.entries(value)) {
+    if (!REPLICA_ID.test(k) || !Array.isArray(v)) continue;
+    const seqs = v.filter((n): n is number =>
+      typeof n === "number" && Number.isInteger(n) && n > 0
+    );
+    if (seqs.length > 0) out[k] = seqs.sort((a, b) => a - b);
+  }
+  return out;
+}
+
 /**
  * Loads the share context of a replica, or null when the store is not
  * shared. A folder copied or moved (its path differs from the recorded one)
@@ -177,17 +205,23 @@ export function loadShare(paths: StorePaths, forWrite: boolean): ShareContext | 
       : [],
     counts,
     seeding: raw.seeding === true,
+    keptThrough: typeof raw.kept_through === "number" ? raw.kept_through : 0,
+    ahead: aheadMap(raw.ahead),
+    headSeen: typeof raw.head_seen === "number" ? raw.head_seen : -1,
+    pulling: raw.pulling === true,
+    folderMtime: typeof raw.folder_mtime === "number" ? raw.folder_mtime : null,
   };
   if (state.replica !== replica) {
     // replica.local.json was re-minted after a crash between the two files.
     state.retired.push(state.replica);
     state.replica = replica;
     state.nextSeq = 1;
+    state.keptThrough = 0;
   }
   const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
   requireRealFolder(ctx.shareDir, SHARE_FOLDER);
   rollForward(ctx);
-  if (forWrite && state.storePath !== paths.root) remint(ctx);
+  if (forWrite && !samePlace(state.storePath, paths.root)) remint(ctx);
   return ctx;
 }
 
@@ -242,6 +276,7 @@ function remint(ctx: ShareContext): void {
   if (!s.retired.includes(s.replica)) s.retired.push(s.replica);
   s.replica = mintReplicaId();
   s.nextSeq = 1;
+  s.keptThrough = 0;
   s.storePath = ctx.paths.root;
   saveShare(ctx);
   writeReplicaFile(ctx.paths, s.replica);
@@ -271,6 +306,11 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     retired: [],
     counts: emptyCounts(),
     seeding: false,
+    keptThrough: 0,
+    ahead: {},
+    headSeen: -1,
+    pulling: false,
+    folderMtime: null,
   };
 }
 
@@ -304,8 +344,13 @@ export function saveShare(ctx: ShareContext): void {
     canonicalJson({
       candidates: s.candidates,
       counts: s.counts,
+      folder_mtime: s.folderMtime,
+      head_seen: s.headSeen,
+      ahead: s.ahead,
       importing: s.importing,
+      kept_through: s.keptThrough,
       last_source: s.lastSource,
+      pulling: s.pulling,
       next_seq: s.nextSeq,
       pending_resolution: s.pendingResolution,
       replica: s.replica,

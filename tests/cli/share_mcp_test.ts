@@ -35,3 +35,38 @@ Deno.test("memory_share_pull builds a fresh clone's memory and reports what it i
   }
   assertEquals(await getText(b, "k.two"), "Two.");
 });
+
+Deno.test("memory_share_pull reports a gap as share status does: the count waiting and the missing record", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await gitInit(a); // share init needs a git work tree
+  await must(a, ["share", "init", "--yes"]);
+  await agentSets(a, "codex", { "k.one": "One v2." });
+  const b = await tempStore();
+  copyTree(join(a, ".bimri-share"), join(b, ".bimri-share"));
+  const replica = [...Deno.readDirSync(join(b, ".bimri-share"))].find((e) => e.isDirectory)!.name;
+  const first = JSON.parse(
+    Deno.readTextFileSync(join(b, ".bimri-share", replica, "00000001.json")),
+  );
+  const missing = first.key === "k.one" ? "00000001.json" : "00000002.json";
+  Deno.removeSync(join(b, ".bimri-share", replica, missing));
+  await trustEveryReplica(b);
+  const mcp = await connectMcp(b);
+  try {
+    const result = await callTool(mcp, "memory_share_pull");
+    const data = dataOf(result);
+    assertEquals(data.applied, 1);
+    assertEquals(data.waiting, 1);
+    assertEquals(
+      (data.gaps as { replica: string; missing: number[] }[]).map((g) => [g.replica, g.missing]),
+      [[replica, [Number(missing.slice(0, 8))]]],
+    );
+  } finally {
+    await mcp.close();
+  }
+  const status = JSON.parse(await must(b, ["share", "status", "--json"]));
+  assertEquals(status.waiting, 1);
+  assertEquals(status.gaps.length, 1);
+  assertEquals(await getText(b, "k.two"), "Two.");
+  assertEquals(await getText(b, "k.one"), null);
+});

@@ -12,18 +12,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { gitInit, openConflicts, pullTrusting, textOf } from "../helpers/share.ts";
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { gitInit, mulberry32, openConflicts, pullTrusting, textOf } from "../helpers/share.ts";
 
 function copyTree(from: string, to: string): void {
   Deno.mkdirSync(to, { recursive: true });

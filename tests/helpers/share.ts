@@ -179,3 +179,60 @@ export function handReplica(share: string, replica: string, fromSeq = 1): HandRe
     },
   };
 }
+
+/** Copies `<from>/.bimri-share` into `<to>` (a stand-in for a git pull without git). */
+export function copyShare(from: string, to: string): void {
+  const copy = (src: string, dst: string) => {
+    Deno.mkdirSync(dst, { recursive: true });
+    for (const entry of Deno.readDirSync(src)) {
+      if (entry.isDirectory) copy(join(src, entry.name), join(dst, entry.name));
+      else Deno.copyFileSync(join(src, entry.name), join(dst, entry.name));
+    }
+  };
+  copy(join(from, ".bimri-share"), join(to, ".bimri-share"));
+}
+
+/**
+ * A shared memory across git clones: a bare origin, clone `a` with `seeds`
+ * (key -> text) shared and published, and clones `names` that pulled it.
+ */
+export async function sharedClones(
+  seeds: Record<string, string>,
+  names: string[] = ["b"],
+): Promise<{ base: string; origin: string; clones: string[] }> {
+  const { base, origin, first } = await originAndClone();
+  await agentSets(first, "codex", seeds);
+  await must(first, ["share", "init", "--yes"]);
+  await publish(first, "share memory");
+  const clones = [first];
+  for (const name of names) {
+    const clone = await cloneAs(base, origin, name);
+    await must(clone, ["share", "pull"]);
+    clones.push(clone);
+  }
+  return { base, origin, clones };
+}
+
+/** The whole entry `get --json` shows for `key`, without local IDs and residency (null: absent). */
+export async function entryOf(clone: string, key: string): Promise<Record<string, unknown> | null> {
+  const r = await bimri(clone, ["--json", "get", "--key", key]);
+  if (r.code !== 0) return null;
+  const match = JSON.parse(r.stdout).matches[0] ?? null;
+  if (match === null) return null;
+  for (const local of ["id", "first_run", "last_run", "pointer", "location", "reason"]) {
+    delete match[local];
+  }
+  return match;
+}
+
+/** A small seeded pseudo-random generator (mulberry32) for property tests. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

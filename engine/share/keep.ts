@@ -1,0 +1,131 @@
+/**
+ * An author never loses its own records: every record this replica writes is
+ * also kept, byte for byte, under `.bimri/share-sent/<replica>/` (local, out
+ * of git). When git takes a record out of the working tree before it was
+ * committed (stash -u then drop, clean -fdx, reset --hard, a branch switch or
+ * an abandoned branch), the next locked command writes it again from the
+ * kept bytes, so a later merge that brings the same file back adds nothing.
+ * On the everyday path this costs one directory listing compared with the
+ * export cursor.
+ */
+import { join } from "node:path";
+import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { RECORD_NAME, recordName } from "./ids.ts";
+import type { ShareContext } from "./state.ts";
+
+/** `.bimri/share-sent/<replica>`: the kept bytes of this replica's records. */
+export function keptFolder(ctx: ShareContext, replica = ctx.state.replica): string {
+  return join(ctx.paths.dir, "share-sent", replica);
+}
+
+/**
+ * Keeps the exact bytes of own record `seq` (idempotent): a hard link to the
+ * record file when `recordPath` is given and the file system allows it (no
+ * data written; git removes a file by unlinking it, so the kept name still
+ * holds the bytes), else a copy.
+ */
+export function keepRecord(
+  ctx: ShareContext,
+  seq: number,
+  bytes: Uint8Array | string,
+  recordPath?: string,
+): void {
+  const folder = keptFolder(ctx);
+  if (lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
+  const path = join(folder, recordName(seq));
+  if (lstatOrNull(path) !== null) return;
+  if (recordPath !== undefined) {
+    try {
+      Deno.linkSync(recordPath, path);
+      return;
+    } catch { /* another file system, or no hard links: copy */ }
+  }
+  atomicReplace(path, bytes);
+}
+
+/** Record seq numbers named in a folder (not read). */
+function seqsIn(folder: string): Set<number> {
+  const out = new Set<number>();
+  try {
+    for (const entry of Deno.readDirSync(folder)) {
+      if (RECORD_NAME.test(entry.name)) out.add(Number(entry.name.slice(0, 8)));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return out;
+}
+
+/** What `restoreOwnRecords` did. */
+export type RestoreResult = { restored: number; lost: number[] };
+
+/**
+ * Re-writes every own record (seq below the export cursor) missing from
+ * `.bimri-share/<replica>/` from its kept bytes. Records written before
+ * bytes were kept are kept now from the working tree (once). Returns how
+ * many were restored and which could not be (no kept copy).
+ */
+export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
+  const s = ctx.state;
+  const exported = s.nextSeq - 1;
+  const result: RestoreResult = { restored: 0, lost: [] };
+  if (exported < 1) return result;
+  const folder = join(ctx.shareDir, s.replica);
+  // One stat on the everyday path: the folder is listed only when it changed
+  // since every record was last seen in it (a removal changes its mtime).
+  const mtime = folderMtime(folder);
+  if (mtime !== null && mtime === s.folderMtime && s.keptThrough >= exported) return result;
+  const present = seqsIn(folder);
+  let count = 0;
+  for (const seq of present) if (seq <= exported) count++;
+  if (count === exported && s.keptThrough >= exported) {
+    s.folderMtime = mtime;
+    return result;
+  }
+  const kept = seqsIn(keptFolder(ctx));
+  if (count < exported && lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
+  for (let seq = 1; seq <= exported; seq++) {
+    const path = join(folder, recordName(seq));
+    const keptPath = join(keptFolder(ctx), recordName(seq));
+    if (!present.has(seq)) {
+      const bytes = kept.has(seq) ? readBytesOrNull(keptPath) : null;
+      if (bytes === null) {
+        result.lost.push(seq);
+        continue;
+      }
+      if (createExclusive(path, bytes)) result.restored++;
+    } else if (!kept.has(seq)) {
+      const bytes = readBytesOrNull(path);
+      if (bytes !== null) keepRecord(ctx, seq, bytes);
+    }
+  }
+  if (result.lost.length === 0) {
+    s.keptThrough = exported;
+    s.folderMtime = folderMtime(folder);
+  }
+  return result;
+}
+
+/** The modification time of `folder` in ms, or null when it is missing. */
+export function folderMtime(folder: string): number | null {
+  return lstatOrNull(folder)?.mtime?.getTime() ?? null;
+}
+
+/** The notice a restore prints on stderr (null: nothing to say). */
+export function restoreNotice(result: RestoreResult, replica: string): string | null {
+  if (result.restored === 0 && result.lost.length === 0) return null;
+  const parts: string[] = [];
+  if (result.restored > 0) {
+    parts.push(
+      `BIMRI: restored ${result.restored} team-memory records of this clone that git had removed from .bimri-share/${replica}/; commit them (git add .bimri-share && git commit).`,
+    );
+  }
+  if (result.lost.length > 0) {
+    parts.push(
+      `BIMRI: ${result.lost.length} records of this clone (seq ${
+        result.lost.join(", ")
+      }) are missing from .bimri-share/${replica}/ and no copy is kept; restore them from git history.`,
+    );
+  }
+  return parts.join(" ");
+}
