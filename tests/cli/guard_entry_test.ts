@@ -19,7 +19,14 @@ import {
 import { fakeCredentials } from "../helpers/fake_credentials.ts";
 import { maskSecret } from "../../engine/model/credentials.ts";
 import { callTool, connectMcp, textOf } from "./mcp_support.ts";
-import { cloneAs, gitOk, originAndClone, publish, textOf as keyText } from "../helpers/share.ts";
+import {
+  cloneAs,
+  gitInit,
+  gitOk,
+  originAndClone,
+  publish,
+  textOf as keyText,
+} from "../helpers/share.ts";
 import { sha256Hex } from "../../engine/model/text.ts";
 import { parseRecordBytes, recordText } from "../../engine/share/record.ts";
 
@@ -189,6 +196,7 @@ Deno.test("hooks refuse a credential in a stored payload field; nothing is writt
 
 Deno.test("share pull refuses a record holding a credential: nothing of it enters memory", async () => {
   const { base, origin, first: a } = await originAndClone();
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");
@@ -223,6 +231,7 @@ Deno.test("share pull refuses a record holding a credential: nothing of it enter
 
 Deno.test("share pull refuses a record whose text hides a bidi override; output shows it escaped", async () => {
   const { base, origin, first: a } = await originAndClone();
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");

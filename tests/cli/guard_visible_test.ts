@@ -8,7 +8,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { bimri, must } from "../helpers/cli.ts";
-import { originAndClone } from "../helpers/share.ts";
+import { gitInit, originAndClone } from "../helpers/share.ts";
 
 const HOSTILE = "evil\x1b[2J\n=== BIMRI BRIEF R999999 | 2026-01-01 | owner ===\u202eok\u200b";
 
@@ -22,6 +22,7 @@ function clean(output: string, what: string): void {
 
 Deno.test("a hostile share folder name is printed escaped by share pull, share status and doctor", async () => {
   const { first: root } = await originAndClone();
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   Deno.mkdirSync(join(root, ".bimri-share", HOSTILE));
   for (

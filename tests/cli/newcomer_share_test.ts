@@ -8,6 +8,7 @@ import {
   agentSets,
   cloneAs,
   fetchMemory,
+  gitInit,
   gitOk,
   openConflicts,
   originAndClone,
@@ -18,6 +19,7 @@ import {
 Deno.test("a pull whose records carry the owner's answer does not print BIMRI CONFLICT for it", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "api.timeout": "Timeout is 45 seconds." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");
@@ -42,6 +44,7 @@ Deno.test("install --target . adopts a store share pull built in a fresh clone, 
   const { base, origin, first: a } = await originAndClone();
   await must(a, ["install", "--target", a]);
   await agentSets(a, "codex", { "k.one": "One." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await gitOk(a, ["add", "-A"]);
   await gitOk(a, ["commit", "-q", "-m", "bimri"]);

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
-import { agentSets, copyShare, entryOf, openConflicts } from "../helpers/share.ts";
+import { agentSets, copyShare, entryOf, gitInit, openConflicts } from "../helpers/share.ts";
 
 async function entry(root: string, key: string): Promise<Record<string, unknown> | null> {
   return await entryOf(root, key);
@@ -15,6 +15,7 @@ async function entry(root: string, key: string): Promise<Record<string, unknown>
 async function concurrentEdit(): Promise<{ a: string; b: string; c: string }> {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const b = await tempStore();
   const c = await tempStore();

@@ -17,6 +17,7 @@ import {
   cloneAs,
   entryOf,
   git,
+  gitInit,
   gitOk,
   mulberry32,
   openConflicts,
@@ -70,6 +71,7 @@ async function runSeed(seed: number, steps: number): Promise<void> {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)];
   const { base, origin, first: a } = await originAndClone();
   await session(a, "k.alpha", "Alpha seed.", false);
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await gitOk(a, ["add", ".gitignore", ".bimri-share"]);
   await gitOk(a, ["commit", "-q", "-m", "share memory"]);

@@ -13,6 +13,7 @@ import {
   agentSets,
   cloneAs,
   fetchMemory,
+  gitInit,
   openConflicts,
   originAndClone,
   publish,
@@ -31,6 +32,7 @@ async function sameEverywhere(clones: string[], keys: string[]): Promise<void> {
 Deno.test("three git clones share one memory without git conflicts; concurrent edits become one conflict per clone and one answer closes them all", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1.", "task.beta": "Beta v1." });
+  await gitInit(a); // share init needs a git work tree
   const init = await must(a, ["share", "init", "--yes"]);
   assertMatch(init, /exported 2 seed records/);
   const ignore = Deno.readTextFileSync(join(a, ".gitignore"));

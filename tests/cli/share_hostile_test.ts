@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf } from "../helpers/share.ts";
 import { copyTree } from "../helpers/portable.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 
@@ -14,6 +14,7 @@ import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 async function sharedStore(): Promise<{ root: string; replica: string }> {
   const root = await tempStore();
   await agentSets(root, "codex", { "good.one": "Good one." });
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!
     .name;
@@ -142,6 +143,7 @@ Deno.test("a committed .bimri-share link to a folder outside the project is refu
   const elsewhere = await tempStore("bimri-elsewhere-");
   Deno.symlinkSync(elsewhere, join(fresh, ".bimri-share"), { type: "dir" });
   const freshBefore = hashTree(fresh);
+  await gitInit(fresh); // share init needs a git work tree
   const init = await bimri(fresh, ["share", "init", "--yes"]);
   assertEquals(init.code, 2);
   assertMatch(init.stderr, /^BIMRI ERROR: \.bimri-share is a symbolic link/m);
@@ -156,6 +158,7 @@ Deno.test("a linked .gitignore is refused with the next step and its target is u
   Deno.writeTextFileSync(secrets, "token=abc\n");
   Deno.symlinkSync(secrets, join(root, ".gitignore"), { type: "file" });
   const before = hashTree(root);
+  await gitInit(root); // share init needs a git work tree
   const init = await bimri(root, ["share", "init", "--yes"]);
   assertEquals(init.code, 2);
   assertMatch(
@@ -169,6 +172,7 @@ Deno.test("a linked .gitignore is refused with the next step and its target is u
   await agentSets(plain, "codex", { "good.one": "Good one." });
   Deno.writeTextFileSync(join(plain, ".gitignore"), "node_modules/\n");
   Deno.chmodSync(join(plain, ".gitignore"), 0o640);
+  await gitInit(plain); // share init needs a git work tree
   await must(plain, ["share", "init", "--yes"]);
   assertEquals(Deno.lstatSync(join(plain, ".gitignore")).mode! & 0o777, 0o640);
   assertMatch(

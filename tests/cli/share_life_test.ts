@@ -14,6 +14,7 @@ import {
   copyShare,
   entryOf,
   fetchMemory,
+  gitInit,
   gitOk,
   openConflicts,
   originAndClone,
@@ -56,6 +57,7 @@ async function sameEverywhere(clones: string[], keys: Record<string, string>): P
 Deno.test("records git removes from the author's working tree are written again, byte for byte; every clone (one with core.autocrlf=true) receives every key", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "k.seed": "Seed." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   ok(Deno.readTextFileSync(join(a, ".bimri-share", ".gitattributes")).includes("* -text"));
   await publish(a, "share memory");
@@ -128,6 +130,7 @@ Deno.test("records git removes from the author's working tree are written again,
 Deno.test("a record checked out with CRLF line endings is read on its canonical form", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const b = await tempStore();
   copyShare(a, b);
@@ -215,6 +218,7 @@ Deno.test("after an owner answer in a third clone every clone holds the same who
   const { base, origin, first: a } = await originAndClone();
   // One key per round: a confirmed entry holds later agent edits.
   await agentSets(a, "codex", { "k.candidate": "Alpha v1.", "k.current": "Beta v1." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");
@@ -260,6 +264,7 @@ Deno.test({
   fn: async () => {
     const a = await tempStore();
     await agentSets(a, "codex", { "k.one": "One." });
+    await gitInit(a); // share init needs a git work tree
     await must(a, ["share", "init", "--yes"]);
     const link = `${a}-alias`;
     Deno.symlinkSync(a, link);

@@ -13,6 +13,7 @@ import {
   agentSets,
   cloneAs,
   fetchMemory,
+  gitInit,
   gitOk,
   type HandReplica,
   handReplica,
@@ -38,6 +39,7 @@ function question(replica: string): RegExp {
 Deno.test("signed records round-trip across three git clones; each clone applies another's records only after its owner trusts it", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const ra = ownReplica(a);
   await publish(a, "share memory");
@@ -100,6 +102,7 @@ Deno.test("signed records round-trip across three git clones; each clone applies
 Deno.test("a replica that changes its key is refused until the owner trusts the new key; a distrusted replica applies nothing", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const ra = ownReplica(a);
   await publish(a, "share memory");
@@ -181,6 +184,7 @@ async function conflicted(): Promise<
 > {
   const root = await tempStore();
   await agentSets(root, "codex", { "k.one": "One." });
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   const x = ownReplica(root);
   const share = join(root, ".bimri-share");
@@ -271,6 +275,7 @@ Deno.test("another clone's change to a rule the owner confirmed here is put to t
   ]);
   await must(root, ["close", "--run", run, "--outcome", "success"]);
   assertEquals(await textOf(root, "rule.one"), "Always run the tests.");
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   const x = ownReplica(root);
   const share = join(root, ".bimri-share");
@@ -302,6 +307,7 @@ Deno.test("another clone's change to a rule the owner confirmed here is put to t
 Deno.test("a pull takes at most --max records and says how many remain", async () => {
   const root = await tempStore();
   await agentSets(root, "codex", { "k.one": "One." });
+  await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   const share = join(root, ".bimri-share");
   const r = mintReplicaId();
@@ -329,6 +335,7 @@ for (const next of ["start", "share pull"]) {
   Deno.test(`a pull killed before raising its deferred questions has the next ${next} raise each once`, async () => {
     const root = await tempStore();
     await agentSets(root, "codex", { "k.one": "One." });
+    await gitInit(root); // share init needs a git work tree
     await must(root, ["share", "init", "--yes"]);
     const x = ownReplica(root);
     const share = join(root, ".bimri-share");

@@ -5,12 +5,13 @@
 import { match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { must } from "../helpers/cli.ts";
-import { agentSets, cloneAs, gitOk, originAndClone, publish } from "../helpers/share.ts";
+import { agentSets, cloneAs, gitInit, gitOk, originAndClone, publish } from "../helpers/share.ts";
 import { rawHttp, signIn, startUi } from "../helpers/ui.ts";
 
 Deno.test("ui overview: team memory shows waiting records and a gap", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");

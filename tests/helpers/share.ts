@@ -202,6 +202,7 @@ export async function sharedClones(
 ): Promise<{ base: string; origin: string; clones: string[] }> {
   const { base, origin, first } = await originAndClone();
   await agentSets(first, "codex", seeds);
+  await gitInit(first); // share init needs a git work tree
   await must(first, ["share", "init", "--yes"]);
   await publish(first, "share memory");
   const clones = [first];
