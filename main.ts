@@ -19,6 +19,7 @@ import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 import {
   QUIET_CREATORS,
   refuseMissingRoot,
+  ROOT_CREATORS,
   storeCreatedNotice,
   storePresence,
 } from "./engine/store/root_guard.ts";
@@ -203,7 +204,7 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     const root = rootFlag !== undefined ? resolveFolder(cwd, rootFlag) : defaultRoot(cwd, envRoot);
     // --- newcomer: no store appears by accident (issue 45) ---
     const named = rootFlag !== undefined ? "--root" : envRoot ? "BIMRI_ROOT" : null;
-    if (named !== null) refuseMissingRoot(root, named);
+    if (named !== null && !ROOT_CREATORS.has(command.name)) refuseMissingRoot(root, named);
     const before = storePresence(root);
     // --- end newcomer ---
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };

@@ -17,6 +17,19 @@ export const QUIET_CREATORS: ReadonlySet<string> = new Set([
   "mcp",
 ]);
 
+/**
+ * Verbs the reference engine runs on a `--root` folder that does not exist
+ * yet, creating it (scripts and its own tests rely on it): these create the
+ * folder (start then says so on stderr); every other verb refuses a missing
+ * named root as a likely typo.
+ */
+export const ROOT_CREATORS: ReadonlySet<string> = new Set([
+  "start",
+  "migrate",
+  "hook-start",
+  "hook-close",
+]);
+
 /** Refuses a named root folder that is missing or not a folder (exit 2, nothing created). */
 export function refuseMissingRoot(root: string, named: "--root" | "BIMRI_ROOT"): void {
   const info = lstatOrNull(root);

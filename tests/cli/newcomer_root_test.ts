@@ -9,13 +9,24 @@ import { bimri, hashTree, must, pathExists, tempStore } from "../helpers/cli.ts"
 Deno.test("a --root that does not exist is refused with the next step and nothing is created", async () => {
   const base = await tempStore();
   const missing = join(base, "typo", "project");
-  for (const args of [["status"], [], ["start", "--actor", "codex"]]) {
+  for (const args of [["status"], [], ["recall", "--key", "k"], ["doctor"]]) {
     const r = await bimri(missing, args, { cwd: base });
     assertEquals(r.code, 2, r.stdout);
     assertMatch(r.stderr, /^BIMRI ERROR: --root .*typo.*does not exist\. .*mkdir -p/m);
     assertEquals(pathExists(join(base, "typo")), false);
   }
   assertEquals([...Deno.readDirSync(base)].length, 0);
+});
+
+Deno.test("start on a --root that does not exist creates it, as the reference does, and says so on stderr", async () => {
+  // The reference's scripts and tests start (and migrate, and run hooks) on a fresh --root folder.
+  const base = await tempStore();
+  const missing = join(base, "fresh", "project");
+  const r = await bimri(missing, ["start", "--actor", "codex"], { cwd: base });
+  assertEquals(r.code, 0, r.stderr);
+  assertMatch(r.stdout, /^BIMRI RUN HANDLE: R000001$/m);
+  assertMatch(r.stderr, /^BIMRI: created a new memory store in .*fresh.project/m);
+  assertEquals(pathExists(join(missing, ".bimri", "state.json")), true);
 });
 
 Deno.test("a BIMRI_ROOT that does not exist is refused and nothing is created", async () => {
