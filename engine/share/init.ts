@@ -5,7 +5,7 @@
  * `.gitignore` lines that keep the local store out of git are computed here;
  * the command asks before writing them.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { atomicReplace, lstatOrNull, readTextOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";

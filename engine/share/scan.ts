@@ -5,7 +5,7 @@
  * tampered or oversized record, a vector that goes backwards) is reported by
  * file and stops only its own replica's chain.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { RECORD_NAME, REPLICA_ID } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, RecordProblem, type ShareRecord } from "./record.ts";

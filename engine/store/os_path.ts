@@ -197,3 +197,6 @@ export const windowsPath: PathFlavor = {
 
 /** The flavour of the OS bimri runs on. */
 export const nativePath: PathFlavor = Deno.build.os === "windows" ? windowsPath : posixPath;
+
+/** `join` of the running OS's flavour, for modules that would otherwise import node:path. */
+export const join: (...segments: string[]) => string = nativePath.join;
