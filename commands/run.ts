@@ -9,6 +9,7 @@
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
 import { OlderV5FormatPending } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
+import { wireShareFor } from "./share_wiring.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
@@ -17,6 +18,8 @@ export async function runCommand(
   flags: FlagValues,
   positionals: string[],
 ): Promise<CommandResult> {
+  // Team memory joins the write path only for a store that is shared (share_wiring.ts).
+  await wireShareFor(command.name, ctx.root);
   let upgrade: string[] = [];
   try {
     return await runFinishingRetirement(command, ctx, flags, positionals);

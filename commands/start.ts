@@ -1,8 +1,7 @@
 /** `start [--actor A] [--session S]`: open (or resume) a run and print the brief. */
 import { startRun } from "../engine/memory/runs.ts";
 import { withStore } from "../engine/store/store.ts";
-import { finishPendingExports } from "../engine/share/export.ts";
-import { countWaiting } from "../engine/share/scan.ts";
+import { finishShareAtStart } from "./share_wiring.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
@@ -22,11 +21,11 @@ export const startCommand: Command = {
     const session = stringFlag(flags, "session");
     return withStore(ctx.root, (store) => {
       proveBeforeStart(store);
-      const share = finishPendingExports(store);
+      const share = finishShareAtStart(store);
       const result = startRun(store, actor, session);
       const recovery = authorityBriefLines(store);
       if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
-      const waiting = share === null ? null : countWaiting(share);
+      const waiting = share === null ? null : share();
       if (waiting !== null) {
         recovery.lines.push(
           waiting > 0
