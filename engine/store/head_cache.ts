@@ -86,7 +86,8 @@ let pending: { dir: string; check: HeadCheck } | null = null;
 
 /**
  * Notes that the head file `info` was just proven to hash to `hash` and to
- * hold `facts` (recorded by the next state write).
+ * hold `facts` (recorded by the next state write). `provenMs` is when the
+ * proof began (before the file was looked at); it defaults to now.
  */
 export function noteHeadVerified(
   paths: StorePaths,
@@ -94,13 +95,14 @@ export function noteHeadVerified(
   hash: string,
   info: Deno.FileInfo,
   facts: HeadFacts,
+  provenMs: number = Date.now(),
 ): void {
   const check: HeadCheck = {
     schema: HEAD_CACHE_SCHEMA,
     revision,
     hash,
     print: fingerprint(info),
-    proven_ms: Date.now(),
+    proven_ms: provenMs,
     facts,
   };
   pending = { dir: paths.dir, check };
