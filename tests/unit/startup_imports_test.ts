@@ -44,6 +44,7 @@ for (
     "commands/sync.ts",
     "commands/close.ts",
     "commands/get.ts",
+    "engine/integrity/everyday.ts",
     "engine/integrity/authority.ts",
   ]
 ) {
@@ -53,10 +54,22 @@ for (
   });
 }
 
-Deno.test("the authority check a read loads (get, recall) brings no writer machinery", async () => {
-  const graph = await staticGraph("engine/integrity/authority.ts");
-  const writers = graph.filter((s) =>
-    /^engine\/(share\/|memory\/(commit|resolve|propose|close_run)\.ts)/.test(s)
+for (const entry of ["engine/integrity/everyday.ts", "engine/integrity/authority.ts"]) {
+  Deno.test(`${entry}, which a read (get, recall) loads, brings no writer machinery`, async () => {
+    const graph = await staticGraph(entry);
+    const writers = graph.filter((s) =>
+      /^engine\/(share\/|memory\/(commit|resolve|propose|close_run)\.ts)/.test(s)
+    );
+    deepStrictEqual(writers, []);
+  });
+}
+
+Deno.test("the everyday check (get, recall, propose) loads none of the full check", async () => {
+  const graph = await staticGraph("engine/integrity/everyday.ts");
+  const full = graph.filter((s) =>
+    /^engine\/(integrity\/(authority|settled|consumed)|memory\/review)\.ts$/.test(s)
   );
-  deepStrictEqual(writers, []);
+  deepStrictEqual(full, []);
+  const propose = await staticGraph("commands/propose.ts");
+  deepStrictEqual(propose.filter((s) => s === "engine/integrity/authority.ts"), []);
 });
