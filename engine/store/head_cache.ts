@@ -46,6 +46,11 @@ function isRacy(info: Deno.FileInfo, provenMs: number): boolean {
   return Math.floor(ctimeMs / 1000) * 1000 + 1000 > provenMs;
 }
 
+/** True when a proof of `info` taken at `provenMs` would vouch without a hash (see isRacy). */
+export function provesWithoutHash(info: Deno.FileInfo, provenMs: number): boolean {
+  return !isRacy(info, provenMs);
+}
+
 function cachePath(paths: StorePaths): string {
   return paths.folder(HEAD_CACHE_NAME);
 }

@@ -26,7 +26,12 @@ import {
   readTextOrNull,
   refuseSymlink,
 } from "./files.ts";
-import { noteHeadVerified, recordNotedHead, verifiedHeadFacts } from "./head_cache.ts";
+import {
+  noteHeadVerified,
+  provesWithoutHash,
+  recordNotedHead,
+  verifiedHeadFacts,
+} from "./head_cache.ts";
 import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
@@ -390,7 +395,8 @@ export function loadHead(
   const head = makeHead(state.head_revision, text, hash, state.entry_max_chars, {
     facts: known ?? undefined,
   });
-  if ((!verified || rehashed) && options.recordVerified) {
+  const reprove = rehashed && provesWithoutHash(info, provenMs);
+  if ((!verified || reprove) && options.recordVerified) {
     noteHeadVerified(paths, state.head_revision, hash, info, head.facts, provenMs);
   }
   return head;
