@@ -25,33 +25,11 @@ import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { grow } from "./grow_and_measure.ts";
+import { MEASURE, PYTHON } from "./share_pull.ts";
 import { RUN_PERMISSIONS } from "../engine/install/permissions.ts";
 import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
 
 const HERE = fileURLToPath(new URL("..", import.meta.url));
-
-/**
- * A python3 wrapper that runs its arguments and reports the child's own wall
- * and CPU (user + system, from getrusage) milliseconds, so the wrapper's own
- * start-up counts in neither.
- */
-const TIMER = [
-  "import resource, subprocess, sys, time",
-  "t = time.perf_counter()",
-  "r = subprocess.run(sys.argv[1:])",
-  "w = (time.perf_counter() - t) * 1000",
-  "u = resource.getrusage(resource.RUSAGE_CHILDREN)",
-  "sys.stderr.write('BIMRI_AB=%f %f\\n' % (w, (u.ru_utime + u.ru_stime) * 1000))",
-  "sys.exit(r.returncode)",
-].join("\n");
-
-const PYTHON = ["/usr/bin/python3", "/usr/local/bin/python3"].find((p) => {
-  try {
-    return Deno.statSync(p).isFile;
-  } catch {
-    return false;
-  }
-}) ?? null;
 
 type Engine = { label: string; dir: string };
 type Timed = { ms: number; cpuMs: number | null; out: string; code: number };
@@ -70,7 +48,7 @@ async function timed(engine: Engine, script: string, args: string[]): Promise<Ti
     script,
     ...args,
   ];
-  const cmd = PYTHON ? [PYTHON, "-c", TIMER, ...deno] : deno;
+  const cmd = PYTHON ? [PYTHON, "-c", MEASURE, ...deno] : deno;
   const t0 = performance.now();
   const done = await new Deno.Command(cmd[0], {
     args: cmd.slice(1),
@@ -79,7 +57,7 @@ async function timed(engine: Engine, script: string, args: string[]): Promise<Ti
   }).output();
   const wall = performance.now() - t0;
   const stderr = new TextDecoder().decode(done.stderr);
-  const own = /BIMRI_AB=([0-9.]+) ([0-9.]+)/.exec(stderr);
+  const own = /BIMRI_TIMES=([0-9.]+) ([0-9.]+)/.exec(stderr);
   return {
     ms: own ? Number(own[1]) : wall,
     cpuMs: own ? Number(own[2]) : null,

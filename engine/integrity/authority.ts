@@ -97,6 +97,7 @@ import {
   type CacheDoc,
   cachePath,
   type CollectOptions,
+  foreignMarkerIssue,
   issue,
   issueLine,
   type LogFacts,
@@ -352,13 +353,7 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     const active = state.active_runs[run];
     for (const id of log.markers) {
       if (!id.startsWith(`${run}-Q`)) {
-        out.push(
-          issue(
-            "proposal",
-            id,
-            `is referenced by the log of ${run}, which may only name its own proposals`,
-          ),
-        );
+        out.push(foreignMarkerIssue(run, id));
         continue;
       }
       marked.add(id);

@@ -264,6 +264,15 @@ const PROPOSE_MARKER = /^\[PROPOSE:(R[0-9]{6}-Q[0-9]{3})\](\s|$)/;
 /** A close outcome line, as status counts them (the first one per log). */
 const OUTCOME_LINE = /^\[OUTCOME:(success|partial|overflow|fail)\]/;
 
+/** A run log naming another run's proposal. */
+export function foreignMarkerIssue(run: string, id: string): AuthorityIssue {
+  return issue(
+    "proposal",
+    id,
+    `is referenced by the log of ${run}, which may only name its own proposals`,
+  );
+}
+
 /** One issue about record `kind`/`id`. */
 export function issue(kind: AuthorityKind, id: string, problem: string): AuthorityIssue {
   return { kind, id, path: recordRelPath(kind, id), problem };
@@ -422,13 +431,7 @@ export function activeRunIssues(store: Store): AuthorityIssue[] {
     const log = scanLogMarkers(run, text);
     for (const id of log.proposalMarkers) {
       if (!id.startsWith(`${run}-Q`)) {
-        out.push(
-          issue(
-            "proposal",
-            id,
-            `is referenced by the log of ${run}, which may only name its own proposals`,
-          ),
-        );
+        out.push(foreignMarkerIssue(run, id));
         continue;
       }
       const p = factsAt(store.paths, "proposal", id);
