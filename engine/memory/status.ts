@@ -11,7 +11,7 @@ import { type HeadSummary, headSummary, orphanCandidates } from "./runs.ts";
 import { HOLD_MESSAGES } from "./decision_record.ts";
 import { classifyReviews, listConflictIds, readResolution, reviewCounts } from "./review.ts";
 import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
-import { fullFactsOf, settledProofOf } from "../integrity/authority.ts";
+import { fullFactsOf, settledProofOf } from "../integrity/status_check.ts";
 
 /** One held candidate as status lists it. */
 export type HeldCandidate = { proposal_id: string; key: string; reason: string };

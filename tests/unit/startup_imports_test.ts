@@ -72,4 +72,9 @@ Deno.test("the everyday check (get, recall, propose) loads none of the full chec
   deepStrictEqual(full, []);
   const propose = await staticGraph("commands/propose.ts");
   deepStrictEqual(propose.filter((s) => s === "engine/integrity/authority.ts"), []);
+  // Settled history serves the full check of status and review only.
+  for (const verb of ["start", "sync", "close"]) {
+    const graph = await staticGraph(`commands/${verb}.ts`);
+    deepStrictEqual(graph.filter((s) => s === "engine/integrity/settled.ts"), [], verb);
+  }
 });
