@@ -59,8 +59,21 @@ function lorem(i: number): string {
   }.`;
 }
 
-/** Grows `root` from `from` to `to` runs with new subjects, updates, touches, closes and cooling. */
-async function grow(root: string, from: number, to: number, live: number[]): Promise<void> {
+/** One CLI invocation on the store at `root`, returning its stdout. */
+export type Step = (root: string, args: string[]) => Promise<string>;
+
+/**
+ * Grows `root` from `from` to `to` runs with new subjects, updates, touches,
+ * closes and cooling, each command run through `step` (in-process by default).
+ */
+export async function grow(
+  root: string,
+  from: number,
+  to: number,
+  live: number[],
+  step: Step = cli,
+): Promise<void> {
+  const cli = step;
   for (let i = from + 1; i <= to; i++) {
     const brief = await cli(root, ["start", "--actor", `agent-${i % 7}`]);
     const run = /BIMRI RUN HANDLE: (R\d{6})/.exec(brief)![1];

@@ -43,7 +43,7 @@ const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
  * system, microseconds from getrusage) on stderr, so the wrapper's start-up
  * counts in neither. python3 is on every machine (the conformance runner).
  */
-const MEASURE = [
+export const MEASURE = [
   "import resource, subprocess, sys, time",
   "t = time.perf_counter()",
   "r = subprocess.run(sys.argv[1:])",
@@ -53,7 +53,8 @@ const MEASURE = [
   "sys.exit(r.returncode)",
 ].join("\n");
 
-const PYTHON = (() => {
+/** The python3 that runs MEASURE, or null where there is none. */
+export const PYTHON = (() => {
   for (const path of ["/usr/bin/python3", "/usr/local/bin/python3"]) {
     try {
       if (Deno.statSync(path).isFile) return path;

@@ -1,6 +1,7 @@
 /** `review [C######] [--all] [--offset N] [--limit N]`: read-only pull review of owner questions. */
 import { BimriError } from "../engine/errors.ts";
-import { fullAuthorityIssues, recoveryBlock } from "../engine/integrity/authority.ts";
+import { recoveryBlock } from "../engine/integrity/authority.ts";
+import { fullAuthorityIssues } from "../engine/integrity/status_check.ts";
 import { requireConflictId } from "../engine/model/ids.ts";
 import { checkReviewPaging, reviewReport } from "../engine/memory/review.ts";
 import { heldReviewNotices } from "../engine/memory/status.ts";

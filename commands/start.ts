@@ -1,8 +1,7 @@
 /** `start [--actor A] [--session S]`: open (or resume) a run and print the brief. */
 import { startRun } from "../engine/memory/runs.ts";
 import { withStore } from "../engine/store/store.ts";
-import { finishPendingExports } from "../engine/share/export.ts";
-import { gapLines, scanShare, totalWaiting } from "../engine/share/scan.ts";
+import { finishShareAtStart } from "./share_wiring.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
@@ -22,18 +21,18 @@ export const startCommand: Command = {
     const session = stringFlag(flags, "session");
     return withStore(ctx.root, (store) => {
       proveBeforeStart(store);
-      const share = finishPendingExports(store);
+      const share = finishShareAtStart(store);
       const result = startRun(store, actor, session);
       const recovery = authorityBriefLines(store);
       if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
-      const scan = share === null ? null : scanShare(share, { countOnly: true });
-      const waiting = scan === null ? null : totalWaiting(scan);
-      if (scan !== null && waiting !== null) {
+      const report = share === null ? null : share();
+      const waiting = report === null ? null : report.waiting;
+      if (report !== null && waiting !== null) {
         recovery.lines.push(
           waiting > 0
             ? `Team memory: ${waiting} records from other clones are waiting; run \`bimri share pull\`.`
             : "Team memory: no records from other clones are waiting.",
-          ...gapLines(scan),
+          ...report.gaps,
         );
       }
       return ok(renderBrief(result, recovery.lines), {

@@ -1,7 +1,7 @@
 /** `status`: versions, revision, runs, residency, held candidates, reviews and outcomes. */
 import { HELD_LINES_SHOWN, heldLine, statusReport } from "../engine/memory/status.ts";
 import { syncView } from "../engine/memory/view_sync.ts";
-import { authorityStatusLines } from "../engine/integrity/authority.ts";
+import { authorityStatusLines } from "../engine/integrity/status_check.ts";
 import { withStore } from "../engine/store/store.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { claimOfState, loadRecordProver, requireLineage } from "../engine/migrate/legacy_claim.ts";

@@ -38,7 +38,8 @@
  *    resolutions, quarantine stubs) are recomputed in memory from those facts
  *    on every call; they cost a few map look-ups per record.
  *
- * 3. The everyday fast path (O(1) in history). A second derived record,
+ * 3. The everyday fast path (O(1) in history; its code is everyday.ts, which
+ *    reads and propose load without this module). A second derived record,
  *    `.bimri/audit-integrity-summary.json`, holds the lstat fingerprints
  *    (inode, size, mtime, ctime) of the five authority folders (proposals,
  *    decisions, conflicts, resolutions, log) and of revisions/ plus run_count, conflict_count,
@@ -76,88 +77,67 @@
  * proves answers whose decisions are not finalized yet.
  */
 import { BimriError } from "../errors.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
-import { listNames, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
+import { isJsonObject, type JsonValue } from "../model/json.ts";
+import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { conflictId, revisionName, RUN_ID } from "../model/ids.ts";
-import {
-  fingerprint,
-  folderPrint,
-  forgetSummary,
-  loadSummary,
-  loadSummaryText,
-  type Summary,
-  SUMMARY_SCHEMA,
-  summaryPath,
-  WATCHED_FOLDERS,
-} from "./summary.ts";
+import { fingerprint, forgetSummary } from "./summary.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { unprovenAnswerIssues } from "./consumed.ts";
-import { proveSettled, recordSettled, type SettledProof, type SettlingFile } from "./settled.ts";
+import { AUTHORITY_KINDS, type AuthorityKind, idGrammar, KIND_FOLDER } from "./schemas.ts";
+
 import {
-  AUTHORITY_KINDS,
-  type AuthorityKind,
-  idGrammar,
-  isStub,
-  KIND_FOLDER,
-  recordProblems,
-  recordRelPath,
-  stubProblems,
-} from "./schemas.ts";
+  activeRunIssues,
+  type AuthorityIssue,
+  basisFromSummary,
+  CACHE_SCHEMA,
+  type CacheDoc,
+  cachePath,
+  type CollectOptions,
+  foreignMarkerIssue,
+  issue,
+  issueLine,
+  type LogFacts,
+  missingDecision,
+  missingLoggedProposal,
+  readFactsOfNode,
+  type RecordFacts,
+  recordPathOf,
+  refreshAuthoritySummary,
+  scanLogMarkers,
+  summaryMatches,
+  verified,
+  writeFactsCache,
+} from "./everyday.ts";
+// The everyday layer (everyday.ts) as this module's callers have always imported it.
+export {
+  factsFromBytes,
+  issueLine,
+  knownApplyingResolutions,
+  missingDecisionPrefix,
+  noteAuthorityBaseline,
+  noteHeldDecision,
+  noteResolutionApplying,
+  noteResolutionSettled,
+  proveBeforeStart,
+  QUARANTINED_PROBLEM,
+  refreshAuthoritySummary,
+  scanLogMarkers,
+  unchangedSinceHealthyWrite,
+} from "./everyday.ts";
+export type {
+  AuthorityIssue,
+  CacheDoc,
+  CollectOptions,
+  FolderEntry,
+  LogFacts,
+  RecordFacts,
+} from "./everyday.ts";
 
-/** One damaged authority record. */
-export type AuthorityIssue = { kind: string; id: string; path: string; problem: string };
-
-/** The facts of one authority file that the graph checks need. */
-export type RecordFacts = {
-  /** lstat fingerprint the facts were computed for. */
-  fp: string;
-  /** Why the file is unusable (unsafe, unreadable, invalid), or null. */
-  problem: string | null;
-  /** True for a quarantine stub (valid or not). */
-  stub: boolean;
-  /** Proposals only: SHA-256 of the file bytes (conflict candidate hashes). */
-  sha?: string;
-  /** Proposal: its base revision. */
-  baseRevision?: number;
-  /** Decision: outcome, revision, conflict and (once an owner answer finalized it) resolution. */
-  outcome?: string;
-  revision?: number | null;
-  conflictId?: string | null;
-  resolutionId?: string | null;
-  /** Conflict: candidates and their hashes. */
-  proposalIds?: string[];
-  proposalHashes?: Record<string, string>;
-  /** Resolution: status, the revision it was asked at and the one it names once resolved. */
-  status?: string;
-  revisionBefore?: number | null;
-  revisionAfter?: number | null;
-};
-
-/**
- * Facts of one run log: proposal markers, closure and (status counts it) the
- * first outcome; `outcome` is absent when the log is not UTF-8.
- */
-export type LogFacts = { fp: string; markers: string[]; closed: boolean; outcome?: string | null };
-
-/** The facts cache file: per-record facts keyed by `<kind>/<id>`, and per-log facts by run. */
-export type CacheDoc = {
-  schema: number;
-  records: Record<string, RecordFacts>;
-  logs: Record<string, LogFacts>;
-};
-
-/** 2: logs carry their outcome; decisions, conflicts and resolutions no hash. */
-const CACHE_SCHEMA = 5;
-const CACHE_NAME = "audit-integrity-cache.json";
-
-function cachePath(paths: StorePaths): string {
-  return paths.folder(CACHE_NAME);
-}
-
-function loadCache(paths: StorePaths): CacheDoc {
+/** The facts cache (layer 1), or an empty one when it is missing, unreadable or of another schema. */
+export function loadCache(paths: StorePaths): CacheDoc {
   const empty: CacheDoc = { schema: CACHE_SCHEMA, records: {}, logs: {} };
   const info = lstatOrNull(cachePath(paths));
   if (!info || !info.isFile) return empty;
@@ -171,120 +151,6 @@ function loadCache(paths: StorePaths): CacheDoc {
     return empty;
   }
 }
-
-/** The type bits of a path, from lstat or a directory entry (never followed). */
-type NodeKind = { isFile: boolean; isSymlink: boolean };
-
-/** Reads one authority path and derives its facts (never follows a link). */
-function readFactsOfNode(
-  path: string,
-  kind: AuthorityKind,
-  id: string,
-  node: NodeKind,
-  fp: string,
-  options: CollectOptions = {},
-): RecordFacts {
-  if (node.isSymlink) {
-    return {
-      fp,
-      problem: "cannot be a symbolic link; BIMRI never follows links in authority paths",
-      stub: false,
-    };
-  }
-  if (!node.isFile) return { fp, problem: "is not a regular file", stub: false };
-  const bytes = options.read ? options.read(path) : readBytesOrNull(path);
-  if (bytes === null) return { fp, problem: "disappeared while being read", stub: false };
-  return factsFromBytes(bytes, kind, id, fp, options);
-}
-
-/**
- * The problem a valid quarantine stub reports. Restore tells a recognized stub
- * (which may stay while a restore is staged) from damage by this exact value.
- */
-export const QUARANTINED_PROBLEM =
-  "is quarantined; restore a validated replacement with restore-authority";
-
-/** Facts of a record's bytes as if they stood at the record path of `kind`/`id`. */
-export function factsFromBytes(
-  bytes: Uint8Array,
-  kind: AuthorityKind,
-  id: string,
-  fp = "",
-  options: CollectOptions = {},
-): RecordFacts {
-  // Only conflict candidates' (proposals') hashes are ever compared; a full
-  // scan hashes just those afterwards.
-  const sha = options.lazySha || kind !== "proposal"
-    ? undefined
-    : options.hash
-    ? options.hash(bytes)
-    : sha256Hex(bytes);
-  const text = options.decode ? options.decode(bytes) : decodeUtf8Strict(bytes);
-  let value: JsonValue;
-  try {
-    if (text === null) throw new Error("not UTF-8");
-    value = JSON.parse(text) as JsonValue;
-  } catch {
-    // The reference's words for an unreadable record, which scripts look for.
-    return {
-      fp,
-      problem: "is unreadable; BIMRI stopped without resetting it: it is not valid JSON",
-      stub: false,
-      sha,
-    };
-  }
-  if (!isJsonObject(value)) return { fp, problem: "is not a JSON object", stub: false, sha };
-  options.onValue?.(kind, id, value);
-  if (isStub(value)) {
-    const problems = stubProblems(value, kind, id);
-    return {
-      fp,
-      problem: problems.length > 0
-        ? `is an invalid quarantine stub (${problems[0]})`
-        : QUARANTINED_PROBLEM,
-      stub: true,
-      sha,
-    };
-  }
-  const problems = recordProblems(kind, value, id);
-  const facts: RecordFacts = {
-    fp,
-    problem: problems.length > 0 ? `${kind} record is invalid: ${problems.join("; ")}` : null,
-    stub: false,
-    sha,
-  };
-  return { ...facts, ...summarize(kind, value) };
-}
-
-/** A folder entry's name and type (from a directory listing; never followed). */
-export type FolderEntry = { name: string; isFile: boolean; isSymlink: boolean };
-
-/** Options of `collectFacts` for a full audit that shares its work. */
-export type CollectOptions = {
-  /** Entries of a store folder (one listing per audit; types without lstat). */
-  entries?: (folder: string) => Iterable<FolderEntry>;
-  /** Reads a file's bytes (the audit reuses one buffer; the result is used at once). */
-  read?: (path: string) => Uint8Array | null;
-  /** SHA-256 hex of bytes (the audit passes a native digest). */
-  hash?: (bytes: Uint8Array) => string;
-  /** Strict UTF-8 decoding, null when invalid (the audit passes a faster one). */
-  decode?: (bytes: Uint8Array) => string | null;
-  /** Skip hashing every record; collectFacts hashes conflict candidates at the end. */
-  lazySha?: boolean;
-  /** Receives each record's parsed JSON object, before any validation. */
-  onValue?: (kind: AuthorityKind, id: string, value: JsonObject) => void;
-  /**
-   * With a cache: fingerprint closed logs too (instead of trusting their
-   * cached facts) and report every log's outcome, so the answers equal a
-   * full read (status and review).
-   */
-  strictLogs?: boolean;
-  /**
-   * Receives each folder's listing as the check read it (names, and for
-   * revisions which are not regular files), to record settled history.
-   */
-  onListed?: (folder: string, names: string[], nonRegular?: string[]) => void;
-};
 
 /** Hashes the conflict candidates a lazy (`lazySha`) collection left unhashed. */
 export function hashCandidates(
@@ -300,34 +166,6 @@ export function hashCandidates(
       const bytes = options.read ? options.read(path) : readBytesOrNull(path);
       if (bytes !== null) p.sha = options.hash ? options.hash(bytes) : sha256Hex(bytes);
     }
-  }
-}
-
-function summarize(kind: AuthorityKind, value: JsonObject): Partial<RecordFacts> {
-  switch (kind) {
-    case "proposal":
-      return { baseRevision: typeof value.base_revision === "number" ? value.base_revision : 0 };
-    case "decision":
-      return {
-        outcome: String(value.outcome),
-        revision: typeof value.revision === "number" ? value.revision : null,
-        conflictId: typeof value.conflict_id === "string" ? value.conflict_id : null,
-        resolutionId: typeof value.resolution_id === "string" ? value.resolution_id : null,
-      };
-    case "conflict":
-      return {
-        proposalIds: Array.isArray(value.proposal_ids) ? value.proposal_ids as string[] : [],
-        proposalHashes: isJsonObject(value.proposal_hashes)
-          ? value.proposal_hashes as Record<string, string>
-          : {},
-      };
-    case "resolution":
-      return {
-        status: String(value.status),
-        proposalIds: Array.isArray(value.proposal_ids) ? value.proposal_ids as string[] : [],
-        revisionBefore: typeof value.revision_before === "number" ? value.revision_before : null,
-        revisionAfter: typeof value.revision_after === "number" ? value.revision_after : null,
-      };
   }
 }
 
@@ -496,72 +334,6 @@ export function collectFacts(
     : { records, logs, dirty, revisions, unsafeLogs };
 }
 
-/**
- * The `[PROPOSE:]` markers and closure of a run log, exactly as scanRunLog
- * finds them, but only lines that start with one of those markers are
- * examined (the audit scans every log of the store).
- */
-export function scanLogMarkers(
-  run: string,
-  text: string,
-): { proposalMarkers: string[]; closed: boolean; outcome: string | null } {
-  const proposalMarkers: string[] = [];
-  let closed = false;
-  let outcome: string | null = null;
-  const closedPrefix = `[CLOSED:${run}`;
-  for (let start = 0; start <= text.length;) {
-    const nl = text.indexOf("\n", start);
-    const end = nl < 0 ? text.length : nl;
-    if (text.startsWith("[PROPOSE:", start)) {
-      const marker = PROPOSE_MARKER.exec(text.slice(start, end));
-      if (marker) proposalMarkers.push(marker[1]);
-    } else if (text.startsWith(closedPrefix, start) && start + closedPrefix.length < end) {
-      // scanRunLog's `^\[CLOSED:<run>(\s|\])`.
-      const next = text[start + closedPrefix.length];
-      if (next === "]" || /\s/.test(next)) closed = true;
-    } else if (outcome === null && text.startsWith("[OUTCOME:", start)) {
-      outcome = OUTCOME_LINE.exec(text.slice(start, end))?.[1] ?? null;
-    }
-    if (nl < 0) break;
-    start = nl + 1;
-  }
-  return { proposalMarkers, closed, outcome };
-}
-
-/** scanRunLog's proposal marker. */
-const PROPOSE_MARKER = /^\[PROPOSE:(R[0-9]{6}-Q[0-9]{3})\](\s|$)/;
-
-/** A close outcome line, as status counts them (the first one per log). */
-const OUTCOME_LINE = /^\[OUTCOME:(success|partial|overflow|fail)\]/;
-
-function issue(kind: AuthorityKind, id: string, problem: string): AuthorityIssue {
-  return { kind, id, path: recordRelPath(kind, id), problem };
-}
-
-// The two deletion-anchor findings use the reference's wording, which scripts look for.
-
-/** A proposal its run's log names, whose record is gone. */
-function missingLoggedProposal(id: string, run: string): AuthorityIssue {
-  return issue(
-    "proposal",
-    id,
-    `proposal ${id} is missing despite its durable reference in the log of ${run}`,
-  );
-}
-
-/** Start of the problem of a required decision that is missing (quarantine anchors on it). */
-export function missingDecisionPrefix(id: string): string {
-  return `decision ${id} is missing after its proposal was durably processed`;
-}
-
-/** A decision the graph requires (its run synced past the proposal or closed), whose record is gone. */
-function missingDecision(id: string, why: string, conflict?: string): AuthorityIssue {
-  const candidate = conflict
-    ? `; conflict ${conflict} candidate ${id} has no safe decision record`
-    : "";
-  return issue("decision", id, `${missingDecisionPrefix(id)} (${why})${candidate}`);
-}
-
 /** The graph checks over collected facts: every reason canonical writes must pause. */
 export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityIssue[] {
   const out: AuthorityIssue[] = [];
@@ -581,13 +353,7 @@ export function authorityIssues(state: State, facts: AuthorityFacts): AuthorityI
     const active = state.active_runs[run];
     for (const id of log.markers) {
       if (!id.startsWith(`${run}-Q`)) {
-        out.push(
-          issue(
-            "proposal",
-            id,
-            `is referenced by the log of ${run}, which may only name its own proposals`,
-          ),
-        );
+        out.push(foreignMarkerIssue(run, id));
         continue;
       }
       marked.add(id);
@@ -806,87 +572,6 @@ function revisionBindingIssues(state: State, facts: AuthorityFacts): AuthorityIs
   return [...beyond, ...missing];
 }
 
-/**
- * The full per-file check of review (read-only: the facts cache is used but
- * never written). Same answers as reading every file; see `strictFacts`.
- */
-export function fullAuthorityIssues(paths: StorePaths, state: State): AuthorityIssue[] {
-  if (proveSettled(paths, state, SETTLED_HELPERS, false)) return [];
-  return authorityIssues(state, strictFacts(paths, state, false));
-}
-
-/**
- * Facts of every authority record and run log, equal to a full read: every
- * file is fingerprinted (lstat) and only files whose fingerprint matches the
- * facts cache are not read again (closed logs included, unlike the everyday
- * check). With `persist` (callers hold the engine lock) a changed cache is
- * written back.
- */
-function strictFacts(paths: StorePaths, state: State, persist: boolean): AuthorityFacts {
-  const cache = loadCache(paths);
-  const active = new Set(Object.keys(state.active_runs));
-  // With persist (status), folder prints are taken before the check lists
-  // each folder, so settled history can reuse the listing while they hold.
-  const prints: Record<string, string | null> = {};
-  if (persist) {
-    for (const folder of SETTLED_FOLDERS) prints[folder] = folderPrint(paths, folder);
-  }
-  const listed: Record<string, { print: string; names: string[]; nonRegular?: string[] }> = {};
-  const facts = collectFacts(paths, cache, active, {
-    strictLogs: true,
-    onListed: persist
-      ? (folder, names, nonRegular) => {
-        const print = prints[folder];
-        if (print) listed[folder] = nonRegular ? { print, names, nonRegular } : { print, names };
-      }
-      : undefined,
-  });
-  if (persist && facts.dirty) writeFactsCache(paths, cache);
-  if (persist) {
-    const issues = authorityIssues(state, facts);
-    checkedIssues.set(facts, issues);
-    if (issues.length === 0) recordSettled(paths, state, settlingFiles(facts, cache), listed);
-  }
-  return facts;
-}
-
-/** The issues a persisting strict check already computed for its facts. */
-const checkedIssues = new WeakMap<AuthorityFacts, AuthorityIssue[]>();
-
-const SETTLED_FOLDERS = [
-  "proposals",
-  "decisions",
-  "conflicts",
-  "resolutions",
-  "log",
-  "revisions",
-] as const;
-
-/** Every proposal, decision and log file a strict check saw, for `recordSettled`. */
-function* settlingFiles(
-  facts: AuthorityFacts,
-  cache: CacheDoc,
-): Iterable<SettlingFile & { run: string }> {
-  for (const [folder, kind] of [["proposals", "proposal"], ["decisions", "decision"]] as const) {
-    for (const [id, record] of facts.records[kind]) {
-      yield { folder, name: `${id}.json`, fp: record.fp, record, run: id.slice(0, 7) };
-    }
-  }
-  for (const [run, log] of facts.logs) {
-    const cached = cache.logs[run];
-    if (!cached) continue;
-    yield {
-      folder: "log",
-      name: `${run}.md`,
-      fp: cached.fp,
-      log: "outcome" in cached
-        ? { closed: log.closed, outcome: cached.outcome }
-        : { closed: log.closed },
-      run,
-    };
-  }
-}
-
 /** A store folder's entries in name order (types from the listing: no lstat per file). */
 export function sortedEntries(paths: StorePaths, folder: string): Deno.DirEntry[] {
   const list: Deno.DirEntry[] = [];
@@ -896,88 +581,6 @@ export function sortedEntries(paths: StorePaths, folder: string): Deno.DirEntry[
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-// ---------------------------------------------------------------------------
-// The everyday fast path (layer 3 of the header).
-
-type HealthBasis = {
-  /** A dirty facts cache to persist on success (slow path), else null. */
-  cache: CacheDoc | null;
-  /** Held decision IDs when the operation began. */
-  held: Set<string>;
-  /** Applying resolution IDs when the operation began, less those it finished. */
-  applying: Set<string>;
-};
-
-/** Per loaded store (one per `withStore`): proven healthy, with what the refresh needs. */
-const verified = new WeakMap<Store, HealthBasis>();
-/** Held decisions this operation wrote (commit's loop reports them). */
-const heldWritten = new WeakMap<Store, Set<string>>();
-
-function folderPrints(paths: StorePaths): Record<string, string> | null {
-  const out: Record<string, string> = {};
-  for (const folder of WATCHED_FOLDERS) {
-    const print = folderPrint(paths, folder);
-    if (print === null) return null;
-    out[folder] = print;
-  }
-  return out;
-}
-
-function activeKey(state: State, without: string | null = null): string {
-  return Object.keys(state.active_runs).filter((r) => r !== without).sort()
-    .map((r) => `${r}:${state.active_runs[r].base_revision}`).join(",");
-}
-
-/** Stores whose summary vouched for every folder before this start created its run's log. */
-const provenBeforeStart = new WeakSet<Store>();
-
-/**
- * Call under the engine lock before `startRun`: records whether the summary
- * vouches for the store before the run's log is created, so the new log can
- * be the one explained change of the log folder afterwards. Without this
- * proof the folder's new fingerprint could hide another change made there
- * since the last healthy write (a log removed or added by someone else).
- */
-export function proveBeforeStart(store: Store): void {
-  if (summaryMatches(store, null) !== null) provenBeforeStart.add(store);
-}
-
-/** True when this start found the store exactly as the engine's last healthy write left it (`proveBeforeStart`). */
-export function unchangedSinceHealthyWrite(store: Store): boolean {
-  return provenBeforeStart.has(store);
-}
-
-/**
- * True when the summary proves that no authority folder changed since the
- * engine's last healthy write. `ownStart` names the run this `start` just
- * created, whose new log is the one explained change, provided the summary
- * vouched for the log folder before that log was created (`proveBeforeStart`).
- */
-function summaryMatches(store: Store, ownStart: string | null): Summary | null {
-  const summary = loadSummary(store.paths);
-  const prints = folderPrints(store.paths);
-  if (!summary || !prints) return null;
-  const state = store.state;
-  if (summary.conflict_count !== state.conflict_count) return null;
-  let explainedLog = false;
-  if (ownStart !== null && summary.run_count + 1 === state.run_count) {
-    const own = state.active_runs[ownStart];
-    explainedLog = provenBeforeStart.has(store) && own !== undefined &&
-      runIdNumber(ownStart) === state.run_count &&
-      own.base_revision === store.head.revision &&
-      summary.active === activeKey(state, ownStart) &&
-      lstatOrNull(store.paths.log(ownStart))?.isFile === true;
-    if (!explainedLog) return null;
-  } else if (summary.run_count !== state.run_count || summary.active !== activeKey(state)) {
-    return null;
-  }
-  for (const folder of WATCHED_FOLDERS) {
-    if (folder === "log" && explainedLog) continue;
-    if (summary.folders[folder] !== prints[folder]) return null;
-  }
-  return summary;
 }
 
 function heldOf(facts: AuthorityFacts): Set<string> {
@@ -990,97 +593,6 @@ function applyingOf(facts: AuthorityFacts): Set<string> {
   const applying = new Set<string>();
   for (const [id, r] of facts.records.resolution) if (r.status === "applying") applying.add(id);
   return applying;
-}
-
-function basisFromSummary(summary: Summary): HealthBasis {
-  return { cache: null, held: new Set(summary.held), applying: new Set(summary.applying) };
-}
-
-/**
- * The conflict IDs whose resolution was `applying` when this operation proved
- * the store healthy (less those it has finished since), or null when it has
- * not proved it: then the caller must read every resolution.
- */
-export function knownApplyingResolutions(store: Store): string[] | null {
-  const proven = verified.get(store);
-  return proven ? [...proven.applying].sort() : null;
-}
-
-/** Resolve reports each resolution it writes `applying`, so the list stays exact. */
-export function noteResolutionApplying(store: Store, id: string): void {
-  verified.get(store)?.applying.add(id);
-}
-
-/** Each resolution written `resolved` or `failed` is reported, so the list stays exact. */
-export function noteResolutionSettled(store: Store, id: string): void {
-  verified.get(store)?.applying.delete(id);
-}
-
-/** Commit's loop reports each held decision it writes, so the summary's list stays exact. */
-export function noteHeldDecision(store: Store, id: string): void {
-  let set = heldWritten.get(store);
-  if (!set) heldWritten.set(store, set = new Set());
-  set.add(id);
-}
-
-function runIdNumber(run: string): number {
-  return RUN_ID.test(run) ? Number(run.slice(1)) : -1;
-}
-
-/**
- * Validates what an everyday operation reads itself: every active run's log,
- * the proposals its markers name and their decisions (the same facts and
- * graph rules as the full check, restricted to those records).
- */
-function activeRunIssues(store: Store): AuthorityIssue[] {
-  const out: AuthorityIssue[] = [];
-  for (const [run, active] of Object.entries(store.state.active_runs)) {
-    if (!RUN_ID.test(run)) continue;
-    const bytes = readBytesOrNull(store.paths.log(run));
-    const text = bytes === null ? "" : (decodeUtf8Strict(bytes) ?? "");
-    const log = scanLogMarkers(run, text);
-    for (const id of log.proposalMarkers) {
-      if (!id.startsWith(`${run}-Q`)) {
-        out.push(
-          issue(
-            "proposal",
-            id,
-            `is referenced by the log of ${run}, which may only name its own proposals`,
-          ),
-        );
-        continue;
-      }
-      const p = factsAt(store.paths, "proposal", id);
-      if (!p) {
-        out.push(
-          missingLoggedProposal(id, run),
-        );
-        continue;
-      }
-      if (p.problem) out.push(issue("proposal", id, p.problem));
-      const d = factsAt(store.paths, "decision", id);
-      if (d?.problem) out.push(issue("decision", id, d.problem));
-      const decided = log.closed ||
-        (!p.problem && !p.stub && active.base_revision > (p.baseRevision ?? 0));
-      if (decided && !d) {
-        out.push(
-          missingDecision(id, "its run synced or closed"),
-        );
-      }
-    }
-  }
-  return out;
-}
-
-function factsAt(paths: StorePaths, kind: AuthorityKind, id: string): RecordFacts | null {
-  const path = recordPathOf(paths, kind, id);
-  const info = lstatOrNull(path);
-  // The graph rules here never compare a proposal's hash, so it is not computed.
-  return info ? readFactsOfNode(path, kind, id, info, fingerprint(info), { lazySha: true }) : null;
-}
-
-function recordPathOf(paths: StorePaths, kind: AuthorityKind, id: string): string {
-  return `${paths.folder(KIND_FOLDER[kind])}/${id}.json`;
 }
 
 /**
@@ -1125,77 +637,6 @@ export function cachedAuthorityIssues(
   return issues;
 }
 
-function writeFactsCache(paths: StorePaths, cache: CacheDoc): void {
-  try {
-    // A private derived cache, not a store record: plain JSON keeps it cheap.
-    replaceDerived(cachePath(paths), JSON.stringify(cache));
-  } catch {
-    // A cache that cannot be written only costs re-reading next time.
-  }
-}
-
-/**
- * Call when the engine baseline is needed by an operation that does not check
- * health itself (propose): proves the summary current before the first write,
- * so `refreshAuthoritySummary` may record the operation's own changes.
- */
-export function noteAuthorityBaseline(store: Store): void {
-  if (verified.has(store)) return;
-  const matched = summaryMatches(store, null);
-  if (matched && activeRunIssues(store).length === 0) {
-    verified.set(store, basisFromSummary(matched));
-  }
-}
-
-/**
- * Records the folder fingerprints after the engine's own successful write, if
- * this operation proved the store healthy before writing (a health check or
- * `noteAuthorityBaseline`); otherwise does nothing and the next check takes
- * the slow path. Call last, under the engine lock.
- */
-export function refreshAuthoritySummary(store: Store): void {
-  const proven = verified.get(store);
-  if (!proven) return;
-  if (proven.cache) writeFactsCache(store.paths, proven.cache);
-  proven.cache = null;
-  const prints = folderPrints(store.paths);
-  if (!prints) return;
-  const summary: Summary = {
-    schema: SUMMARY_SCHEMA,
-    folders: prints,
-    run_count: store.state.run_count,
-    conflict_count: store.state.conflict_count,
-    active: activeKey(store.state),
-    held: [...new Set([...proven.held, ...(heldWritten.get(store) ?? [])])].sort(),
-    applying: [...proven.applying].sort(),
-  };
-  const text = JSON.stringify(summary);
-  if (loadSummaryText(store.paths) === text) {
-    return;
-  }
-  try {
-    // Written after the operation's durable records, so a crash can only
-    // lose it (the next check takes the slow path), never get ahead of them.
-    replaceDerived(summaryPath(store.paths), text);
-  } catch {
-    // Without a summary the next check takes the slow path.
-  }
-}
-
-/** Text of one issue as the brief and status list it. */
-export function issueLine(i: AuthorityIssue): string {
-  // A problem worded as a whole sentence about the record names it itself.
-  if (i.problem.startsWith(`${i.kind} ${i.id} `)) {
-    return `${i.problem.replace(/[.!?]$/, "")} (${i.path}).`;
-  }
-  const problem = /[.!?]$/.test(i.problem) ? i.problem : `${i.problem}.`;
-  // A missing record reads as one sentence about it, as the reference words it.
-  if (i.problem.startsWith("is missing")) {
-    return `${i.kind} ${i.id} ${problem} Expected at ${i.path}.`;
-  }
-  return `${i.kind} ${i.id} (${i.path}): ${problem}`;
-}
-
 const BRIEF_LIMIT = 5;
 
 /** The AUTHORITY RECOVERY NEEDED block for a list of issues (empty when none). */
@@ -1217,47 +658,6 @@ export function authorityBriefLines(store: Store): { lines: string[]; issues: Au
   const issues = cachedAuthorityIssues(store, true, newest);
   forgetSummaryOnDamage(store, issues, newest);
   return { lines: recoveryBlock(issues), issues };
-}
-
-/** Settled proofs (settled.ts) of the status checks that took them, per loaded store. */
-const settledProofs = new WeakMap<Store, SettledProof>();
-
-/** The settled proof status's check took for `store` (then `fullFactsOf` has none). */
-export function settledProofOf(store: Store): SettledProof | undefined {
-  return settledProofs.get(store);
-}
-
-/** How settled.ts reads records, scans logs and runs the graph checks. */
-const SETTLED_HELPERS = {
-  read: (path: string, kind: AuthorityKind, id: string, info: Deno.FileInfo) =>
-    readFactsOfNode(path, kind, id, info, fingerprint(info)),
-  scan: scanLogMarkers,
-  issues: (state: State, facts: AuthorityFacts) => authorityIssues(state, facts),
-};
-
-/** Facts of the full check `authorityStatusLines` ran on this loaded store (status reuses them). */
-const statusFacts = new WeakMap<Store, AuthorityFacts>();
-
-/** The facts the full status check collected for `store`, if it ran. */
-export function fullFactsOf(store: Store): AuthorityFacts | undefined {
-  return statusFacts.get(store);
-}
-
-/** The full status report block (every issue; the per-file check of `strictFacts`). */
-export function authorityStatusLines(store: Store): { lines: string[]; issues: AuthorityIssue[] } {
-  const proof = proveSettled(store.paths, store.state, SETTLED_HELPERS, true);
-  if (proof) {
-    settledProofs.set(store, proof);
-    return { lines: [], issues: [] };
-  }
-  const facts = strictFacts(store.paths, store.state, true);
-  statusFacts.set(store, facts);
-  const issues = [
-    ...(checkedIssues.get(facts) ?? authorityIssues(store.state, facts)),
-    ...unprovenAnswerIssues(store, facts),
-  ];
-  if (issues.length > 0) forgetSummary(store.paths);
-  return { lines: recoveryBlock(issues, Number.MAX_SAFE_INTEGER), issues };
 }
 
 /**

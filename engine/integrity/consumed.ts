@@ -28,7 +28,7 @@ import { readRevision, type Store } from "../store/store.ts";
 import type { Decision } from "../records/decision.ts";
 import type { Proposal } from "../records/proposal.ts";
 import { readConflict } from "../memory/review.ts";
-import { unprovenAnswerProblem } from "../memory/resolve.ts";
+import { unprovenAnswerProblem } from "../memory/answer_proof.ts";
 import type { AuthorityFacts, AuthorityIssue } from "./authority.ts";
 import { recordRelPath } from "./schemas.ts";
 

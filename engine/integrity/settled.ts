@@ -2,7 +2,7 @@
  * Settled history: the derived record that lets the full checks of `status`
  * and `review` prove a healthy store without loading every record's facts.
  *
- * The full check (authority.ts, `strictFacts`) fingerprints every record and
+ * The full check (status_check.ts, `strictFacts`) fingerprints every record and
  * run log, loads the facts cache (about 5 MB at 10,000 runs), re-reads what
  * changed and runs the graph checks over every record. Almost all of that
  * is history that cannot change: a closed run's proposals, decisions and log

@@ -4,10 +4,10 @@
  */
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { finishPendingExports } from "../share/export.ts";
 import { faultPoint } from "../store/fault.ts";
 import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
 import { applyPendingProposals, type ApplySummary } from "./commit.ts";
+import { shareObserver } from "./share_observer.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
 import { cleanScalar } from "../model/scalar.ts";
@@ -69,7 +69,7 @@ export function closeRun(
   );
   const sync = syncView(store);
   requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
-  finishPendingExports(store);
+  shareObserver(store)?.finishPendingExports(store);
   const memory = applyPendingProposals(store, run);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const closedAt = utcTimestamp();

@@ -31,7 +31,8 @@
  *   4. state.json (head, hash, reason, residency)  -> after-state
  *   5. bimri.md regenerated (failure only warns)   -> after-view
  *   6. decision `accepted` (replaces applying)
- *   7. shared store only: the record in .bimri-share/ (engine/share/export.ts)
+ *   7. shared store only: the record in .bimri-share/ (engine/share/export.ts,
+ *      reached through the observer the command layer wires: share_observer.ts)
  *
  * Recovery: an `applying` decision whose effect the head already carries is
  * finalized as accepted with `recovered_from_intent`, by its own run's retry
@@ -89,7 +90,7 @@ import {
 import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView, syncView } from "./view_sync.ts";
-import { afterAcceptedCommit, finishPendingExports } from "../share/export.ts";
+import { shareObserver } from "./share_observer.ts";
 
 /** What applying a run's pending proposals did. */
 export type ApplySummary = {
@@ -451,7 +452,7 @@ function commitSteps(
   if (writeDecisions) writeDecision(paths, id, "accepted", { revision }, true);
 
   // Step 7 (shared stores only): the change's record for the other replicas.
-  if (writeDecisions) afterAcceptedCommit(store, id, proposal.actor);
+  if (writeDecisions) shareObserver(store)?.afterAcceptedCommit(store, id, proposal.actor);
   return { revision, warning };
 }
 
@@ -779,7 +780,7 @@ export function syncRun(store: Store, runInput: string): SyncResult {
     throw new BimriError("unknown-run", `${run} is not an active run.`);
   }
   requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
-  finishPendingExports(store);
+  shareObserver(store)?.finishPendingExports(store);
   const memory = applyPendingProposals(store, run);
   const entry = store.state.active_runs[run];
   entry.base_revision = store.head.revision;

@@ -6,7 +6,7 @@
 import { parseAnyEntry, parseView } from "../model/hot.ts";
 import { isJsonObject, type JsonObject } from "../model/json.ts";
 import { listNames } from "../store/files.ts";
-import { knownApplyingResolutions } from "../integrity/authority.ts";
+import { knownApplyingResolutions } from "../integrity/everyday.ts";
 import { readRecord } from "../store/records.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import { humanConfirmed } from "./effect.ts";

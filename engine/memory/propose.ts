@@ -21,7 +21,7 @@ import { coldRecordOf, type State } from "../model/state.ts";
 import { codePointLength, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
-import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/authority.ts";
+import { noteAuthorityBaseline, refreshAuthoritySummary } from "../integrity/everyday.ts";
 import { appendLine, createExclusive, lstatOrNull, syncDir } from "../store/files.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import type { JsonObject } from "../model/json.ts";

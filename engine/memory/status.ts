@@ -17,7 +17,7 @@ import {
   reviewCounts,
 } from "./review.ts";
 import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
-import { fullFactsOf, settledProofOf } from "../integrity/authority.ts";
+import { fullFactsOf, settledProofOf } from "../integrity/status_check.ts";
 
 /** One held candidate as status lists it. */
 export type HeldCandidate = { proposal_id: string; key: string; reason: string };

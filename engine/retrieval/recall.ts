@@ -108,18 +108,13 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   if (ranked && request.query === undefined) {
     throw new BimriError("usage", "--rank orders the matches of a query; use it with --query.");
   }
-  let found: { matches: RecallMatch[]; total: number };
   const key = request.key !== undefined ? requireKey(request.key) : undefined;
-  // Every read first proves authority sound (protocol 12), as the reference
-  // does: a damaged record stops it. The everyday check costs what the active
-  // runs hold, not what history holds (its folder fingerprints vouch for the rest).
-  const proveAuthority = await authorityCheck();
+  let read: (store: Store) => { matches: RecallMatch[]; total: number };
   if (key !== undefined) {
-    found = withReadOnlyStore(root, (store) => {
-      proveAuthority(store);
+    read = (store) => {
       const all = lookupKey(store, key, request.history);
       return { matches: all.slice(0, request.limit), total: all.length };
-    });
+    };
   } else {
     const { queryTerms, searchStore } = await import("./search.ts");
     const query = request.query ?? "";
@@ -128,16 +123,24 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
       const { relevanceQuery } = await import("./relevance.ts");
       const { searchRanked } = await import("./ranked_search.ts");
       const relevance = relevanceQuery(query, terms);
-      found = withReadOnlyStore(root, (store) => {
-        proveAuthority(store);
-        return searchRanked(store, relevance, request.limit);
-      });
+      read = (store) => searchRanked(store, relevance, request.limit);
     } else {
-      found = withReadOnlyStore(root, (store) => {
-        proveAuthority(store);
-        return searchStore(store, terms, request.limit, false);
-      });
+      read = (store) => searchStore(store, terms, request.limit, false);
     }
+  }
+  // Every read first proves authority sound (protocol 12), as the reference
+  // does: a damaged record stops it. The everyday layer vouches in the usual
+  // case at the cost of what the active runs hold, not what history holds (its
+  // folder fingerprints vouch for the rest); only when it cannot is the full
+  // check loaded and the read done again under it.
+  const { everydayVouches } = await import("../integrity/everyday.ts");
+  let found = withReadOnlyStore(root, (store) => everydayVouches(store) ? read(store) : null);
+  if (found === null) {
+    const proveAuthority = await authorityCheck();
+    found = withReadOnlyStore(root, (store) => {
+      proveAuthority(store);
+      return read(store);
+    });
   }
   return {
     target: key ?? request.query ?? "",

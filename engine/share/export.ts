@@ -10,7 +10,7 @@
  * resolution still marked pending, and exports it then; a record already on
  * disk for the same source is adopted, never written twice.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";

@@ -5,7 +5,7 @@
  * `.gitignore` lines that keep the local store out of git are computed here;
  * the command asks before writing them.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { atomicReplace, lstatOrNull } from "../store/files.ts";
 import { gitignoreMode, readGitignore, requireRealFolder } from "./safe_read.ts";
 import type { Store } from "../store/store.ts";

@@ -5,7 +5,7 @@
  * tampered or oversized record, a vector that goes backwards) is reported by
  * file and stops only its own replica's chain.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
 import { forgetPublishedKeys, KEY_FILE, signatureProblem } from "./sign.ts";
 import { claimProblem } from "./governance.ts";

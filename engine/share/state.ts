@@ -6,7 +6,7 @@
  * current generation, and the export cursor). Both are written with the
  * atomic-replace helper under the engine lock.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { isJsonObject, type JsonValue } from "../model/json.ts";

@@ -46,6 +46,11 @@ function isRacy(info: Deno.FileInfo, provenMs: number): boolean {
   return Math.floor(ctimeMs / 1000) * 1000 + 1000 > provenMs;
 }
 
+/** True when a proof of `info` taken at `provenMs` would vouch without a hash (see isRacy). */
+export function provesWithoutHash(info: Deno.FileInfo, provenMs: number): boolean {
+  return !isRacy(info, provenMs);
+}
+
 function cachePath(paths: StorePaths): string {
   return paths.folder(HEAD_CACHE_NAME);
 }
@@ -86,7 +91,8 @@ let pending: { dir: string; check: HeadCheck } | null = null;
 
 /**
  * Notes that the head file `info` was just proven to hash to `hash` and to
- * hold `facts` (recorded by the next state write).
+ * hold `facts` (recorded by the next state write). `provenMs` is when the
+ * proof began (before the file was looked at); it defaults to now.
  */
 export function noteHeadVerified(
   paths: StorePaths,
@@ -94,13 +100,14 @@ export function noteHeadVerified(
   hash: string,
   info: Deno.FileInfo,
   facts: HeadFacts,
+  provenMs: number = Date.now(),
 ): void {
   const check: HeadCheck = {
     schema: HEAD_CACHE_SCHEMA,
     revision,
     hash,
     print: fingerprint(info),
-    proven_ms: Date.now(),
+    proven_ms: provenMs,
     facts,
   };
   pending = { dir: paths.dir, check };

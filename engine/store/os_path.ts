@@ -202,3 +202,6 @@ export function pathFlavorFor(os: string): PathFlavor {
 
 /** The flavour of the OS bimri runs on. */
 export const nativePath: PathFlavor = pathFlavorFor(Deno.build.os);
+
+/** `join` of the running OS's flavour, for modules that would otherwise import node:path. */
+export const join: (...segments: string[]) => string = nativePath.join;

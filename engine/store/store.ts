@@ -26,7 +26,12 @@ import {
   readTextOrNull,
   refuseSymlink,
 } from "./files.ts";
-import { noteHeadVerified, recordNotedHead, verifiedHeadFacts } from "./head_cache.ts";
+import {
+  noteHeadVerified,
+  provesWithoutHash,
+  recordNotedHead,
+  verifiedHeadFacts,
+} from "./head_cache.ts";
 import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
@@ -340,6 +345,8 @@ export function loadHead(
   options: { recordVerified?: boolean } = {},
 ): Head {
   const path = paths.revision(state.head_revision);
+  // A proof holds from before the file was looked at: an edit after this moment moves its print.
+  const provenMs = Date.now();
   const info = lstatOrNull(path);
   if (info?.isSymlink) {
     refuseSymlink(path, `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`);
@@ -355,13 +362,20 @@ export function loadHead(
   }
   // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
   const expected = state.head_hash;
+  // Set when the record could vouch only after hashing (a proof taken in the
+  // head's own ctime second): a writer records the proof again, now later, so
+  // the next commands skip the hash instead of repeating it until the head moves.
+  let rehashed = false;
   const known = expected === null ? null : verifiedHeadFacts(
     paths,
     state.head_revision,
     expected,
     info,
     state.entry_max_chars,
-    () => sha256Hex(bytes),
+    () => {
+      rehashed = true;
+      return sha256Hex(bytes);
+    },
   );
   const verified = known !== null;
   const hash = verified && expected !== null ? expected : sha256Hex(bytes);
@@ -381,8 +395,9 @@ export function loadHead(
   const head = makeHead(state.head_revision, text, hash, state.entry_max_chars, {
     facts: known ?? undefined,
   });
-  if (!verified && options.recordVerified) {
-    noteHeadVerified(paths, state.head_revision, hash, info, head.facts);
+  const reprove = rehashed && provesWithoutHash(info, provenMs);
+  if ((!verified || reprove) && options.recordVerified) {
+    noteHeadVerified(paths, state.head_revision, hash, info, head.facts, provenMs);
   }
   return head;
 }

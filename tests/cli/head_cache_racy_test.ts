@@ -31,3 +31,28 @@ Deno.test("a head forged in the second it was written, mtime put back, is refuse
   const start = await bimri(root, ["start", "--actor", "b"]);
   assertEquals(start.code, 2, start.stdout);
 });
+
+Deno.test("a head proven in its own second is proven again by a later writer, then trusted", async () => {
+  const root = await tempStore();
+  const run = await startRun(root);
+  await must(root, newSubject(run, "k.b", "Value"));
+  await must(root, ["sync", "--run", run]);
+  const head = join(root, ".bimri/revisions/V000001.md");
+  const record = () =>
+    JSON.parse(Deno.readTextFileSync(join(root, ".bimri/audit-integrity-head.json"))) as {
+      revision: number;
+      proven_ms: number;
+    };
+  const ctimeSecondEnd = Math.floor(Deno.statSync(head).ctime!.getTime() / 1000) * 1000 + 1000;
+  // The commit proved its own head in the second it wrote it: that proof vouches only after a hash.
+  assertEquals(record().revision, 1);
+  assertEquals(record().proven_ms < ctimeSecondEnd, true);
+  // Once that second is over, the next writer hashes it once more and records a proof that holds.
+  await new Promise((resolve) =>
+    setTimeout(resolve, Math.max(0, ctimeSecondEnd - Date.now()) + 20)
+  );
+  await must(root, ["journal", "--run", run, "--text", "later"]);
+  await must(root, ["start", "--actor", "b"]);
+  assertEquals(record().revision, 1);
+  assertEquals(record().proven_ms >= ctimeSecondEnd, true, JSON.stringify(record()));
+});

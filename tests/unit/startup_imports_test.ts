@@ -1,0 +1,80 @@
+// Keeps the everyday verbs' module graphs small: no node: or npm: module, and no writer machinery behind a read.
+import { deepStrictEqual } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+type InfoModule = {
+  specifier: string;
+  dependencies?: { code?: { specifier?: string }; isDynamic?: boolean }[];
+};
+
+/** The modules `entry` loads before it runs (static imports only, followed transitively). */
+async function staticGraph(entry: string): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as { modules: InfoModule[] };
+  const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
+  const start = new URL(entry, `file://${ROOT}`).href;
+  const seen = new Set([start]);
+  const queue = [start];
+  while (queue.length > 0) {
+    for (const dep of bySpecifier.get(queue.pop()!)?.dependencies ?? []) {
+      const next = dep.code?.specifier;
+      if (dep.isDynamic || !next || seen.has(next)) continue;
+      seen.add(next);
+      queue.push(next);
+    }
+  }
+  return [...seen].map((s) => s.startsWith("file://") ? s.slice(`file://${ROOT}`.length) : s);
+}
+
+// Loading any node: module costs a short CLI process 10-40 ms of start-up.
+for (
+  const entry of [
+    "main.ts",
+    "commands/start.ts",
+    "commands/journal.ts",
+    "commands/propose.ts",
+    "commands/sync.ts",
+    "commands/close.ts",
+    "commands/get.ts",
+    "engine/integrity/everyday.ts",
+    "engine/integrity/authority.ts",
+  ]
+) {
+  Deno.test(`${entry} loads no node: or npm: module before it runs`, async () => {
+    const runtime = (await staticGraph(entry)).filter((s) => /^(node|npm|jsr):/.test(s));
+    deepStrictEqual(runtime, []);
+  });
+}
+
+for (const entry of ["engine/integrity/everyday.ts", "engine/integrity/authority.ts"]) {
+  Deno.test(`${entry}, which a read (get, recall) loads, brings no writer machinery`, async () => {
+    const graph = await staticGraph(entry);
+    const writers = graph.filter((s) =>
+      /^engine\/(share\/|memory\/(commit|resolve|propose|close_run)\.ts)/.test(s)
+    );
+    deepStrictEqual(writers, []);
+  });
+}
+
+Deno.test("the everyday check (get, recall, propose) loads none of the full check", async () => {
+  const graph = await staticGraph("engine/integrity/everyday.ts");
+  const full = graph.filter((s) =>
+    /^engine\/(integrity\/(authority|settled|consumed)|memory\/review)\.ts$/.test(s)
+  );
+  deepStrictEqual(full, []);
+  const propose = await staticGraph("commands/propose.ts");
+  deepStrictEqual(propose.filter((s) => s === "engine/integrity/authority.ts"), []);
+  // Settled history serves the full check of status and review only.
+  for (const verb of ["start", "sync", "close"]) {
+    const graph = await staticGraph(`commands/${verb}.ts`);
+    deepStrictEqual(graph.filter((s) => s === "engine/integrity/settled.ts"), [], verb);
+  }
+});
