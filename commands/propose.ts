@@ -1,6 +1,6 @@
 /** `propose`: stage one memory change for a run; prints the proposal ID. */
 import { propose, validateProposeFlags } from "../engine/memory/propose.ts";
-import { heldNextStep } from "../engine/memory/commit.ts";
+import { heldNextStep } from "../engine/memory/held_notice.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, choiceFlag, type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 

@@ -5,7 +5,7 @@
  * project file, and so the reference engine's audit of `.bimri/` never sees
  * an unknown file. It never holds a secret, only SHA-256 fingerprints.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import {
   CREDENTIAL_KINDS,

@@ -91,6 +91,7 @@ import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView, syncView } from "./view_sync.ts";
 import { shareObserver } from "./share_observer.ts";
+import { heldDetail } from "./held_notice.ts";
 
 /** What applying a run's pending proposals did. */
 export type ApplySummary = {
@@ -104,21 +105,6 @@ export type ApplySummary = {
   /** Warnings for stderr. */
   warnings: string[];
 };
-
-/** The next step for a proposal held for `reason` (stderr lines of propose, sync and close). */
-export function heldNextStep(key: string, reason: string): string {
-  return reason === "classification-required"
-    ? `if ${key} is a new subject, propose it again with --new-subject; else reuse the existing key (bimri search)`
-    : "the owner decides it in `bimri review`";
-}
-
-/**
- * The stderr line beside a `BIMRI HELD:` notice (whose text the reference
- * fixes): which proposal and key were held, and the next step.
- */
-export function heldDetail(proposal: string, key: string, reason: string): string {
-  return `BIMRI: held ${proposal} [${key}]: ${heldNextStep(key, reason)}.`;
-}
 
 /** An empty summary. */
 export function emptySummary(): ApplySummary {
