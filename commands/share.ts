@@ -25,8 +25,8 @@ import {
   type Command,
   type CommandContext,
   type CommandResult,
-  integerFlag,
   ok,
+  stringFlag,
 } from "./command.ts";
 import { join, relative } from "node:path";
 import { currentRuntimePrefix } from "../engine/install/runtime.ts";
@@ -259,9 +259,11 @@ function status(ctx: CommandContext): CommandResult {
 
 /** The `--max N` cap of one pull (at least 1). */
 function pullMax(flags: Parameters<Command["run"]>[1]): number | undefined {
-  const max = integerFlag(flags, "max");
-  if (max !== undefined && max < 1) {
-    throw new BimriError("usage", "share pull --max must be at least 1.");
+  const text = stringFlag(flags, "max");
+  if (text === undefined) return undefined;
+  const max = /^[0-9]{1,9}$/.test(text) ? Number(text) : 0;
+  if (max < 1) {
+    throw new BimriError("usage", "share pull --max must be a whole number, at least 1.");
   }
   return max;
 }
@@ -352,7 +354,7 @@ export const shareCommand: Command = {
   flags: {
     yes: { type: "boolean" },
     "human-approved": { type: "boolean" },
-    max: { type: "string", integer: true },
+    max: { type: "string" },
   },
   progress: (positionals) => positionals[0] === "pull" ? "pulling team memory" : null,
   positionals: 2,

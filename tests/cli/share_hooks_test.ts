@@ -10,6 +10,7 @@ import { bimri, must, pathExists } from "../helpers/cli.ts";
 import { agentSets, git, gitOk, publish, sharedClones, textOf } from "../helpers/share.ts";
 
 function writeHook(path: string, body: string): string {
+  // POSIX-only: git runs every hook with sh, also Git for Windows (its bundled sh), so a hook is an sh script everywhere.
   const text = `#!/bin/sh\n${body}\n`;
   Deno.writeTextFileSync(path, text);
   if (Deno.build.os !== "windows") Deno.chmodSync(path, 0o755);

@@ -5,7 +5,7 @@
  * clone with core.autocrlf=true in its own config reads every record, and
  * after more work every clone receives every key without a git conflict.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { bimri, must, pathExists, tempStore } from "../helpers/cli.ts";
 import {
@@ -69,7 +69,7 @@ Deno.test("records git removes from the author's working tree are written again,
   deepStrictEqual(records(join(c, ".bimri-share")), records(join(a, ".bimri-share")));
   deepStrictEqual(
     records(ownFolder(a)),
-    records(join(c, ".bimri-share", ownFolder(a).split("/").pop()!)),
+    records(join(c, ".bimri-share", basename(ownFolder(a)))),
   );
   const expected: Record<string, string> = { "k.seed": "Seed." };
 
@@ -163,7 +163,7 @@ Deno.test("a gap holds back only records whose key depends on the missing one; s
   await agentSets(a, "codex", { "k.lost": "Lost v1." });
   await agentSets(a, "codex", { "k.other": "Unrelated." });
   const folder = ownFolder(a);
-  const replica = folder.split("/").pop()!;
+  const replica = basename(folder);
   await gitOk(a, ["add", join(folder, "00000003.json")]);
   await gitOk(a, ["commit", "-q", "-m", "partial"]);
   await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
@@ -267,7 +267,7 @@ Deno.test({
     await gitInit(a); // share init needs a git work tree
     await must(a, ["share", "init", "--yes"]);
     const link = `${a}-alias`;
-    Deno.symlinkSync(a, link);
+    Deno.symlinkSync(a, link, { type: "dir" });
     try {
       await agentSets(link, "codex", { "k.one": "One through the link." });
       const folders = [...Deno.readDirSync(join(a, ".bimri-share"))].filter((e) => e.isDirectory);

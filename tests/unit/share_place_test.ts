@@ -36,7 +36,7 @@ Deno.test({
       const real = join(base, "proj");
       Deno.mkdirSync(real);
       const link = join(base, "alias");
-      Deno.symlinkSync(real, link);
+      Deno.symlinkSync(real, link, { type: "dir" });
       ok(samePlace(real, link, "linux"));
       ok(samePlace(link, join(base, ".", "proj"), "linux"));
       const copy = join(base, "copy");
