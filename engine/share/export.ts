@@ -39,7 +39,15 @@ import {
 } from "./state.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import { sortedVector } from "./vector.ts";
-import { folderMtime, keepRecord, keptFolder, restoreNotice, restoreOwnRecords } from "./keep.ts";
+import {
+  folderMtime,
+  keepRecord,
+  keptFolder,
+  notePassed,
+  restoreNotice,
+  restoreOwnRecords,
+  wasPassed,
+} from "./keep.ts";
 import { noteShare } from "./notice.ts";
 
 /** The fields of a record that the caller decides. */
@@ -72,6 +80,8 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
   let slot = ownSlot(ctx, seq);
   while (slot.kind === "foreign") {
     reportForeign(slot);
+    notePassed(ctx, seq);
+    if (s.keptThrough === seq - 1) s.keptThrough = seq;
     slot = ownSlot(ctx, ++seq);
   }
   const path = join(folder, recordName(seq));
@@ -320,8 +330,12 @@ export function exportOutsideChanges(store: Store, ctx: ShareContext): number {
 function exportedSources(ctx: ShareContext): Set<string> {
   const out = new Set<string>();
   for (let seq = 1; seq < ctx.state.nextSeq; seq++) {
-    const bytes = readBytesOrNull(join(keptFolder(ctx), recordName(seq))) ??
-      readBytesOrNull(join(ctx.shareDir, ctx.state.replica, recordName(seq)));
+    let bytes = readBytesOrNull(join(keptFolder(ctx), recordName(seq)));
+    if (bytes === null && !wasPassed(ctx, seq)) {
+      // The working tree is read bounded, without following links (own.ts).
+      const slot = ownSlot(ctx, seq);
+      if (slot.kind === "own") bytes = slot.bytes;
+    }
     if (bytes === null) continue;
     try {
       out.add(parseRecordBytes(bytes, ctx.state.replica, seq).source);

@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
+import { ownSlot } from "./own.ts";
 import type { ShareContext } from "./state.ts";
 
 /** `.bimri/share-sent/<replica>`: the kept bytes of this replica's records. */
@@ -43,12 +44,35 @@ export function keepRecord(
   atomicReplace(path, bytes);
 }
 
-/** Record seq numbers named in a folder (not read). */
-function seqsIn(folder: string): Set<number> {
+/** The suffix of a kept marker naming a seq this clone passed over (a file it did not write lay there). */
+const PASSED_SUFFIX = ".passed";
+
+/**
+ * Notes that own seq `seq` was passed over because a file this clone did not
+ * write lay there (own.ts): it holds no record of this clone, so a restore
+ * neither writes it back nor calls it lost.
+ */
+export function notePassed(ctx: ShareContext, seq: number): void {
+  const folder = keptFolder(ctx);
+  if (lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
+  const path = join(folder, recordName(seq) + PASSED_SUFFIX);
+  if (lstatOrNull(path) === null) atomicReplace(path, "");
+}
+
+/** True when own seq `seq` was passed over (notePassed). */
+export function wasPassed(ctx: ShareContext, seq: number): boolean {
+  return lstatOrNull(join(keptFolder(ctx), recordName(seq) + PASSED_SUFFIX)) !== null;
+}
+
+/** Record seq numbers named in a folder (not read), and passed-over markers. */
+function seqsIn(folder: string, passed?: Set<number>): Set<number> {
   const out = new Set<number>();
   try {
     for (const entry of Deno.readDirSync(folder)) {
       if (RECORD_NAME.test(entry.name)) out.add(Number(entry.name.slice(0, 8)));
+      else if (passed && RECORD_NAME.test(entry.name.slice(0, -PASSED_SUFFIX.length))) {
+        if (entry.name.endsWith(PASSED_SUFFIX)) passed.add(Number(entry.name.slice(0, 8)));
+      }
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
@@ -82,11 +106,15 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
     s.folderMtime = mtime;
     return result;
   }
-  const kept = seqsIn(keptFolder(ctx));
+  const passed = new Set<number>();
+  const kept = seqsIn(keptFolder(ctx), passed);
   if (count < exported && lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
+  let unsure = false;
   for (let seq = 1; seq <= exported; seq++) {
     const path = join(folder, recordName(seq));
     const keptPath = join(keptFolder(ctx), recordName(seq));
+    // A seq passed over holds no record of this clone: nothing to keep or restore.
+    if (passed.has(seq) && !kept.has(seq)) continue;
     if (!present.has(seq)) {
       const bytes = kept.has(seq) ? readBytesOrNull(keptPath) : null;
       if (bytes === null) {
@@ -95,11 +123,14 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
       }
       if (createExclusive(path, bytes)) result.restored++;
     } else if (!kept.has(seq)) {
-      const bytes = readBytesOrNull(path);
-      if (bytes !== null) keepRecord(ctx, seq, bytes);
+      // Read bounded and without following links, and kept only when this
+      // clone's key signed it (a file someone else put there is not kept).
+      const slot = ownSlot(ctx, seq);
+      if (slot.kind === "own") keepRecord(ctx, seq, slot.bytes);
+      else unsure = true;
     }
   }
-  if (result.lost.length === 0) {
+  if (result.lost.length === 0 && !unsure) {
     s.keptThrough = exported;
     s.folderMtime = folderMtime(folder);
   }

@@ -14,7 +14,12 @@ import type { ShareContext } from "./state.ts";
 import { visible } from "../model/visible.ts";
 
 /** What lies at one seq of this clone's own folder. */
-export type OwnSlot = { kind: "absent" } | { kind: "own"; record: ShareRecord } | {
+export type OwnSlot = { kind: "absent" } | {
+  kind: "own";
+  record: ShareRecord;
+  /** The file's exact bytes (what a restore writes back). */
+  bytes: Uint8Array;
+} | {
   kind: "foreign";
   file: string;
   why: string;
@@ -41,7 +46,7 @@ export function ownSlot(ctx: ShareContext, seq: number): OwnSlot {
   ) {
     return { kind: "foreign", file, why: "is not signed by this clone's key" };
   }
-  return { kind: "own", record };
+  return { kind: "own", record, bytes: read.bytes };
 }
 
 const SHARE_FOLDER = ".bimri-share";

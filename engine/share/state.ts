@@ -16,6 +16,7 @@ import { decodeUtf8Strict } from "../model/text.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { EVENT_ID, eventId, mintReplicaId, REPLICA_ID } from "./ids.ts";
 import { ownRecordAfterForeign } from "./own.ts";
+import { notePassed } from "./keep.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import type { Vector } from "./vector.ts";
 import { samePlace } from "./place.ts";
@@ -244,6 +245,7 @@ function rollForward(ctx: ShareContext): void {
     if (found === null) return;
     const { record, seq } = found;
     if (record.kind === "resolution" && record.source === s.pendingResolution) return;
+    for (let at = s.nextSeq; at < seq; at++) notePassed(ctx, at);
     // The key map is read only by a command that needs it (most do not).
     const event = eventId(s.replica, seq);
     if (s.keys !== null) s.keys[record.key] = [event];

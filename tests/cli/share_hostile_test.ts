@@ -142,8 +142,8 @@ Deno.test("a committed .bimri-share link to a folder outside the project is refu
   const fresh = await tempStore();
   const elsewhere = await tempStore("bimri-elsewhere-");
   Deno.symlinkSync(elsewhere, join(fresh, ".bimri-share"), { type: "dir" });
-  const freshBefore = hashTree(fresh);
   await gitInit(fresh); // share init needs a git work tree
+  const freshBefore = hashTree(fresh);
   const init = await bimri(fresh, ["share", "init", "--yes"]);
   assertEquals(init.code, 2);
   assertMatch(init.stderr, /^BIMRI ERROR: \.bimri-share is a symbolic link/m);
@@ -157,8 +157,8 @@ Deno.test("a linked .gitignore is refused with the next step and its target is u
   const secrets = join(await tempStore("bimri-secrets-"), "credentials");
   Deno.writeTextFileSync(secrets, "token=abc\n");
   Deno.symlinkSync(secrets, join(root, ".gitignore"), { type: "file" });
-  const before = hashTree(root);
   await gitInit(root); // share init needs a git work tree
+  const before = hashTree(root);
   const init = await bimri(root, ["share", "init", "--yes"]);
   assertEquals(init.code, 2);
   assertMatch(
