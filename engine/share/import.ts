@@ -110,6 +110,8 @@ class Pull {
 
   /** Candidates a killed pull raised without naming them, by event: completed, never asked again. */
   readonly healed = new Map<string, { pid: string; conflictId: string }>();
+  /** Records a killed pull contested and the owner's answer already closed: never asked again. */
+  readonly settled = new Set<string>();
 
   constructor(readonly store: Store, readonly ctx: ShareContext) {
     this.keys = keysOf(ctx);
@@ -127,7 +129,7 @@ class Pull {
     for (const id of listConflictIds(this.store)) {
       const conflict = readConflict(this.store, id);
       if (!conflict || conflict.type !== "stale-base") continue;
-      if (readResolution(this.store, id) !== null) continue;
+      const answered = readResolution(this.store, id) !== null;
       for (const pid of conflict.proposal_ids) {
         if (this.ctx.state.candidates[pid] !== undefined) continue;
         const p = requireProposal(this.store.paths, pid).proposal;
@@ -135,10 +137,23 @@ class Pull {
         const m = /^Imported from replica ([a-z2-7]{26}) record ([0-9]+) /.exec(p.rationale);
         if (!m) continue;
         const event = eventId(m[1], Number(m[2]));
+        if (answered) {
+          // Its question was raised and answered by the killed pull (a
+          // question it raised mid-pull, before the cursor was saved): the
+          // record is settled; asking again would ask the owner twice.
+          this.settled.add(event);
+          continue;
+        }
         this.ctx.state.candidates[pid] = event;
         this.healed.set(event, { pid, conflictId: id });
       }
     }
+  }
+
+  /** True when open question `conflictId` waits for its healed record (completeHealed). */
+  healing(conflictId: string): boolean {
+    for (const h of this.healed.values()) if (h.conflictId === conflictId) return true;
+    return false;
   }
 
   /** Completes a question a killed pull raised for `record`: true when there was one. */
@@ -186,11 +201,19 @@ class Pull {
     const events = this.keys[key] ?? [];
     this.result.imported++;
     if (this.healed.size > 0 && this.completeHealed(record, event)) return;
+    if (this.settled.delete(event)) {
+      if (!events.includes(event)) this.keys[key] = [...events, event];
+      return;
+    }
     const content = this.currentContent(key);
     const kind = classifyRecord(record, { events, content });
     // An answer for a key whose question this pull deferred raises it first (perf.ts).
     if (record.kind === "resolution" && this.deferredKeys.has(key)) this.raiseDeferred(key);
-    const open = kind === "apply" ? this.openImportConflicts(key) : [];
+    // A question a killed pull raised for a record later in this order is
+    // not open yet for the records before it (replayed in the same order).
+    const open = kind === "apply"
+      ? this.openImportConflicts(key).filter((id) => !this.healing(id))
+      : [];
     if (kind === "apply" && this.deferredKeys.has(key)) {
       this.deferContest(record, event);
       this.keys[key] = [...events, event];

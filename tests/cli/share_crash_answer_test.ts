@@ -5,7 +5,15 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
-import { agentSets, copyShare, entryOf, gitInit, openConflicts } from "../helpers/share.ts";
+import {
+  agentSets,
+  copyShare,
+  entryOf,
+  gitInit,
+  openConflicts,
+  pullTrusting,
+  trustEveryReplica,
+} from "../helpers/share.ts";
 
 async function entry(root: string, key: string): Promise<Record<string, unknown> | null> {
   return await entryOf(root, key);
@@ -21,7 +29,7 @@ async function concurrentEdit(): Promise<{ a: string; b: string; c: string }> {
   const c = await tempStore();
   for (const clone of [b, c]) {
     copyShare(a, clone);
-    await must(clone, ["share", "pull"]);
+    await pullTrusting(clone); // the owner trusts a's replica
   }
   await agentSets(a, "codex", { "k.one": "One from a." });
   await agentSets(b, "claude", { "k.one": "One from b." });
@@ -30,7 +38,7 @@ async function concurrentEdit(): Promise<{ a: string; b: string; c: string }> {
 
 async function answerInA(a: string, b: string): Promise<void> {
   copyShare(b, a);
-  await must(a, ["share", "pull"]);
+  await pullTrusting(a); // the owner trusts b's replica
   const [conflict] = await openConflicts(a);
   const review = await must(a, ["review", conflict]);
   const candidate = /^Choice (R[0-9]{6}-Q[0-9]{3})$/m.exec(review)![1];
@@ -67,6 +75,8 @@ Deno.test("a pull killed while applying another clone's answer finishes it witho
     for (const clone of [b, c]) {
       copyShare(a, clone);
       if (clone !== b) copyShare(b, clone);
+      // The owner trusts every replica first, so the killed pull is the one that applies.
+      await trustEveryReplica(clone);
       const killed = await bimri(clone, ["share", "pull"], { env: { BIMRI_FAULT: point } });
       await must(clone, ["share", "pull"]);
       await must(clone, ["share", "pull"]);
