@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
 import { ownSlot } from "./own.ts";
+import { restoreOwnKey } from "./sign.ts";
 import type { ShareContext } from "./state.ts";
 
 /** `.bimri/share-sent/<replica>`: the kept bytes of this replica's records. */
@@ -81,7 +82,7 @@ function seqsIn(folder: string, passed?: Set<number>): Set<number> {
 }
 
 /** What `restoreOwnRecords` did. */
-export type RestoreResult = { restored: number; lost: number[] };
+export type RestoreResult = { restored: number; lost: number[]; key?: boolean };
 
 /**
  * Re-writes every own record (seq below the export cursor) missing from
@@ -99,11 +100,13 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
   // since every record was last seen in it (a removal changes its mtime).
   const mtime = folderMtime(folder);
   if (mtime !== null && mtime === s.folderMtime && s.keptThrough >= exported) return result;
+  // The published key goes with the records: written again from its kept bytes.
+  if (restoreOwnKey(ctx)) result.key = true;
   const present = seqsIn(folder);
   let count = 0;
   for (const seq of present) if (seq <= exported) count++;
   if (count === exported && s.keptThrough >= exported) {
-    s.folderMtime = mtime;
+    s.folderMtime = result.key ? folderMtime(folder) : mtime;
     return result;
   }
   const passed = new Set<number>();
@@ -144,11 +147,16 @@ export function folderMtime(folder: string): number | null {
 
 /** The notice a restore prints on stderr (null: nothing to say). */
 export function restoreNotice(result: RestoreResult, replica: string): string | null {
-  if (result.restored === 0 && result.lost.length === 0) return null;
+  if (result.restored === 0 && result.lost.length === 0 && !result.key) return null;
   const parts: string[] = [];
-  if (result.restored > 0) {
+  if (result.restored > 0 || result.key) {
+    const what = result.restored > 0
+      ? `${result.restored} team-memory records of this clone${
+        result.key ? " and its public key (key.json)" : ""
+      }`
+      : "this clone's public key (key.json)";
     parts.push(
-      `BIMRI: restored ${result.restored} team-memory records of this clone that git had removed from .bimri-share/${replica}/; commit them (git add .bimri-share && git commit).`,
+      `BIMRI: restored ${what} that git had removed from .bimri-share/${replica}/; commit them (git add .bimri-share && git commit).`,
     );
   }
   if (result.lost.length > 0) {

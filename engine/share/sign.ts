@@ -115,6 +115,7 @@ function readOwnKey(ctx: ShareContext): OwnKey | null {
 export function ensureOwnKey(ctx: ShareContext): OwnKey {
   const existing = readOwnKey(ctx);
   if (existing !== null && lstatOrNull(join(ctx.shareDir, ctx.state.replica, KEY_FILE))) {
+    keepPublishedKey(ctx, existing.publicKey);
     return existing;
   }
   let own = existing;
@@ -136,6 +137,12 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
   requireRealFolder(ctx.shareDir, ".bimri-share");
   requireRealFolder(folder, `.bimri-share/${ctx.state.replica}`);
   Deno.mkdirSync(folder, { recursive: true });
+  // Published again byte for byte when git removed it (keptKeyFile), so a
+  // merge that brings the first one back adds nothing.
+  const kept = readBytesOrNull(keptKeyFile(ctx));
+  if (kept !== null && keptKeyMatches(kept, ctx.state.replica, own.publicKey)) {
+    if (createExclusive(join(folder, KEY_FILE), kept)) return own;
+  }
   const published = canonicalJson({
     actor: label(Deno.env.get("USER") ?? Deno.env.get("USERNAME"), "unknown"),
     created_at: utcTimestamp(),
@@ -145,7 +152,10 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
     public_key: own.publicKey,
     replica: ctx.state.replica,
   });
-  if (!createExclusive(join(folder, KEY_FILE), published + "\n")) {
+  if (createExclusive(join(folder, KEY_FILE), published + "\n")) {
+    Deno.mkdirSync(join(ctx.paths.dir, "share-sent", ctx.state.replica), { recursive: true });
+    atomicReplace(keptKeyFile(ctx), published + "\n");
+  } else {
     const there = publishedKey(ctx, ctx.state.replica);
     if (typeof there !== "object" || there?.publicKey !== own.publicKey) {
       throw new BimriError(
@@ -155,6 +165,49 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
     }
   }
   return own;
+}
+
+/**
+ * `.bimri/share-sent/<replica>/key.json`: the exact bytes of this replica's
+ * published key, kept out of git (as keep.ts keeps its records) so the file
+ * is written again identically when git removes it.
+ */
+export function keptKeyFile(ctx: ShareContext): string {
+  return join(ctx.paths.dir, "share-sent", ctx.state.replica, KEY_FILE);
+}
+
+/** True when kept key bytes publish `publicKey` for `replica`. */
+function keptKeyMatches(bytes: Uint8Array, replica: string, publicKey: string): boolean {
+  const parsed = parseKeyBytes(bytes, replica);
+  return typeof parsed === "object" && parsed.publicKey === publicKey;
+}
+
+/** Keeps the published key file's bytes once (read bounded, without following links). */
+function keepPublishedKey(ctx: ShareContext, publicKey: string): void {
+  const kept = keptKeyFile(ctx);
+  if (lstatOrNull(kept) !== null) return;
+  const read = readFileNoFollow(join(ctx.shareDir, ctx.state.replica), KEY_FILE, KEY_MAX_BYTES);
+  if (read === null || "problem" in read) return;
+  if (!keptKeyMatches(read.bytes, ctx.state.replica, publicKey)) return;
+  const folder = join(ctx.paths.dir, "share-sent", ctx.state.replica);
+  if (lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
+  atomicReplace(kept, read.bytes);
+}
+
+/**
+ * Writes this replica's published key again from its kept bytes when git
+ * removed it from the working tree (true: written).
+ */
+export function restoreOwnKey(ctx: ShareContext): boolean {
+  const folder = join(ctx.shareDir, ctx.state.replica);
+  if (lstatOrNull(join(folder, KEY_FILE)) !== null) return false;
+  const own = readOwnKey(ctx);
+  const kept = readBytesOrNull(keptKeyFile(ctx));
+  if (own === null || kept === null || !keptKeyMatches(kept, own.replica, own.publicKey)) {
+    return false;
+  }
+  if (lstatOrNull(folder) === null) Deno.mkdirSync(folder, { recursive: true });
+  return createExclusive(join(folder, KEY_FILE), kept);
 }
 
 /** The signature of a record whose hash is `sha256`, by this replica's key. */

@@ -19,6 +19,7 @@ import {
   openConflicts,
   originAndClone,
   publish,
+  pullTrusting,
   sharedClones,
   textOf,
 } from "../helpers/share.ts";
@@ -28,7 +29,15 @@ function ownFolder(clone: string): string {
   return join(clone, ".bimri-share", replica.replica);
 }
 
+/** The record files of a replica folder (its published key.json is not a record). */
 function records(folder: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, text] of ownFiles(folder)) if (name !== "key.json") out.set(name, text);
+  return out;
+}
+
+/** Every file of a replica folder: its records and its published key.json. */
+function ownFiles(folder: string): Map<string, string> {
   const out = new Map<string, string>();
   if (!pathExists(folder)) return out;
   for (const e of Deno.readDirSync(folder)) {
@@ -37,13 +46,14 @@ function records(folder: string): Map<string, string> {
   return out;
 }
 
-/** The first command after a loss restores the records and says so once. */
+/** The first command after a loss restores the records (and key.json) and says so once. */
 async function expectRestored(clone: string, before: Map<string, string>): Promise<void> {
   const status = await bimri(clone, ["share", "status"]);
   strictEqual(status.code, 0, status.stderr);
   match(status.stderr, /BIMRI: restored [0-9]+ team-memory records of this clone/);
   strictEqual(status.stderr.trim().split("\n").length, 1, status.stderr);
-  deepStrictEqual(records(ownFolder(clone)), before);
+  // The records and the published key, byte for byte.
+  deepStrictEqual(ownFiles(ownFolder(clone)), before);
   const again = await bimri(clone, ["share", "status"]);
   strictEqual(again.stderr, "");
 }
@@ -64,27 +74,27 @@ Deno.test("records git removes from the author's working tree are written again,
   const b = await cloneAs(base, origin, "b");
   const c = join(base, "c");
   await gitOk(base, ["clone", "-q", "-c", "core.autocrlf=true", origin, c]);
-  for (const clone of [b, c]) await must(clone, ["share", "pull"]);
+  for (const clone of [b, c]) await pullTrusting(clone);
   // The autocrlf clone checked the records out byte-exact.
   deepStrictEqual(records(join(c, ".bimri-share")), records(join(a, ".bimri-share")));
   deepStrictEqual(
-    records(ownFolder(a)),
-    records(join(c, ".bimri-share", basename(ownFolder(a)))),
+    ownFiles(ownFolder(a)),
+    ownFiles(join(c, ".bimri-share", basename(ownFolder(a)))),
   );
   const expected: Record<string, string> = { "k.seed": "Seed." };
 
   // 1. git stash -u, then git stash drop.
   await agentSets(b, "claude", { "k.stash": "Lost to a dropped stash." });
-  let kept = records(ownFolder(b));
+  let kept = ownFiles(ownFolder(b));
   await gitOk(b, ["stash", "-u", "-q"]);
   await gitOk(b, ["stash", "drop", "-q"]);
-  strictEqual(records(ownFolder(b)).size, 0);
+  strictEqual(ownFiles(ownFolder(b)).size, 0);
   await expectRestored(b, kept);
   expected["k.stash"] = "Lost to a dropped stash.";
 
   // 2. git clean -fd (untracked files; the local store is ignored and stays).
   await agentSets(b, "claude", { "k.clean": "Lost to git clean." });
-  kept = records(ownFolder(b));
+  kept = ownFiles(ownFolder(b));
   await gitOk(b, ["clean", "-fdq"]);
   await expectRestored(b, kept);
   expected["k.clean"] = "Lost to git clean.";
@@ -92,7 +102,7 @@ Deno.test("records git removes from the author's working tree are written again,
 
   // 3. git reset --hard after staging the records.
   await agentSets(b, "claude", { "k.reset": "Lost to reset --hard." });
-  kept = records(ownFolder(b));
+  kept = ownFiles(ownFolder(b));
   await gitOk(b, ["add", "-A", ".bimri-share"]);
   await gitOk(b, ["reset", "-q", "--hard"]);
   await expectRestored(b, kept);
@@ -103,7 +113,7 @@ Deno.test("records git removes from the author's working tree are written again,
   await agentSets(b, "claude", { "k.side": "Written on an abandoned branch." });
   await gitOk(b, ["add", "-A", ".bimri-share"]);
   await gitOk(b, ["commit", "-q", "-m", "side work"]);
-  kept = records(ownFolder(b));
+  kept = ownFiles(ownFolder(b));
   await gitOk(b, ["checkout", "-q", "main"]);
   await expectRestored(b, kept);
   expected["k.side"] = "Written on an abandoned branch.";
@@ -147,6 +157,8 @@ Deno.test("a record checked out with CRLF line endings is read on its canonical 
   const good = Deno.readTextFileSync(path);
   ok(good.includes("\r\n"));
   Deno.writeTextFileSync(path, good.replace("Two.", "Deux."));
+  // The owner trusts a's replica (its key.json arrived with CRLF too).
+  await must(b, ["share", "trust", folder, "--human-approved"]);
   const refused = await bimri(b, ["share", "pull"]);
   strictEqual(refused.code, 2);
   match(refused.stderr, /00000002\.json SHA-256 mismatch/);
@@ -223,7 +235,7 @@ Deno.test("after an owner answer in a third clone every clone holds the same who
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");
   const c = await cloneAs(base, origin, "c");
-  for (const clone of [b, c]) await must(clone, ["share", "pull"]);
+  for (const clone of [b, c]) await pullTrusting(clone);
   for (const choose of ["candidate", "current"]) {
     const key = `k.${choose}`;
     await agentSets(a, "codex", { [key]: "From a." });
