@@ -10,6 +10,7 @@
  */
 import { join } from "node:path";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { gitOperationInProgress } from "../store/git_tree.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
 import { ownSlot } from "./own.ts";
 import { restoreOwnKey } from "./sign.ts";
@@ -100,6 +101,9 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
   // since every record was last seen in it (a removal changes its mtime).
   const mtime = folderMtime(folder);
   if (mtime !== null && mtime === s.folderMtime && s.keptThrough >= exported) return result;
+  // Mid-rebase (or merge, cherry-pick): git may be about to bring these very
+  // files back, and a file written now would stop it; restored after.
+  if (gitOperationInProgress(ctx.paths.root)) return result;
   // The published key goes with the records: written again from its kept bytes.
   if (restoreOwnKey(ctx)) result.key = true;
   const present = seqsIn(folder);

@@ -23,6 +23,7 @@ import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { gitOperationInProgress } from "../store/git_tree.ts";
 import { MAX_SEQ, REPLICA_ID } from "./ids.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
 import type { ShareContext } from "./state.ts";
@@ -133,6 +134,9 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
     own = { replica: ctx.state.replica, privateKey: pair.privateKey, publicKey: jwk.x };
     ownKeys.set(ctx.paths.dir, own);
   }
+  // Mid-rebase (or merge, cherry-pick) the published key may be one git is
+  // about to bring back: it is written after (restoreOwnKey), never now.
+  if (existing !== null && gitOperationInProgress(ctx.paths.root)) return own;
   const folder = join(ctx.shareDir, ctx.state.replica);
   requireRealFolder(ctx.shareDir, ".bimri-share");
   requireRealFolder(folder, `.bimri-share/${ctx.state.replica}`);
