@@ -241,7 +241,7 @@ function status(ctx: CommandContext): CommandResult {
       `Imported so far: applied ${c.applied}, already current ${c.noop}, superseded ${c.superseded}, conflicts ${c.conflicts}, answered elsewhere ${c.resolved}, held ${c.held}.`,
     );
     for (const p of scan.problems) lines.push(`REFUSED: ${p.file} ${p.message}`);
-    const questions = holdUntrusted(share, new Map(scan.pending));
+    const questions = holdUntrusted(share, new Map(scan.pending), scan.waiting);
     for (const q of questions) lines.push(q.text);
     return ok(lines.join("\n") + "\n", {
       shared: true,

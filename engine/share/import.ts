@@ -822,7 +822,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   }
   const pull = new Pull(store, ctx);
   pull.result.problems.push(...scan.problems);
-  pull.result.questions = holdUntrusted(ctx, scan.pending);
+  pull.result.questions = holdUntrusted(ctx, scan.pending, scan.waiting);
   const order = new ImportOrder(ctx);
   const queues = [...scan.pending.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
   const done = new Set<string>();

@@ -135,15 +135,24 @@ function questionText(replica: string, s: TrustStanding, waiting: number): strin
 
 /**
  * Takes out of `pending` (replica -> waiting records) every replica the
- * owner does not trust with its current key, and returns one question each.
+ * owner does not trust with its current key, and returns one question each,
+ * also for replicas only `waiting` counts (a count-only scan), whose counts
+ * the questions then state (the same as share status).
  */
-export function holdUntrusted<T>(ctx: ShareContext, pending: Map<string, T[]>): TrustQuestion[] {
-  if (pending.size === 0) return [];
+export function holdUntrusted<T>(
+  ctx: ShareContext,
+  pending: Map<string, T[]>,
+  waiting?: ReadonlyMap<string, number>,
+): TrustQuestion[] {
+  const replicas = new Set([...pending.keys(), ...waiting?.keys() ?? []]);
+  if (replicas.size === 0) return [];
   const entries = readTrust(ctx.paths);
   const questions: TrustQuestion[] = [];
-  for (const [replica, records] of [...pending.entries()]) {
+  for (const replica of [...replicas].sort()) {
     const standing = standingOf(ctx, replica, entries);
     if (standing.kind === "trusted") continue;
+    // Counted as share status counts them (every record file past the cursor).
+    const count = waiting?.get(replica) ?? pending.get(replica)?.length ?? 0;
     pending.delete(replica);
     const key = "key" in standing ? standing.key : null;
     questions.push({
@@ -152,8 +161,8 @@ export function holdUntrusted<T>(ctx: ShareContext, pending: Map<string, T[]>): 
       actor: key?.actor ?? null,
       host: key?.host ?? null,
       fingerprint: key ? fingerprint(key.publicKey) : null,
-      waiting: records.length,
-      text: questionText(replica, standing, records.length),
+      waiting: count,
+      text: questionText(replica, standing, count),
     });
   }
   return questions;
@@ -210,5 +219,6 @@ export function decideTrust(
 export function pendingTrustQuestions(paths: StorePaths): TrustQuestion[] {
   const ctx = loadShare(paths, false);
   if (ctx === null) return [];
-  return holdUntrusted(ctx, scanShare(ctx, { countOnly: true }).pending);
+  const scan = scanShare(ctx, { countOnly: true });
+  return holdUntrusted(ctx, scan.pending, scan.waiting);
 }
