@@ -13,6 +13,7 @@ import {
   openConflicts,
   originAndClone,
   publish,
+  pullTrusting,
   textOf,
 } from "../helpers/share.ts";
 
@@ -23,7 +24,7 @@ Deno.test("a pull whose records carry the owner's answer does not print BIMRI CO
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");
-  await must(b, ["share", "pull"]);
+  await pullTrusting(b); // the owner trusts a's replica
   // Concurrent edits of one key in both clones.
   await agentSets(a, "codex", { "api.timeout": "Timeout is 30 seconds." });
   await agentSets(b, "claude", { "api.timeout": "Timeout is 60 seconds." });
@@ -50,8 +51,8 @@ Deno.test("install --target . adopts a store share pull built in a fresh clone, 
   await gitOk(a, ["commit", "-q", "-m", "bimri"]);
   await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
   const b = await cloneAs(base, origin, "b");
-  // The everyday routine first: it builds the store.
-  await must(b, ["share", "pull"]);
+  // The everyday routine first: it builds the store (the owner trusts a's replica).
+  await pullTrusting(b);
   const installed = await bimri(b, ["install", "--target", "."]);
   assertEquals(installed.code, 0, installed.stderr + installed.stdout);
   assertMatch(installed.stdout, /^BIMRI 5\.1\.2 installed\.$/m);
