@@ -166,9 +166,11 @@ function readShare(store: Store): Overview["share"] {
     const scan = scanShare(ctx, { countOnly: true });
     const peers = scan.replicas.filter((r) => !r.own).map((r) => {
       const seen = Number(state.vector[r.replica] ?? 0);
-      const waiting = scan.pending.get(r.replica)?.length ?? 0;
-      // Records past the waiting chain exist but one before them is missing.
-      return { replica: r.replica, seen, waiting, gap: r.newest > seen + waiting };
+      // Every record file past the cursor waits (share status counts the same).
+      const waiting = scan.waiting.get(r.replica) ?? 0;
+      // A record before some of them is missing (share status names the gap).
+      const gap = scan.gaps.some((g) => g.replica === r.replica);
+      return { replica: r.replica, seen, waiting, gap };
     });
     return {
       replica: state.replica,
