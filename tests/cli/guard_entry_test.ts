@@ -21,12 +21,16 @@ import { maskSecret } from "../../engine/model/credentials.ts";
 import { callTool, connectMcp, textOf } from "./mcp_support.ts";
 import {
   cloneAs,
+  fetchMemory,
   gitInit,
   gitOk,
+  handReplica,
   originAndClone,
   publish,
+  pullTrusting,
   textOf as keyText,
 } from "../helpers/share.ts";
+import { mintReplicaId } from "../../engine/share/ids.ts";
 import { sha256Hex } from "../../engine/model/text.ts";
 import { parseRecordBytes, recordText } from "../../engine/share/record.ts";
 
@@ -235,26 +239,46 @@ Deno.test("share pull refuses a record whose text hides a bidi override; output 
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
   const b = await cloneAs(base, origin, "b");
-  await must(b, ["share", "pull"]);
+  await pullTrusting(b); // the owner trusts a's replica
   const run = await startRun(a);
   await must(a, newSubject(run, "team.rule", "Deploy on Fridays."));
   await must(a, ["close", "--run", run, "--outcome", "success"]);
-  // Someone with push access rewrites the record's text (its hash recomputed).
+  await publish(a, "a learned");
+  await fetchMemory(b);
+  strictEqual(await keyText(b, "team.rule"), "Deploy on Fridays.");
+  // A teammate's replica the owner trusts writes a record whose text hides a
+  // bidi override: signed and trusted, so only the text guard can refuse it.
   const share = join(a, ".bimri-share");
-  const replica = [...Deno.readDirSync(share)].find((e) => e.isDirectory)!.name;
-  const names = [...Deno.readDirSync(join(share, replica))].map((e) => e.name).sort();
-  const file = join(share, replica, names[names.length - 1]);
-  const record = parseRecordBytes(Deno.readFileSync(file), replica, names.length);
-  ok(record.entry !== null);
-  record.entry.text = "Deploy on \u202eFridays.";
-  Deno.writeTextFileSync(file, recordText(record));
+  const ra = JSON.parse(Deno.readTextFileSync(join(a, ".bimri", "replica.local.json"))).replica;
+  const names = [...Deno.readDirSync(join(share, ra))].map((e) => e.name)
+    .filter((name) => /^[0-9]{8}\.json$/.test(name)).sort();
+  const template = parseRecordBytes(
+    Deno.readFileSync(join(share, ra, names[names.length - 1])),
+    ra,
+    names.length,
+  );
+  ok(template.entry !== null);
+  const hand = handReplica(share, mintReplicaId());
+  const hostile = hand.sign({
+    ...template,
+    replica: hand.replica,
+    seq: 1,
+    key: "team.hidden",
+    entry: { ...template.entry, text: "Deploy on \u202eFridays." },
+    replaces: null,
+    resolves: [],
+    vector: { [ra]: names.length },
+  });
+  Deno.writeTextFileSync(join(share, hand.replica, "00000001.json"), recordText(hostile));
   await publish(a, "a hostile record");
   await gitOk(b, ["pull", "-q", "--no-edit", "origin", "main"]);
+  await must(b, ["share", "trust", hand.replica, "--human-approved"]);
   const memory = hashTree(join(b, ".bimri"));
   const r = await bimri(b, ["share", "pull"]);
   ok(r.stderr.includes("BIMRI ERROR: share record .bimri-share/"), r.stderr);
+  match(r.stderr, /direction-changing character \\u202e, which memory text refuses/);
   ok(!(r.stdout + r.stderr).includes("\u202e"), "no raw bidi override is printed");
-  strictEqual(await keyText(b, "team.rule"), null);
+  strictEqual(await keyText(b, "team.hidden"), null);
   const changed = [...hashTree(join(b, ".bimri"))].filter(([k, v]) => memory.get(k) !== v)
     .map(([k]) => k).filter((k) => !k.startsWith("share/"));
   deepStrictEqual(changed, []);
