@@ -71,7 +71,10 @@ Deno.test("refusals write nothing; an identical retry returns the same ID withou
       /invalid tag: bad tag/,
     ],
     [["--operation", "touch", "--key", "never.seen"], /touch requires an existing key/],
-    [["--key", "never.seen", "--text", "No tier."], /tier must be 1, 2 or 3/],
+    [
+      ["--key", "never.seen", "--text", "No tier."],
+      /never\.seen is a new key, so --tier is required/,
+    ],
   ];
   for (const [args, message] of refusals) {
     const result = await p(args);

@@ -26,6 +26,7 @@ const MACHINE_CACHES = new Set([
   ".bimri/audit-integrity-patterns.json",
   ".bimri/audit-integrity-mentions.json",
   ".bimri/audit-integrity-settled.json",
+  ".bimri/audit-integrity-secrets.json",
 ]);
 
 /** The store's files and hashes, without the machine-specific caches. */
