@@ -17,6 +17,7 @@ import {
 } from "../engine/migrate/legacy_claim.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
+import { holdUntrusted } from "../engine/share/trust.ts";
 import {
   scanStoreForSecrets,
   type StoredSecret,
@@ -67,6 +68,8 @@ function shareWarnings(paths: StorePaths): string[] {
         ]
         : []),
       ...gapLines(scan),
+      // Records an untrusted replica holds wait for the owner's decision.
+      ...holdUntrusted(ctx, new Map(scan.pending), scan.waiting).map((q) => q.text),
     ];
   } catch (error) {
     if (!(error instanceof BimriError)) throw error;

@@ -15,7 +15,7 @@ const SHARE_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
 
 type Loaded = {
   finishPendingExports: (store: Store) => ShareContext | null;
-  /** Records other clones left waiting, and a line naming each gap. */
+  /** Records other clones left waiting, and a line naming each gap and trust question. */
   waitingAndGaps: (ctx: ShareContext) => { waiting: number; gaps: string[] };
 };
 
@@ -24,9 +24,10 @@ let loaded: Loaded | null = null;
 /** Loads share's export and wires it (once per process). */
 async function wireShare(): Promise<void> {
   if (loaded !== null) return;
-  const [exporting, scanning] = await Promise.all([
+  const [exporting, scanning, trusting] = await Promise.all([
     import("../engine/share/export.ts"),
     import("../engine/share/scan.ts"),
+    import("../engine/share/trust.ts"),
   ]);
   wireShareObserver({
     finishPendingExports: exporting.finishPendingExports,
@@ -36,7 +37,12 @@ async function wireShare(): Promise<void> {
     finishPendingExports: exporting.finishPendingExports,
     waitingAndGaps: (ctx) => {
       const scan = scanning.scanShare(ctx, { countOnly: true });
-      return { waiting: scanning.totalWaiting(scan), gaps: scanning.gapLines(scan) };
+      // Records an untrusted replica holds wait for the owner, not for a pull: say so.
+      const questions = trusting.holdUntrusted(ctx, new Map(), scan.waiting);
+      return {
+        waiting: scanning.totalWaiting(scan),
+        gaps: [...scanning.gapLines(scan), ...questions.map((q) => q.text)],
+      };
     },
   };
 }

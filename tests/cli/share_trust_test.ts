@@ -63,6 +63,14 @@ Deno.test("signed records round-trip across three git clones; each clone applies
     assertEquals(await textOf(clone, "task.alpha"), null);
     // The question waits in review with the owner's other questions.
     assertMatch(await must(clone, ["review"]), question(ra));
+    // start's brief and doctor say why the records wait, with the same count as status.
+    const waitingNow = JSON.parse(await must(clone, ["share", "status", "--json"])).waiting;
+    const brief = await must(clone, ["start", "--actor", "claude"]);
+    assertMatch(brief, new RegExp(`Team memory: ${waitingNow} records from other clones`));
+    assertMatch(brief, question(ra));
+    const doctor = await bimri(clone, ["doctor", "--read-only"]);
+    assertEquals(doctor.code, 0, doctor.stdout);
+    assertMatch(doctor.stdout, new RegExp(`^  - ${question(ra).source.slice(1)}`, "m"));
     // An agent may not trust: the owner's flag is required.
     const agent = await bimri(clone, ["share", "trust", ra]);
     assertEquals(agent.code, 2);
