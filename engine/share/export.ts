@@ -26,7 +26,7 @@ import { sharedEntryOf } from "./classify.ts";
 import { finishImport, pullInProgress } from "./import.ts";
 import { eventId, isImportActor, recordName } from "./ids.ts";
 import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
-import { ownSlot, reportForeign } from "./own.ts";
+import { exportedOwnSlot, ownSlot, reportForeign } from "./own.ts";
 import { signRecordHash } from "./sign.ts";
 import {
   isShared,
@@ -333,7 +333,7 @@ function exportedSources(ctx: ShareContext): Set<string> {
     let bytes = readBytesOrNull(join(keptFolder(ctx), recordName(seq)));
     if (bytes === null && !wasPassed(ctx, seq)) {
       // The working tree is read bounded, without following links (own.ts).
-      const slot = ownSlot(ctx, seq);
+      const slot = exportedOwnSlot(ctx, seq);
       if (slot.kind === "own") bytes = slot.bytes;
     }
     if (bytes === null) continue;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { gitOperationInProgress } from "../store/git_tree.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
-import { ownSlot } from "./own.ts";
+import { exportedOwnSlot } from "./own.ts";
 import { restoreOwnKey } from "./sign.ts";
 import type { ShareContext } from "./state.ts";
 
@@ -132,7 +132,7 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
     } else if (!kept.has(seq)) {
       // Read bounded and without following links, and kept only when this
       // clone's key signed it (a file someone else put there is not kept).
-      const slot = ownSlot(ctx, seq);
+      const slot = exportedOwnSlot(ctx, seq);
       if (slot.kind === "own") keepRecord(ctx, seq, slot.bytes);
       else unsure = true;
     }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { recordName } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, recordHash, type ShareRecord } from "./record.ts";
 import { readFileNoFollow } from "./safe_read.ts";
-import { ownPublicKey, verifyRecordHash } from "./sign.ts";
+import { ownPublicKey, publishedKey, verifyRecordHash } from "./sign.ts";
 import type { ShareContext } from "./state.ts";
 import { visible } from "../model/visible.ts";
 
@@ -47,6 +47,32 @@ export function ownSlot(ctx: ShareContext, seq: number): OwnSlot {
     return { kind: "foreign", file, why: "is not signed by this clone's key" };
   }
   return { kind: "own", record, bytes: read.bytes };
+}
+
+/**
+ * What this clone's own folder holds at an already exported `seq` (below the
+ * export cursor): as ownSlot, and an unsigned record below the `from_seq` of
+ * this clone's own published key is its own too (written by an earlier bimri
+ * before the replica had a key, as other clones accept it).
+ */
+export function exportedOwnSlot(ctx: ShareContext, seq: number): OwnSlot {
+  const slot = ownSlot(ctx, seq);
+  if (slot.kind !== "foreign" || seq >= ctx.state.nextSeq) return slot;
+  const key = publishedKey(ctx, ctx.state.replica);
+  if (typeof key !== "object" || key === null || key.publicKey !== ownPublicKey(ctx)) return slot;
+  if (seq >= key.fromSeq) return slot;
+  const read = readFileNoFollow(
+    join(ctx.shareDir, ctx.state.replica),
+    recordName(seq),
+    RECORD_MAX_BYTES,
+  );
+  if (read === null || "problem" in read) return slot;
+  try {
+    const record = parseRecordBytes(read.bytes, ctx.state.replica, seq);
+    return record.signature === undefined ? { kind: "own", record, bytes: read.bytes } : slot;
+  } catch {
+    return slot;
+  }
 }
 
 const SHARE_FOLDER = ".bimri-share";

@@ -8,6 +8,7 @@
 import { basename, join } from "node:path";
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { bimri, must, pathExists, tempStore } from "../helpers/cli.ts";
+import { parseRecordBytes, recordText } from "../../engine/share/record.ts";
 import {
   agentSets,
   cloneAs,
@@ -349,3 +350,33 @@ async function commitAll(clone: string, message: string): Promise<void> {
   const status = await gitOk(clone, ["status", "--porcelain"]);
   if (status.trim() !== "") await gitOk(clone, ["commit", "-q", "--allow-empty", "-m", message]);
 }
+
+Deno.test("an own record an earlier bimri wrote before the replica had a key is kept and restored like the others", async () => {
+  const a = await tempStore();
+  await agentSets(a, "codex", { "k.one": "One." });
+  await gitInit(a); // share init needs a git work tree
+  await must(a, ["share", "init", "--yes"]);
+  // As an earlier bimri left it: record 1 unsigned, no published key, nothing kept.
+  const folder = ownFolder(a);
+  const path = join(folder, "00000001.json");
+  const record = parseRecordBytes(Deno.readFileSync(path), basename(folder), 1);
+  delete record.signature;
+  Deno.writeTextFileSync(path, recordText(record));
+  const legacy = Deno.readTextFileSync(path);
+  Deno.removeSync(join(folder, "key.json"));
+  Deno.removeSync(join(a, ".bimri", "share-key.local.json"));
+  Deno.removeSync(join(a, ".bimri", "share-sent"), { recursive: true });
+  const statePath = join(a, ".bimri", "share.local.json");
+  const state = JSON.parse(Deno.readTextFileSync(statePath));
+  delete state.kept_through; // an earlier bimri kept nothing
+  delete state.folder_mtime;
+  Deno.writeTextFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+  // Its first pull publishes a key from seq 2 on; the unsigned record 1 is its own.
+  await must(a, ["share", "pull"]);
+  strictEqual(JSON.parse(Deno.readTextFileSync(join(folder, "key.json"))).from_seq, 2);
+  await must(a, ["share", "status"]);
+  Deno.removeSync(path);
+  const status = await bimri(a, ["share", "status"]);
+  match(status.stderr, /BIMRI: restored 1 team-memory records of this clone/);
+  strictEqual(Deno.readTextFileSync(path), legacy);
+});
