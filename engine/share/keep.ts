@@ -13,6 +13,7 @@ import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "..
 import { gitOperationInProgress } from "../store/git_tree.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
 import { exportedOwnSlot } from "./own.ts";
+import { requireRealFolder } from "./safe_read.ts";
 import { restoreOwnKey } from "./sign.ts";
 import type { ShareContext } from "./state.ts";
 
@@ -104,6 +105,9 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
   // Mid-rebase (or merge, cherry-pick): git may be about to bring these very
   // files back, and a file written now would stop it; restored after.
   if (gitOperationInProgress(ctx.paths.root)) return result;
+  // Never listed or written through a link (safe_read.ts).
+  requireRealFolder(ctx.shareDir, ".bimri-share");
+  requireRealFolder(folder, `.bimri-share/${s.replica}`);
   // The published key goes with the records: written again from its kept bytes.
   if (restoreOwnKey(ctx)) result.key = true;
   const present = seqsIn(folder);

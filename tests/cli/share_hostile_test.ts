@@ -151,6 +151,27 @@ Deno.test("a committed .bimri-share link to a folder outside the project is refu
   assertEquals([...Deno.readDirSync(elsewhere)].length, 0);
 });
 
+Deno.test("this clone's own replica folder replaced by a link (records lost) is refused: nothing is restored or written through it", async () => {
+  const { root, replica } = await sharedStore();
+  const outside = await tempStore("bimri-outside-");
+  // git took the folder away; a link to a folder elsewhere stands in its place.
+  Deno.removeSync(join(root, ".bimri-share", replica), { recursive: true });
+  Deno.symlinkSync(outside, join(root, ".bimri-share", replica), { type: "dir" });
+  const outsideBefore = hashTree(outside);
+  for (const args of [["share", "status"], ["share", "pull"]]) {
+    const r = await bimri(root, args, bounded());
+    assertEquals(r.code, 2, `${args.join(" ")}: ${r.stdout}`);
+    assertMatch(
+      r.stderr,
+      new RegExp(
+        `^BIMRI ERROR: \\.bimri-share/${replica} is a symbolic link; bimri never follows links`,
+        "m",
+      ),
+    );
+  }
+  assertEquals(diffTrees(outsideBefore, hashTree(outside)), null);
+});
+
 Deno.test("a linked .gitignore is refused with the next step and its target is untouched; a regular one keeps its mode", async () => {
   const root = await tempStore();
   await agentSets(root, "codex", { "good.one": "Good one." });
