@@ -202,11 +202,10 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     const cwd = Deno.cwd();
     const envRoot = Deno.env.get("BIMRI_ROOT");
     const root = rootFlag !== undefined ? resolveFolder(cwd, rootFlag) : defaultRoot(cwd, envRoot);
-    // --- newcomer: no store appears by accident (issue 45) ---
+    // No store appears by accident: a mistyped root is refused, a new store is announced.
     const named = rootFlag !== undefined ? "--root" : envRoot ? "BIMRI_ROOT" : null;
     if (named !== null && !ROOT_CREATORS.has(command.name)) refuseMissingRoot(root, named);
     const before = storePresence(root);
-    // --- end newcomer ---
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const label = command.progress?.(positionals) ?? null;
     // The indicator is only ever shown to a person at a terminal, never to pipes or --json.

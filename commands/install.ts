@@ -40,7 +40,7 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
     const target = requiredFlag(flags, "install", "target");
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
     const result = ok(report.lines.join("\n") + "\n", { installed: true, ...report });
-    // newcomer (issue 45): how to get a real `bimri` command when PATH has none.
+    // How to get a real `bimri` command when PATH has none.
     result.stderr = pathHintNotice(report.argv_prefix, Deno.env.get("PATH"));
     result.stderr.push(...offerHostBoundIgnores(report.target));
     // A fresh clone of a project whose team shares memory: build the store from the records.

@@ -75,7 +75,7 @@ Resolve with: bimri resolve C000001 --choose <proposal-id|current|dismiss> --hum
         offset,
         limit,
       });
-      // newcomer (issue 45): held candidates and the command for each, on stderr.
+      // Held candidates and the command for each, on stderr.
       const held = heldReviewNotices(store);
       const trust = trustQuestions(store.paths);
       return ok(report.text + trust.map((q) => q.text + "\n").join(""), {

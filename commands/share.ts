@@ -1,7 +1,7 @@
 /** `share init|pull|status`: team memory across clones through git. */
 import { BimriError } from "../engine/errors.ts";
 import { storeExists, withStore } from "../engine/store/store.ts";
-import { StorePaths } from "../engine/store/paths.ts"; // newcomer
+import { StorePaths } from "../engine/store/paths.ts";
 import type { Store } from "../engine/store/store.ts";
 import { finishPendingExports } from "../engine/share/export.ts";
 import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
@@ -19,7 +19,7 @@ import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
 import { visible } from "../engine/model/visible.ts";
 import { seenVector, SHARE_FOLDER, type ShareContext } from "../engine/share/state.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
-import { gitWorkTreeOf } from "../engine/store/git_tree.ts"; // newcomer
+import { gitWorkTreeOf } from "../engine/store/git_tree.ts";
 import {
   boolFlag,
   type Command,
@@ -69,7 +69,7 @@ function askYes(question: string): boolean {
 }
 
 function init(ctx: CommandContext, yes: boolean): CommandResult {
-  // newcomer (issue 45): sharing travels through git; outside a work tree it cannot.
+  // Sharing travels through git; outside a work tree it cannot.
   if (gitWorkTreeOf(ctx.root) === null) {
     throw new BimriError(
       "usage",
@@ -136,7 +136,7 @@ export function pullSummary(r: PullResult): string {
 
 /** Runs a pull on the store at `root` (also used by install and the MCP server). */
 export function pullAt(root: string, max?: number): CommandResult {
-  // newcomer (issue 45): no store is created where there is nothing to pull.
+  // No store is created where there is nothing to pull.
   if (!hasShareFolder(root) && !storeExists(new StorePaths(root))) {
     throw new BimriError(
       "refused",
@@ -151,7 +151,7 @@ export function pullAt(root: string, max?: number): CommandResult {
     const gaps = gapLines(after);
     result.blocked = totalWaiting(after) - (result.remaining ?? 0);
     const questions = result.questions ?? [];
-    // newcomer (issue 45): a question this same pull saw answered is not announced.
+    // A question this same pull saw answered is not announced.
     const open = result.conflictIds.filter((id) =>
       readResolution(store, id)?.status !== "resolved"
     );

@@ -1316,7 +1316,7 @@ export async function installProject(options: InstallOptions): Promise<InstallRe
   await prepareAudit(new StorePaths(target));
   // Routing reads only; the quiescence attestation is checked before anything else happens.
   const detection = detectStoreFormat(target);
-  // newcomer (issue 45): a store `share pull` built here needs no attestation.
+  // A store `share pull` built here needs no attestation.
   const adopted = detection.format === AUTHORITY_FORMAT && builtByShareHere(target);
   if (V5_FORMATS.includes(detection.format) && !options.quiescent && !adopted) {
     throw new BimriError(

@@ -207,7 +207,7 @@ class Pull {
     }
     const content = this.currentContent(key);
     const kind = classifyRecord(record, { events, content });
-    // An answer for a key whose question this pull deferred raises it first (perf.ts).
+    // An answer for a key whose question this pull deferred raises it first (deferContest).
     if (record.kind === "resolution" && this.deferredKeys.has(key)) this.raiseDeferred(key);
     // A question a killed pull raised for a record later in this order is
     // not open yet for the records before it (replayed in the same order).
