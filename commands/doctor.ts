@@ -9,12 +9,8 @@ import { syncView } from "../engine/memory/view_sync.ts";
 import { rebuildIndex } from "../engine/retrieval/index_tsv.ts";
 import { BimriError } from "../engine/errors.ts";
 import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
-import {
-  claimOfState,
-  loadRecordProver,
-  type RecordProver,
-  requireLineage,
-} from "../engine/migrate/legacy_claim.ts";
+import { claimOfState, type RecordProver, requireLineage } from "../engine/records/legacy_claim.ts";
+import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import { holdUntrusted } from "../engine/share/trust.ts";

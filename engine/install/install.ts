@@ -20,7 +20,7 @@ import { auditStore, prepareAudit } from "../integrity/doctor.ts";
 import { collectGarbage } from "../integrity/heap.ts";
 import { sameBytes } from "../migrate/common.ts";
 import { detectStoreFormat, migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
-import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
+import { rejectUnclaimedLegacyRoots } from "../records/store_format.ts";
 import { isOwnerNotice } from "../migrate/receipt.ts";
 import {
   activationTransactionOf,

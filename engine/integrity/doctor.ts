@@ -12,8 +12,8 @@
 import { isV4ArchiveRow } from "../model/archive_row.ts";
 import { isAbsolute, normalize } from "node:path";
 import { BimriError } from "../errors.ts";
-import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
-import { claimOfState, lineageProblem, type RecordProver } from "../migrate/legacy_claim.ts";
+import { rejectUnclaimedLegacyRoots } from "../records/store_format.ts";
+import { claimOfState, lineageProblem, type RecordProver } from "../records/legacy_claim.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier, parseView } from "../model/hot.ts";
 import { candidateSetMatches, readCandidateAt } from "../memory/review.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";

@@ -17,7 +17,7 @@ import { withEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import { pointerInside, sameBytes } from "./common.ts";
-import { readRawState } from "./detect.ts";
+import { readRawState } from "../records/store_format.ts";
 import { selectMetadataNormalization } from "./v50.ts";
 
 /**

@@ -48,9 +48,9 @@ import {
   sameBytes,
   validateActivatedState,
 } from "./common.ts";
-import { LEGACY_HEADER } from "./detect.ts";
+import { LEGACY_HEADER } from "../records/store_format.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
-import { claimOfRaw } from "./legacy_claim.ts";
+import { claimOfRaw } from "../records/legacy_claim.ts";
 import { proveLegacyMarker, requireLegacyLineage } from "./legacy_lineage.ts";
 import { migratedLines, type MigrationReceipt } from "./receipt.ts";
 import { selectMetadataNormalization } from "./v50.ts";

@@ -22,7 +22,7 @@ import {
   lineageProblem,
   type RecordProver,
   requireLineage,
-} from "./legacy_claim.ts";
+} from "../records/legacy_claim.ts";
 import {
   convertLegacy,
   importSummary,

@@ -5,7 +5,11 @@
  * route validates everything before its first write.
  */
 import { BimriError } from "../errors.ts";
-import { detectStoreFormat, rejectUnclaimedLegacyRoots, type StoreDetection } from "./detect.ts";
+import {
+  detectStoreFormat,
+  rejectUnclaimedLegacyRoots,
+  type StoreDetection,
+} from "../records/store_format.ts";
 import { metadataRevisionLine, type MigrationReceipt, profileText } from "./receipt.ts";
 import { normalizeCurrentHead } from "./current_head.ts";
 import { stateLimits } from "./common.ts";
@@ -19,7 +23,11 @@ import { upgradeV50 } from "./v50.ts";
 import { finishLegacyRetirement, migrateLegacy } from "./legacy.ts";
 import { finishV4View, migrateV4 } from "./v4.ts";
 
-export { detectStoreFormat, type StoreDetection, type StoreFormat } from "./detect.ts";
+export {
+  detectStoreFormat,
+  type StoreDetection,
+  type StoreFormat,
+} from "../records/store_format.ts";
 export type { MigrationMode, MigrationReceipt } from "./receipt.ts";
 export { finishReceipt } from "./finish.ts";
 export { acceptedReceiptReleases, COMPATIBLE_ARTIFACT_VERSIONS } from "./v502.ts";

@@ -1,5 +1,5 @@
 /** The migration receipt: what a migration did, printed by `migrate` and returned to the installer. */
-import type { StoreFormat } from "./detect.ts";
+import type { StoreFormat } from "../records/store_format.ts";
 import { AUTHORITY_FORMAT, ENGINE_COMPAT_RELEASE } from "../versions.ts";
 
 /** How a store reached (or stayed at) the 5.1.0 authority format. */

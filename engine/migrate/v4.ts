@@ -45,7 +45,7 @@ import {
   sameBytes,
   validateActivatedState,
 } from "./common.ts";
-import { isV4State } from "./detect.ts";
+import { isV4State } from "../records/store_format.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
 import { migratedLines, type MigrationReceipt } from "./receipt.ts";
 import { selectMetadataNormalization } from "./v50.ts";

@@ -32,7 +32,7 @@ import {
   sameBytes,
   validateActivatedState,
 } from "./common.ts";
-import { readRawState } from "./detect.ts";
+import { readRawState } from "../records/store_format.ts";
 import { finishReceipt, syncViewAndIndex } from "./finish.ts";
 import { metadataRevisionLine, type MigrationReceipt, profileText } from "./receipt.ts";
 

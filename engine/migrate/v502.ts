@@ -51,7 +51,7 @@ import {
   sameBytes,
   validateActivatedState,
 } from "./common.ts";
-import { readRawState } from "./detect.ts";
+import { readRawState } from "../records/store_format.ts";
 import { type MigrationReceipt, renderReceiptLines } from "./receipt.ts";
 
 /** Root folder of activation transactions (a sibling of `.bimri/`). */

@@ -1,8 +1,9 @@
 /**
  * The cheap half of the v1-v3 lineage check: whether state and the migration
  * record claim each other, decided with one `lstat` and without loading the
- * legacy converter. Proving a present record is `legacy_lineage.ts`, which
- * commands load only for a store that has one (most never were v1-v3 memory).
+ * legacy converter. Proving a present record is engine/migrate/legacy_lineage.ts,
+ * which commands load (engine/migrate/lineage_prover.ts) only for a store that
+ * has one (most never were v1-v3 memory).
  */
 import { nativePath } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
@@ -85,11 +86,4 @@ export function requireLineage(
 ): void {
   const problem = lineageProblem(paths, claim, prove);
   if (problem !== null) throw new BimriError("store-corrupt", `${problem} ${LINEAGE_NEXT_STEP}`);
-}
-
-/** The record prover, loaded only when this store has a migration record to prove. */
-export async function loadRecordProver(paths: StorePaths): Promise<RecordProver | null> {
-  if (lstatOrNull(legacyMarkerPath(paths)) === null) return null;
-  const { proveLegacyRecord } = await import("./legacy_lineage.ts");
-  return proveLegacyRecord;
 }
