@@ -29,7 +29,7 @@ import {
   LEGACY_CONVERTERS,
   type LegacyParsed,
   parseLegacy,
-} from "./legacy.ts";
+} from "./legacy_convert.ts";
 
 /** A record that proved itself: the V000000 bytes it names and the converter release that made them. */
 export type ProvenMarker = { revisionBytes: Uint8Array; converterVersion: string };

@@ -1,5 +1,5 @@
 import { assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
-import { convertLegacy, parseLegacy } from "../../engine/migrate/legacy.ts";
+import { convertLegacy, parseLegacy } from "../../engine/migrate/legacy_convert.ts";
 import { convertV4View } from "../../engine/migrate/v4.ts";
 import {
   normalizeMetadata,
