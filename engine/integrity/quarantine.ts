@@ -50,7 +50,8 @@ import {
 import { preserveEvidenceBytes } from "./manual_edit.ts";
 import { readCandidate, readConflict } from "../memory/review.ts";
 import { chosenEffectAtHead } from "../memory/resolve.ts";
-import { auditStore, AUTHORITY_RECOVERY_NEEDED } from "./doctor.ts";
+import { auditStore } from "./doctor.ts";
+import { AUTHORITY_RECOVERY_NEEDED } from "./doctor_authority.ts";
 
 /** Validates `--kind` and `--id`. */
 export function requireKindAndId(kind: string, id: string): AuthorityKind {
