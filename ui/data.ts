@@ -13,18 +13,16 @@ import { listNames, lstatOrNull } from "../engine/store/files.ts";
 import { folderPrint } from "../engine/integrity/summary.ts";
 import {
   type CandidateProposal,
-  classifyReviews,
-  conflictLabel,
   type ConflictRecord,
   listConflictIds,
-  type LiveEntry,
-  liveEntry,
   readCandidate,
   readConflict,
   readDecision,
   readResolution,
-  type ReviewCategory,
-} from "../engine/memory/review.ts";
+} from "../engine/records/conflict.ts";
+import { classifyReviews, type ReviewCategory } from "../engine/memory/review.ts";
+import { conflictLabel } from "../engine/memory/review_render.ts";
+import { type LiveEntry, liveEntry } from "../engine/records/live_entry.ts";
 import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
 import { readAllArchiveRecords } from "../engine/retrieval/archive_read.ts";
 import { recall } from "../engine/retrieval/recall.ts";

@@ -27,8 +27,8 @@ import { lstatOrNull } from "../store/files.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import type { Decision } from "../records/decision.ts";
 import type { Proposal } from "../records/proposal.ts";
-import { readConflict } from "../memory/review.ts";
-import { unprovenAnswerProblem } from "../memory/answer_proof.ts";
+import { readConflict } from "../records/conflict.ts";
+import { unprovenAnswerProblem } from "../records/answer_proof.ts";
 import type { AuthorityFacts, AuthorityIssue } from "./authority.ts";
 import { recordRelPath } from "./schemas.ts";
 

@@ -15,7 +15,7 @@ import { BimriError } from "../errors.ts";
 import { rejectUnclaimedLegacyRoots } from "../migrate/detect.ts";
 import { claimOfState, lineageProblem, type RecordProver } from "../migrate/legacy_claim.ts";
 import { type MemoryEntry, parseAnyEntry, parseEntryForTier, parseView } from "../model/hot.ts";
-import { candidateSetMatches, readCandidateAt } from "../memory/review.ts";
+import { candidateSetMatches, readCandidateAt } from "../records/conflict.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";

@@ -48,8 +48,8 @@ import {
   stubProblems,
 } from "./schemas.ts";
 import { preserveEvidenceBytes } from "./manual_edit.ts";
-import { readCandidate, readConflict } from "../memory/review.ts";
-import { chosenEffectAtHead } from "../memory/resolve.ts";
+import { readCandidate, readConflict } from "../records/conflict.ts";
+import { chosenEffectAtHead } from "../records/answer_proof.ts";
 import { auditStore, AUTHORITY_RECOVERY_NEEDED } from "./doctor.ts";
 
 /** Validates `--kind` and `--id`. */
