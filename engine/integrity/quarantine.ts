@@ -23,16 +23,15 @@ import { utcTimestamp } from "../model/time.ts";
 import { idNumber, RUN_ID } from "../model/ids.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import { invalidChoice } from "../model/py_json.ts";
+import { type AuthorityFacts, collectFacts } from "./authority_facts.ts";
+import { authorityIssues } from "./authority_graph.ts";
 import {
-  type AuthorityFacts,
   type AuthorityIssue,
-  authorityIssues,
-  collectFacts,
   factsFromBytes,
   missingDecisionPrefix,
   QUARANTINED_PROBLEM,
   type RecordFacts,
-} from "./authority.ts";
+} from "./everyday.ts";
 import {
   AUTHORITY_KINDS,
   type AuthorityKind,

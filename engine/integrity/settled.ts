@@ -46,7 +46,8 @@ import { CONFLICT_ID, PROPOSAL_ID, RUN_ID } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import { fingerprint, folderPrint } from "./summary.ts";
 import { type AuthorityKind, KIND_FOLDER } from "./schemas.ts";
-import type { AuthorityFacts, RecordFacts } from "./authority.ts";
+import type { AuthorityFacts } from "./authority_facts.ts";
+import type { RecordFacts } from "./everyday.ts";
 
 const SETTLED_NAME = "audit-integrity-settled.json";
 /** Schema of the settled record. */

@@ -21,13 +21,9 @@ import {
   writeFactsCache,
 } from "./everyday.ts";
 
-import {
-  type AuthorityFacts,
-  authorityIssues,
-  collectFacts,
-  loadCache,
-  recoveryBlock,
-} from "./authority.ts";
+import { type AuthorityFacts, collectFacts, loadCache } from "./authority_facts.ts";
+import { authorityIssues } from "./authority_graph.ts";
+import { recoveryBlock } from "./authority.ts";
 
 /**
  * The full per-file check of review (read-only: the facts cache is used but
