@@ -76,6 +76,16 @@ export type AuthorityFacts = {
   dirty: boolean;
 };
 
+/** An empty facts map of every authority kind. */
+export function emptyRecordFacts(): AuthorityFacts["records"] {
+  return {
+    proposal: new Map(),
+    decision: new Map(),
+    conflict: new Map(),
+    resolution: new Map(),
+  } as Record<AuthorityKind, Map<string, RecordFacts>>;
+}
+
 /**
  * Collects the facts of every authority record and run log. With `cache`,
  * files whose fingerprint is unchanged are not read again and the cache is
@@ -90,12 +100,7 @@ export function collectFacts(
   // Without a cache no fingerprint is needed: directory entries give the types.
   const direct = cache === null && options.entries !== undefined;
   let dirty = false;
-  const records = {
-    proposal: new Map(),
-    decision: new Map(),
-    conflict: new Map(),
-    resolution: new Map(),
-  } as Record<AuthorityKind, Map<string, RecordFacts>>;
+  const records = emptyRecordFacts();
   // Entries for the updated cache, turned into its objects only when something changed.
   const nextRecords: [string, RecordFacts][] = [];
   for (const kind of AUTHORITY_KINDS) {
