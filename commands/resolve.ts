@@ -9,7 +9,7 @@ import { withStore } from "../engine/store/store.ts";
 import { exportResolution, finishPendingExports } from "../engine/share/export.ts";
 import { faultPoint } from "../engine/store/fault.ts";
 import { saveShare } from "../engine/share/state.ts";
-import { readConflict, readResolution } from "../engine/memory/review.ts";
+import { readConflict, readResolution } from "../engine/records/conflict.ts";
 import { closeAnsweredHere } from "../engine/share/import.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 import { BimriError } from "../engine/errors.ts";

@@ -18,7 +18,7 @@ import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
 import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
 import { visible } from "../engine/model/visible.ts";
 import { seenVector, SHARE_FOLDER, type ShareContext } from "../engine/share/state.ts";
-import { listConflictIds, readConflict, readResolution } from "../engine/memory/review.ts";
+import { listConflictIds, readConflict, readResolution } from "../engine/records/conflict.ts";
 import { gitWorkTreeOf } from "../engine/store/git_tree.ts";
 import {
   boolFlag,

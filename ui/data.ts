@@ -10,21 +10,19 @@ import { type StatusReport, statusReport } from "../engine/memory/status.ts";
 import { orphanCandidates } from "../engine/memory/runs.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
 import { listNames, lstatOrNull } from "../engine/store/files.ts";
-import { folderPrint } from "../engine/integrity/summary.ts";
+import { folderPrint } from "../engine/store/fingerprint.ts";
 import {
   type CandidateProposal,
-  classifyReviews,
-  conflictLabel,
   type ConflictRecord,
   listConflictIds,
-  type LiveEntry,
-  liveEntry,
   readCandidate,
   readConflict,
   readDecision,
   readResolution,
-  type ReviewCategory,
-} from "../engine/memory/review.ts";
+} from "../engine/records/conflict.ts";
+import { classifyReviews, type ReviewCategory } from "../engine/memory/review.ts";
+import { conflictLabel } from "../engine/memory/review_render.ts";
+import { type LiveEntry, liveEntry } from "../engine/records/live_entry.ts";
 import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
 import { readAllArchiveRecords } from "../engine/retrieval/archive_read.ts";
 import { recall } from "../engine/retrieval/recall.ts";

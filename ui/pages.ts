@@ -20,8 +20,9 @@ import type {
   RunsPage,
   RunTimeline,
 } from "./data.ts";
-import type { CandidateProposal, LiveEntry } from "../engine/memory/review.ts";
-import { actionName, entryMetadata } from "../engine/memory/review.ts";
+import type { CandidateProposal } from "../engine/records/conflict.ts";
+import type { LiveEntry } from "../engine/records/live_entry.ts";
+import { actionName, entryMetadata } from "../engine/memory/review_render.ts";
 import { revisionName } from "../engine/model/ids.ts";
 import type { JsonObject } from "../engine/model/json.ts";
 

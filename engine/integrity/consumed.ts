@@ -27,9 +27,10 @@ import { lstatOrNull } from "../store/files.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import type { Decision } from "../records/decision.ts";
 import type { Proposal } from "../records/proposal.ts";
-import { readConflict } from "../memory/review.ts";
-import { unprovenAnswerProblem } from "../memory/answer_proof.ts";
-import type { AuthorityFacts, AuthorityIssue } from "./authority.ts";
+import { readConflict } from "../records/conflict.ts";
+import { unprovenAnswerProblem } from "../records/answer_proof.ts";
+import type { AuthorityFacts } from "./authority_facts.ts";
+import type { AuthorityIssue } from "./everyday.ts";
 import { recordRelPath } from "./schemas.ts";
 
 /** The parsed view of revision `n` (the head's own when it is the head), or null when unsafe or missing. */

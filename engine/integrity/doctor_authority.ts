@@ -4,7 +4,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { parseView } from "../model/hot.ts";
-import { candidateSetMatches, readCandidateAt } from "../memory/review.ts";
+import { candidateSetMatches, readCandidateAt } from "../records/conflict.ts";
 import { decodeUtf8Strict, lineHash, pyStrip } from "../model/text.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { readBytesOrNull } from "../store/files.ts";

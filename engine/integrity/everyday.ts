@@ -14,8 +14,6 @@ import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { RUN_ID } from "../model/ids.ts";
 import {
-  fingerprint,
-  folderPrint,
   loadSummary,
   loadSummaryText,
   type Summary,
@@ -23,6 +21,7 @@ import {
   summaryPath,
   WATCHED_FOLDERS,
 } from "./summary.ts";
+import { fingerprint, folderPrint } from "../store/fingerprint.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import {
   type AuthorityKind,

@@ -1,14 +1,13 @@
 /**
- * Manual edits of bimri.md (protocol 9.1, FORMATS 13.1): the exact edited
- * bytes are preserved at a content-addressed recovery file, a manual-edit
- * recovery review is created or grown, and a notice names both. The caller
- * (view_sync.ts) then restores the view from the accepted head.
+ * Evidence of manual edits (protocol 9.1, FORMATS 13.1): the exact edited
+ * bytes are preserved at a content-addressed recovery file, created
+ * exclusively or reused when it holds the same bytes. The write path
+ * (memory/manual_edit_review.ts) raises the owner's recovery review.
  */
 import { BimriError } from "../errors.ts";
 import { createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
-import { invalidateAuditWitness, type Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
-import { raiseManualEditConflict } from "../memory/conflicts.ts";
 
 /** The recovery file name for edited view bytes: `.md` when valid UTF-8, else `.bin`. */
 export function manualEditFileName(bytes: Uint8Array): string {
@@ -35,26 +34,4 @@ export function preserveEvidenceBytes(store: Store, name: string, bytes: Uint8Ar
     );
   }
   return relative;
-}
-
-/** Preserves a manual edit and returns the stderr notices to print. */
-export function preserveManualEdit(store: Store, bytes: Uint8Array): string[] {
-  const relative = preserveEvidenceBytes(store, manualEditFileName(bytes), bytes);
-  invalidateAuditWitness(store.paths);
-  let conflictId: string;
-  try {
-    conflictId = raiseManualEditConflict(store, relative).conflictId;
-  } catch (error) {
-    // Nothing may stop the view from healing (protocol 9.5): a damaged
-    // conflict record is skipped when the review is raised, and if it still
-    // cannot be recorded (no conflict number left, say) the exact bytes are
-    // already preserved and the notice names them.
-    if (!(error instanceof BimriError)) throw error;
-    return [
-      `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: not recorded while authority recovery is needed (${error.message})`,
-    ];
-  }
-  return [
-    `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: ${conflictId}.`,
-  ];
 }

@@ -23,16 +23,15 @@ import { utcTimestamp } from "../model/time.ts";
 import { idNumber, RUN_ID } from "../model/ids.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import { invalidChoice } from "../model/py_json.ts";
+import { type AuthorityFacts, collectFacts } from "./authority_facts.ts";
+import { authorityIssues } from "./authority_graph.ts";
 import {
-  type AuthorityFacts,
   type AuthorityIssue,
-  authorityIssues,
-  collectFacts,
   factsFromBytes,
   missingDecisionPrefix,
   QUARANTINED_PROBLEM,
   type RecordFacts,
-} from "./authority.ts";
+} from "./everyday.ts";
 import {
   AUTHORITY_KINDS,
   type AuthorityKind,
@@ -48,8 +47,8 @@ import {
   stubProblems,
 } from "./schemas.ts";
 import { preserveEvidenceBytes } from "./manual_edit.ts";
-import { readCandidate, readConflict } from "../memory/review.ts";
-import { chosenEffectAtHead } from "../memory/resolve.ts";
+import { readCandidate, readConflict } from "../records/conflict.ts";
+import { chosenEffectAtHead } from "../records/answer_proof.ts";
 import { auditStore } from "./doctor.ts";
 import { AUTHORITY_RECOVERY_NEEDED } from "./doctor_authority.ts";
 

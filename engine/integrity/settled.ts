@@ -10,7 +10,7 @@
  * found the store healthy, which runs were settled then (every run up to
  * `through` except `open`: the active ones and those whose log was not
  * closed), an order-independent digest of the lstat fingerprints (type,
- * inode, size, mtime, ctime; `fingerprint` in summary.ts) of every record and
+ * inode, size, mtime, ctime; `fingerprint` in store/fingerprint.ts) of every record and
  * log file of those runs, and the few facts of those files that the rest of
  * the store can still contradict: the conflicts and resolutions their
  * decisions name, the revisions they name, and what status counts from them
@@ -44,9 +44,10 @@ import type { StorePaths } from "../store/paths.ts";
 import type { State } from "../model/state.ts";
 import { CONFLICT_ID, PROPOSAL_ID, RUN_ID } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { fingerprint, folderPrint } from "./summary.ts";
+import { fingerprint, folderPrint } from "../store/fingerprint.ts";
 import { type AuthorityKind, KIND_FOLDER } from "./schemas.ts";
-import type { AuthorityFacts, RecordFacts } from "./authority.ts";
+import { type AuthorityFacts, emptyRecordFacts } from "./authority_facts.ts";
+import type { RecordFacts } from "./everyday.ts";
 
 const SETTLED_NAME = "audit-integrity-settled.json";
 /** Schema of the settled record. */
@@ -246,12 +247,7 @@ export function proveSettled(
     listings[folder] = list;
   }
   const digest = new Digest();
-  const records = {
-    proposal: new Map(),
-    decision: new Map(),
-    conflict: new Map(),
-    resolution: new Map(),
-  } as Record<AuthorityKind, Map<string, RecordFacts>>;
+  const records = emptyRecordFacts();
   const fresh: FreshFile[] = [];
   let proposalFiles = 0;
   for (const folder of RECORD_FOLDERS) {

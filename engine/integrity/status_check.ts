@@ -8,7 +8,8 @@
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
-import { fingerprint, folderPrint, forgetSummary, WATCHED_FOLDERS } from "./summary.ts";
+import { forgetSummary, WATCHED_FOLDERS } from "./summary.ts";
+import { fingerprint, folderPrint } from "../store/fingerprint.ts";
 import { unprovenAnswerIssues } from "./consumed.ts";
 import { proveSettled, recordSettled, type SettledProof, type SettlingFile } from "./settled.ts";
 import type { AuthorityKind } from "./schemas.ts";
@@ -21,13 +22,9 @@ import {
   writeFactsCache,
 } from "./everyday.ts";
 
-import {
-  type AuthorityFacts,
-  authorityIssues,
-  collectFacts,
-  loadCache,
-  recoveryBlock,
-} from "./authority.ts";
+import { type AuthorityFacts, collectFacts, loadCache } from "./authority_facts.ts";
+import { authorityIssues } from "./authority_graph.ts";
+import { recoveryBlock } from "./authority.ts";
 
 /**
  * The full per-file check of review (read-only: the facts cache is used but

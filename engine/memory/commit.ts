@@ -80,7 +80,8 @@ import {
   runProposalIds,
 } from "../records/proposal.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
-import { readConflict, renderNewConflictNotices } from "./review.ts";
+import { readConflict } from "../records/conflict.ts";
+import { renderNewConflictNotices } from "./review_render.ts";
 import {
   noteHeldDecision,
   refreshAuthoritySummary,

@@ -26,7 +26,7 @@
  * next full read. A skipped number is harmless; a reused one never happens.
  * The reference engine ignores the file.
  */
-import { folderPrint } from "../integrity/summary.ts";
+import { folderPrint } from "../store/fingerprint.ts";
 import { listNames, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 

@@ -14,7 +14,7 @@ import { cleanScalar } from "../model/scalar.ts";
 import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { listNames, readTextOrNull } from "../store/files.ts";
+import { listNames } from "../store/files.ts";
 import { plannedRevisionNumber } from "../store/store.ts";
 import { replaceRecord } from "../store/records.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
@@ -31,14 +31,18 @@ import {
   type CandidateProposal,
   candidateSetMatches,
   type ConflictRecord,
-  liveEntry,
   readCandidate,
   readConflict,
   readDecision,
   readResolution,
-} from "./review.ts";
+} from "../records/conflict.ts";
+import { liveEntry } from "../records/live_entry.ts";
 import { finalizeInterruptedCommit } from "./commit.ts";
-import { requireProvenResolvedAnswer, requireRecordedResidency } from "./answer_proof.ts";
+import {
+  chosenEffectAtHead,
+  requireProvenResolvedAnswer,
+  requireRecordedResidency,
+} from "../records/answer_proof.ts";
 
 /**
  * Commits one chosen candidate's effect as a human-confirmed change (Tier 1/2
@@ -192,50 +196,6 @@ function verifyCandidateDecisions(
       `candidate ${id} has an invalid decision state for conflict ${conflict.conflict_id}; run doctor.`,
     );
   }
-}
-
-/** True when an archive month holds `[BY:<proposal>] [closed] <raw>`. */
-function archivedClosedBy(store: Store, proposalId: string, raw: string): boolean {
-  const suffix = ` [BY:${proposalId}] [closed] ${raw}`;
-  for (const name of listNames(store.paths.folder("archive"))) {
-    if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
-    const text = readTextOrNull(store.paths.archiveMonth(name.slice(0, 7))) ?? "";
-    for (const line of text.split("\n")) {
-      if (
-        /^\[ARCHIVED:[0-9]{4}-[0-9]{2}-[0-9]{2}\]$/.test(line.slice(0, 21)) &&
-        line.slice(21) === suffix
-      ) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-/**
- * True when the loaded head already carries the effect that choosing
- * `candidate` produces. While a resolution is applying, later intents on the
- * key are held, so the head's generation of the key can only carry this
- * effect if the chosen commit happened.
- */
-export function chosenEffectAtHead(
-  store: Store,
-  conflict: ConflictRecord,
-  candidate: CandidateProposal,
-): boolean {
-  const live = liveEntry(store, conflict.key);
-  if (candidate.operation === "close") {
-    return live === null && conflict.current_line !== null &&
-      archivedClosedBy(store, candidate.proposal_id, conflict.current_line);
-  }
-  if (live === null || lineHash(live.raw) === conflict.current_hash) return false;
-  if (candidate.operation === "touch") {
-    const snapshotId = /^\[([^\]]+)\]/.exec(conflict.current_line ?? "")?.[1];
-    return live.entry.tier === 2 && live.entry.last_run === candidate.run_id &&
-      live.entry.id === snapshotId;
-  }
-  const expectedId = candidate.tier === 3 ? candidate.raw.pattern_id : candidate.raw.entry_id;
-  return live.entry.id === expectedId && candidateSetMatches(candidate, live.entry);
 }
 
 function highestContestedRevision(store: Store, conflict: ConflictRecord): number {

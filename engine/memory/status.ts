@@ -9,13 +9,8 @@ import { listNames, readBytesOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
 import { type HeadSummary, headSummary, orphanCandidates } from "./runs.ts";
 import { HOLD_MESSAGES } from "./decision_record.ts";
-import {
-  classifyReviews,
-  listConflictIds,
-  readCandidate,
-  readResolution,
-  reviewCounts,
-} from "./review.ts";
+import { classifyReviews, reviewCounts } from "./review.ts";
+import { listConflictIds, readCandidate, readResolution } from "../records/conflict.ts";
 import { currentEntriesByKey, heldRecords } from "../retrieval/records.ts";
 import { fullFactsOf, settledProofOf } from "../integrity/status_check.ts";
 

@@ -6,7 +6,7 @@
 import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import type { Store } from "../store/store.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
-import { preserveManualEdit } from "../integrity/manual_edit.ts";
+import { preserveManualEdit } from "./manual_edit_review.ts";
 
 /** Result of synchronizing the view. */
 export type ViewSyncResult = {

@@ -22,7 +22,7 @@
  */
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
-import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../integrity/summary.ts";
+import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../store/fingerprint.ts";
 import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { entryRecord, searchFieldsOf } from "./records.ts";

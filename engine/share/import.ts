@@ -37,7 +37,7 @@ import { findLive } from "../memory/residency.ts";
 import { raiseStaleBaseConflict } from "../memory/conflicts.ts";
 import { writeDecision } from "../memory/decision_record.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "../memory/run_log.ts";
-import { listConflictIds, readConflict, readResolution } from "../memory/review.ts";
+import { listConflictIds, readConflict, readResolution } from "../records/conflict.ts";
 import { resolveConflict } from "../memory/resolve.ts";
 import {
   asAnswered,

@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { fingerprint } from "../../engine/integrity/summary.ts";
+import { fingerprint } from "../../engine/store/fingerprint.ts";
 import { searchFirst, searchRecords, searchStore } from "../../engine/retrieval/search.ts";
 import { allRecords } from "../../engine/retrieval/records.ts";
 import type { RetrievalRecord } from "../../engine/retrieval/records.ts";

@@ -7,8 +7,8 @@ import {
   type ConflictView,
   entryMetadata,
   formatConflict,
-  type LiveEntry,
-} from "../../engine/memory/review.ts";
+} from "../../engine/memory/review_render.ts";
+import type { LiveEntry } from "../../engine/records/live_entry.ts";
 import { parseAnyEntry } from "../../engine/model/hot.ts";
 
 const LIVE_LINE =

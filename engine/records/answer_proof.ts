@@ -1,22 +1,26 @@
 /**
  * The proofs an owner's answer must pass before any engine relies on it: the
- * conflict's live snapshot in the residency it recorded, and a resolved
- * record's revisions holding its choice. Kept apart from resolve.ts (which
- * writes answers) so the read-only authority check (consumed.ts) can prove a
- * pending answer without loading the commit machinery.
+ * conflict's live snapshot in the residency it recorded, a resolved record's
+ * revisions holding its choice, and the head carrying a chosen candidate's
+ * effect. Read-only, kept apart from resolve.ts (which writes answers) so
+ * integrity (consumed.ts, quarantine.ts) proves answers without the write path.
  */
 import { BimriError } from "../errors.ts";
 import { parseViewShared } from "../model/hot.ts";
 import { revisionName } from "../model/ids.ts";
 import type { JsonObject } from "../model/json.ts";
+import { lineHash } from "../model/text.ts";
+import { listNames, readTextOrNull } from "../store/files.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
 import {
+  type CandidateProposal,
   candidateSetMatches,
   type ConflictRecord,
   readCandidate,
   readResolution,
-} from "./review.ts";
+} from "./conflict.ts";
+import { liveEntry } from "./live_entry.ts";
 
 /**
  * Refuses an answer that neither engine could verify afterwards. The
@@ -134,4 +138,48 @@ export function unprovenAnswerProblem(store: Store, conflict: ConflictRecord): s
     if (!(error instanceof BimriError)) throw error;
     return error.message.replace(/ Nothing was written; run doctor\.$/, "");
   }
+}
+
+/** True when an archive month holds `[BY:<proposal>] [closed] <raw>`. */
+function archivedClosedBy(store: Store, proposalId: string, raw: string): boolean {
+  const suffix = ` [BY:${proposalId}] [closed] ${raw}`;
+  for (const name of listNames(store.paths.folder("archive"))) {
+    if (!/^[0-9]{4}-[0-9]{2}\.md$/.test(name)) continue;
+    const text = readTextOrNull(store.paths.archiveMonth(name.slice(0, 7))) ?? "";
+    for (const line of text.split("\n")) {
+      if (
+        /^\[ARCHIVED:[0-9]{4}-[0-9]{2}-[0-9]{2}\]$/.test(line.slice(0, 21)) &&
+        line.slice(21) === suffix
+      ) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * True when the loaded head already carries the effect that choosing
+ * `candidate` produces. While a resolution is applying, later intents on the
+ * key are held, so the head's generation of the key can only carry this
+ * effect if the chosen commit happened.
+ */
+export function chosenEffectAtHead(
+  store: Store,
+  conflict: ConflictRecord,
+  candidate: CandidateProposal,
+): boolean {
+  const live = liveEntry(store, conflict.key);
+  if (candidate.operation === "close") {
+    return live === null && conflict.current_line !== null &&
+      archivedClosedBy(store, candidate.proposal_id, conflict.current_line);
+  }
+  if (live === null || lineHash(live.raw) === conflict.current_hash) return false;
+  if (candidate.operation === "touch") {
+    const snapshotId = /^\[([^\]]+)\]/.exec(conflict.current_line ?? "")?.[1];
+    return live.entry.tier === 2 && live.entry.last_run === candidate.run_id &&
+      live.entry.id === snapshotId;
+  }
+  const expectedId = candidate.tier === 3 ? candidate.raw.pattern_id : candidate.raw.entry_id;
+  return live.entry.id === expectedId && candidateSetMatches(candidate, live.entry);
 }
