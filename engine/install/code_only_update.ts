@@ -8,6 +8,7 @@ import {
   PREPARING_PREFIX,
   publishActivationFolder,
   STATE_BACKUP_NAME as ACTIVATION_STATE_BACKUP,
+  transactionName,
   UPDATE_BACKUPS,
 } from "../migrate/v502.ts";
 import { finishLegacyRetirement } from "../migrate/legacy.ts";
@@ -40,9 +41,8 @@ import {
   writeLocalBindings,
   writePackageAndAdapters,
 } from "./project_files.ts";
-import { type HookSmoke, type InstallReport, versionFields } from "./report.ts";
+import { type HookSmoke, type InstallReport, installReport } from "./report.ts";
 import { forcedSelfCheckFailure, hookNoopCheck } from "./self_check.ts";
-import { backupStamp } from "./snapshot.ts";
 import { receiptMemoryLines } from "./fresh.ts";
 import {
   manifestDifferences,
@@ -169,7 +169,7 @@ export async function codeOnlyUpdate(
   const backupRoot = join(target, UPDATE_BACKUPS);
   // An activation's folder keeps its preparing name until this update's
   // receipt is in it (see PREPARING_PREFIX).
-  let backupDir = join(backupRoot, activation?.transaction ?? backupStamp());
+  let backupDir = join(backupRoot, activation?.transaction ?? transactionName());
   let backupRel = rel(target, backupDir);
   const stateBackup = `state-v${AUTHORITY_FORMAT}-exact.json`;
   const records: Record<string, UpdateRecord> = {};
@@ -366,20 +366,15 @@ export async function codeOnlyUpdate(
       : "External quiescence was attested by the caller (--quiescent); the lock cannot stop a process that already loaded an older engine.",
     ...ownerFiles,
   );
-  return {
+  return installReport({
     route: "code-only-update",
     target,
-    ...versionFields(),
-    argv_prefix: [...prefix.argv],
-    runtime: prefix.kind,
-    detected_format: format,
+    prefix,
+    format,
     memory,
-    adapters: [...ADAPTER_FILES],
-    portable_files: portable,
-    hook_smoke: smoke,
+    portable,
+    smoke,
     audit,
-    backup: backupRel,
-    receipt: `${backupRel}/install-manifest.json`,
-    lines: [],
-  };
+    backupRel,
+  });
 }

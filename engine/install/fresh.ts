@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { migrateForInstall, type MigrationReceipt } from "../migrate/mod.ts";
 import { isOwnerNotice } from "../migrate/receipt.ts";
+import { transactionName } from "../migrate/v502.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
@@ -12,7 +13,6 @@ import { openExisting, withStore } from "../store/store.ts";
 import { writeGitattributes } from "./gitattributes.ts";
 import type { RuntimePrefix } from "./runtime.ts";
 import {
-  ADAPTER_FILES,
   packageFilesFor,
   rel,
   validateWriteTargets,
@@ -22,8 +22,8 @@ import {
 import {
   type HookSmoke,
   type InstallReport,
+  installReport,
   UPGRADED_V5_FORMATS,
-  versionFields,
 } from "./report.ts";
 import {
   doctorThroughPrefix,
@@ -32,7 +32,7 @@ import {
   hookSmokeTest,
   selfCheckOrRecovery,
 } from "./self_check.ts";
-import { backupStamp, rollbackInstall, snapshotTarget } from "./snapshot.ts";
+import { rollbackInstall, snapshotTarget } from "./snapshot.ts";
 
 /** The migration receipt's lines as install reports them (its own headline instead of migrate's; owner notices kept). */
 export function receiptMemoryLines(receipt: MigrationReceipt): string[] {
@@ -52,7 +52,7 @@ export async function freshInstall(
   quiescent: boolean,
 ): Promise<InstallReport> {
   validateWriteTargets(target);
-  const stamp = backupStamp();
+  const stamp = transactionName();
   const snapshot = snapshotTarget(target, stamp);
   const backupRel = rel(target, snapshot.backupDir);
   const newStore = format === "empty" || format === "v5-view";
@@ -116,20 +116,15 @@ export async function freshInstall(
   }
   // After success: the memory's .gitattributes block (the owner's previous file kept in the backups).
   writeGitattributes(target, snapshot.backupDir);
-  return {
+  return installReport({
     route: newStore ? "fresh" : "migrated",
     target,
-    ...versionFields(),
-    argv_prefix: [...prefix.argv],
-    runtime: prefix.kind,
-    detected_format: format,
+    prefix,
+    format,
     memory: [...receiptMemoryLines(receipt), ...ownerFiles],
-    adapters: [...ADAPTER_FILES],
-    portable_files: portable,
-    hook_smoke: smoke,
+    portable,
+    smoke,
     audit,
-    backup: backupRel,
-    receipt: `${backupRel}/install-manifest.json`,
-    lines: [],
-  };
+    backupRel,
+  });
 }

@@ -8,6 +8,7 @@ import {
 } from "../versions.ts";
 import { commandLineFor } from "./shell_quote.ts";
 import type { RuntimePrefix } from "./runtime.ts";
+import { ADAPTER_FILES } from "./project_files.ts";
 
 /** v5 state versions whose stores require `--quiescent`. */
 export const V5_FORMATS = ["5.0", "5.0.1", "5.0.2", "5.1.0"];
@@ -59,13 +60,40 @@ export function printablePrefix(argv: readonly string[], os: string = Deno.build
   return commandLineFor(argv, os);
 }
 
-/** The report's version fields: release, compatible engine, memory format, hot grammar. */
-export function versionFields() {
+/** What one route did, for installReport. */
+export type RouteOutcome = {
+  route: InstallReport["route"];
+  target: string;
+  prefix: RuntimePrefix;
+  format: string;
+  memory: string[];
+  portable: string[];
+  smoke: HookSmoke;
+  audit: InstallReport["audit"];
+  /** The backup or receipt folder, relative to the target. */
+  backupRel: string;
+};
+
+/** The report of a finished route (its lines are rendered afterwards by renderInstallLines). */
+export function installReport(outcome: RouteOutcome): InstallReport {
   return {
+    route: outcome.route,
+    target: outcome.target,
     bimri_release: BIMRI_RELEASE,
     compatible_engine: ENGINE_COMPAT_RELEASE,
     memory_format: AUTHORITY_FORMAT,
     hot_grammar: HOT_GRAMMAR,
+    argv_prefix: [...outcome.prefix.argv],
+    runtime: outcome.prefix.kind,
+    detected_format: outcome.format,
+    memory: outcome.memory,
+    adapters: [...ADAPTER_FILES],
+    portable_files: outcome.portable,
+    hook_smoke: outcome.smoke,
+    audit: outcome.audit,
+    backup: outcome.backupRel,
+    receipt: `${outcome.backupRel}/install-manifest.json`,
+    lines: [],
   };
 }
 

@@ -2,7 +2,7 @@
 import { dirname, join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { sha256Hex } from "../model/text.ts";
-import { now, utcTimestamp } from "../model/time.ts";
+import { utcTimestamp } from "../model/time.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import type { JsonObject } from "../model/json.ts";
 import { atomicReplace, lstatOrNull } from "../store/files.ts";
@@ -19,19 +19,6 @@ import {
 
 /** Root files of older memory generations that a migration may touch. */
 const LEGACY_ROOT_FILES = ["bimri.md", "BIMRI.md", "BIMRI-backup.md", "bimri-backup.md"];
-
-/** A new backup folder name: local date and time plus 8 random hex digits. */
-export function backupStamp(): string {
-  const d = now();
-  const pad = (n: number) => String(n).padStart(2, "0");
-  const hex = Array.from(
-    crypto.getRandomValues(new Uint8Array(4)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-  return `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${
-    pad(d.getMinutes())
-  }${pad(d.getSeconds())}-${hex}`;
-}
 
 type SnapshotRecord = { existed: boolean; backup: string | null; sha256: string | null };
 
