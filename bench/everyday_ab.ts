@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { grow } from "./grow_and_measure.ts";
-import { MEASURE, PYTHON } from "./share_pull.ts";
+import { timeProcess } from "./timing.ts";
 import { RUN_PERMISSIONS } from "../engine/install/permissions.ts";
 import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
 
@@ -48,22 +48,8 @@ async function timed(engine: Engine, script: string, args: string[]): Promise<Ti
     script,
     ...args,
   ];
-  const cmd = PYTHON ? [PYTHON, "-c", MEASURE, ...deno] : deno;
-  const t0 = performance.now();
-  const done = await new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const wall = performance.now() - t0;
-  const stderr = new TextDecoder().decode(done.stderr);
-  const own = /BIMRI_TIMES=([0-9.]+) ([0-9.]+)/.exec(stderr);
-  return {
-    ms: own ? Number(own[1]) : wall,
-    cpuMs: own ? Number(own[2]) : null,
-    out: new TextDecoder().decode(done.stdout),
-    code: done.code,
-  };
+  const { ms, cpuMs, out, code } = await timeProcess(deno);
+  return { ms, cpuMs, out, code };
 }
 
 /** One bimri command of `engine` on the store at `root`; a failure stops the bench. */

@@ -35,53 +35,18 @@ import { canonicalJson } from "../engine/store/canonical_json.ts";
 import { mintReplicaId, recordName } from "../engine/share/ids.ts";
 import { RUN_PERMISSIONS } from "../engine/install/permissions.ts";
 import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
+import { timeProcess } from "./timing.ts";
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
-
-/**
- * Runs a command and reports its own wall time and its CPU time (user +
- * system, microseconds from getrusage) on stderr, so the wrapper's start-up
- * counts in neither. python3 is on every machine (the conformance runner).
- */
-export const MEASURE = [
-  "import resource, subprocess, sys, time",
-  "t = time.perf_counter()",
-  "r = subprocess.run(sys.argv[1:])",
-  "w = time.perf_counter() - t",
-  "u = resource.getrusage(resource.RUSAGE_CHILDREN)",
-  "sys.stderr.write('BIMRI_TIMES=%f %f\\n' % (w * 1000, (u.ru_utime + u.ru_stime) * 1000))",
-  "sys.exit(r.returncode)",
-].join("\n");
-
-/** The python3 that runs MEASURE, or null where there is none. */
-export const PYTHON = (() => {
-  for (const path of ["/usr/bin/python3", "/usr/local/bin/python3"]) {
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch { /* next */ }
-  }
-  return null;
-})();
 
 /** One process: wall time, and its CPU time (user + system) where python3 can report it. */
 type Timed = { ms: number; cpuMs: number | null; out: string };
 
 async function run(main: string, args: string[]): Promise<Timed> {
   const base = [Deno.execPath(), "run", "--quiet", ...RUN_V8_FLAGS, ...RUN_PERMISSIONS, main];
-  const cmd = PYTHON ? [PYTHON, "-c", MEASURE, ...base, ...args] : [...base, ...args];
-  const t0 = performance.now();
-  const out = await new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  let ms = performance.now() - t0;
-  const text = new TextDecoder().decode(out.stdout);
-  const stderr = new TextDecoder().decode(out.stderr);
-  if (out.code !== 0) throw new Error(`${args.join(" ")} failed: ${stderr}`);
-  const times = /BIMRI_TIMES=([0-9.]+) ([0-9.]+)/.exec(stderr);
-  if (times) ms = Number(times[1]);
-  return { ms, cpuMs: times ? Number(times[2]) : null, out: text };
+  const { ms, cpuMs, out, stderr, code } = await timeProcess([...base, ...args]);
+  if (code !== 0) throw new Error(`${args.join(" ")} failed: ${stderr}`);
+  return { ms, cpuMs, out };
 }
 
 function bimri(root: string, args: string[]): Promise<Timed> {

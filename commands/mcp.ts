@@ -18,8 +18,8 @@ closed with outcome partial when it disconnects. Diagnostics go to stderr.`,
   async run(ctx) {
     // Loaded only here so every other verb starts without the MCP SDK.
     const { serveMcp } = await import("../mcp/server.ts");
-    const { findCommand } = await import("./mod.ts");
-    await serveMcp({ root: ctx.root, version: BIMRI_RELEASE, findCommand });
+    const { findVerb } = await import("./verbs.ts");
+    await serveMcp({ root: ctx.root, version: BIMRI_RELEASE, findCommand: findVerb });
     return ok("", {});
   },
 };

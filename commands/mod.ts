@@ -1,57 +1,18 @@
 /** The registry of CLI verbs. */
 import type { Command } from "./command.ts";
-import { startCommand } from "./start.ts";
-import { journalCommand } from "./journal.ts";
-import { proposeCommand } from "./propose.ts";
-import { syncCommand } from "./sync.ts";
-import { maintainCommand } from "./maintain.ts";
-import { closeCommand, recoverRunCommand } from "./close.ts";
-import { statusCommand } from "./status.ts";
-import { doctorCommand } from "./doctor.ts";
-import { quarantineCommand } from "./quarantine.ts";
-import { restoreCommand } from "./restore.ts";
-import { reviewCommand } from "./review.ts";
-import { resolveCommand } from "./resolve.ts";
-import { migrateCommand } from "./migrate.ts";
-import { indexCommand } from "./index.ts";
-import { recallCommand } from "./recall.ts";
-import { getCommand } from "./get.ts";
+import { VERBS } from "./verbs.ts";
 import { searchCommand } from "./search.ts";
 import { mcpCommand } from "./mcp.ts";
 import { uiCommand } from "./ui.ts";
-import { hookCloseCommand, hookStartCommand } from "./hooks.ts";
-import { installCommand, sentinelCommand } from "./install.ts";
-import { shareCommand } from "./share.ts";
-import { secretsCommand } from "./secrets.ts";
 
-/** Every verb, in help order. */
+const ADAPTERS_AT = VERBS.indexOf(searchCommand) + 1;
+
+/** Every verb, in help order (the adapters mcp and ui follow `search`). */
 export const COMMANDS: readonly Command[] = [
-  startCommand,
-  journalCommand,
-  proposeCommand,
-  syncCommand,
-  maintainCommand,
-  closeCommand,
-  recoverRunCommand,
-  statusCommand,
-  doctorCommand,
-  quarantineCommand,
-  restoreCommand,
-  reviewCommand,
-  resolveCommand,
-  shareCommand,
-  secretsCommand,
-  migrateCommand,
-  indexCommand,
-  recallCommand,
-  getCommand,
-  searchCommand,
+  ...VERBS.slice(0, ADAPTERS_AT),
   mcpCommand,
   uiCommand,
-  hookStartCommand,
-  hookCloseCommand,
-  installCommand,
-  sentinelCommand,
+  ...VERBS.slice(ADAPTERS_AT),
 ];
 
 /** Finds a verb by name or alias. */

@@ -56,14 +56,14 @@ agents change the store. Stop with Ctrl+C.
     requireLoopbackPermission(host === "localhost" ? "127.0.0.1" : host.replace(/^\[|\]$/g, ""));
     const { startUi } = await import("../ui/server.ts");
     const { runCommand } = await import("./run.ts");
-    const { findCommand } = await import("./mod.ts");
+    const { findVerb } = await import("./verbs.ts");
     const server = startUi({
       root: ctx.root,
       hostname: host === "localhost" ? "127.0.0.1" : host.replace(/^\[|\]$/g, ""),
       port,
       readOnly: boolFlag(flags, "read-only"),
       runVerb: (verb, verbFlags, positionals) => {
-        const command = findCommand(verb);
+        const command = findVerb(verb);
         if (!command) throw new Error(`internal: no verb ${verb}`);
         return runCommand(command, { ...ctx, json: true }, verbFlags, positionals);
       },

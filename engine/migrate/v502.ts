@@ -174,7 +174,7 @@ export type ActivationReceiptFile = JsonObject & {
 };
 
 /** `YYYYmmdd-HHMMSS-<8 hex>` in local time, the reference's transaction folder naming. */
-function transactionName(): string {
+export function transactionName(): string {
   const d = now();
   const p = (n: number) => String(n).padStart(2, "0");
   const random = Array.from(

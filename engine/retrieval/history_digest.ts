@@ -25,8 +25,9 @@ import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.t
 import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../store/fingerprint.ts";
 import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { entryRecord, searchFieldsOf } from "./records.ts";
-import { foldedLength, type SearchFields } from "./ranking.ts";
+import type { Store } from "../store/store.ts";
+import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./records.ts";
+import { foldedLength, type SearchFields } from "./search_fields.ts";
 import { foldText, isAscii } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
 import {
@@ -518,53 +519,6 @@ export function digestKeyAndId(
   };
 }
 
-/**
- * How often each term occurs in each of DIGEST_FIELDS of a row (`counts[t][f]`,
- * non-overlapping, the larger of the plain and normalized folds, as
- * countTerm counts a field), or null when the row is not laid out by field.
- */
-export function digestTermCounts(
-  digest: LoadedDigest,
-  row: number,
-  terms: readonly string[],
-): number[][] | null {
-  const { text } = digest;
-  const { plainStart, plainEnd, normalizedStart, lineEnd } = foldedTexts(digest, row);
-  const plainEnds = fieldEnds(text, plainStart, plainEnd);
-  if (plainEnds === null) return null;
-  const counts = terms.map(() => DIGEST_FIELDS.map(() => 0));
-  countByField(text, plainStart, plainEnds, terms, counts);
-  if (normalizedStart < lineEnd) {
-    const normalizedEnds = fieldEnds(text, normalizedStart, lineEnd);
-    if (normalizedEnds === null) return null;
-    const more = terms.map(() => DIGEST_FIELDS.map(() => 0));
-    countByField(text, normalizedStart, normalizedEnds, terms, more);
-    counts.forEach((row, t) => row.forEach((n, f) => (row[f] = Math.max(n, more[t][f]))));
-  }
-  return counts;
-}
-
-/** Adds each term's occurrences in each field of the folded text from `start` (fields end at `ends`). */
-function countByField(
-  text: string,
-  start: number,
-  ends: readonly number[],
-  terms: readonly string[],
-  counts: number[][],
-): void {
-  const end = ends[ends.length - 1];
-  terms.forEach((term, t) => {
-    let field = 0;
-    for (let found = text.indexOf(term, start); found !== -1;) {
-      if (found + term.length > end) break;
-      while (found >= ends[field]) field++;
-      // A term holds no separator, so an occurrence never spans two fields.
-      counts[t][field]++;
-      found = text.indexOf(term, found + term.length);
-    }
-  });
-}
-
 /** Row numbers of the historical generations, in archive order (the rule of historicalGenerations). */
 export function digestGenerations(
   digest: LoadedDigest,
@@ -677,4 +631,15 @@ export function digestFoldRegion(
     foldStart: plainStart,
     foldEnd: lineEnd,
   };
+}
+
+/**
+ * The printed record of a digest row, read back from its month file and
+ * checked against the digest (throws when the archive changed underneath).
+ */
+export function digestRecord(store: Store, digest: LoadedDigest, row: number): RetrievalRecord {
+  const archived = readDigestRow(store.paths, digest, row);
+  const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
+  confirmDigestRow(digest, row, archived);
+  return entryRecord(entry, "HISTORY", archived.reason);
 }

@@ -5,7 +5,8 @@
  * each match carrying its typed fields (plus bimri's `score` when ranked).
  */
 import type { JsonObject, JsonValue } from "../model/json.ts";
-import type { RecallMatch, RecallResult } from "./recall.ts";
+import type { RecallResult } from "./recall.ts";
+import type { RecallMatch } from "./matches.ts";
 
 /** One TSV row: location, key, id, reason, trust, source, text. */
 export function tsvRow(match: RecallMatch): string {

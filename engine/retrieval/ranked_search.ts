@@ -27,6 +27,7 @@ import {
   digestGenerations,
   digestKeyAndId,
   digestReason,
+  digestRecord,
   type LoadedDigest,
   loadHistoryDigest,
 } from "./history_digest.ts";
@@ -41,8 +42,7 @@ import {
   wordCharAt,
   wordWeight,
 } from "./relevance.ts";
-import type { RecallMatch } from "./recall.ts";
-import { digestRecord } from "./search.ts";
+import type { RecallMatch } from "./matches.ts";
 
 /** What the output order compares of a match besides its bucket, kind and score. */
 type OrderKey = { key: string; id: string; reason: string };

@@ -1,6 +1,6 @@
 /**
  * recall / get / search: exact-key lookup of the accepted current generation
- * (optionally with its history and held candidates), and the entry to ranked
+ * (optionally with its history and held candidates), and the entry to
  * task-language search over current and historical memory (search.ts).
  * Strictly read-only.
  *
@@ -11,10 +11,11 @@
  */
 import { BimriError } from "../errors.ts";
 import { requireKey } from "../model/ids.ts";
-import { compareCodePoints, pyStrip } from "../model/text.ts";
+import { pyStrip } from "../model/text.ts";
 import type { Store } from "../store/store.ts";
 import { withReadOnlyStore } from "./read_store.ts";
-import { exactCurrentRecords, keyRecords, LOCATIONS, type RetrievalRecord } from "./records.ts";
+import { exactCurrentRecords, keyRecords } from "./records.ts";
+import { compareOrder, type RecallMatch } from "./matches.ts";
 
 /** Default number of matches printed. */
 export const DEFAULT_LIMIT = 20;
@@ -30,17 +31,6 @@ export type RecallRequest = {
   limit: number;
   /** A query only: order each group by relevance and report each match's score. */
   rank?: boolean;
-};
-
-/**
- * One match: the record plus its relevance score (0 for key lookups and
- * unranked queries) and, for a ranked query, the query words it matched and
- * whether it holds the phrase, every term, or some words.
- */
-export type RecallMatch = RetrievalRecord & {
-  score: number;
-  matched?: string[];
-  match?: "phrase" | "all" | "some";
 };
 
 /** The result of a lookup or search. */
@@ -72,27 +62,10 @@ export function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-/** Output order of matches (see compareRanked). */
-export function byGroupScoreAndKey(a: RecallMatch, b: RecallMatch): number {
-  return compareRanked(a, a.score, b, b.score);
-}
-
-/** What the output order compares of a record besides its score. */
-export type RankKey = Pick<RetrievalRecord, "location" | "key" | "id" | "reason">;
-
-/** Output order: group, then score (highest first), then key, ID and reason. */
-export function compareRanked(a: RankKey, aScore: number, b: RankKey, bScore: number): number {
-  return LOCATIONS.indexOf(a.location) - LOCATIONS.indexOf(b.location) ||
-    bScore - aScore ||
-    compareCodePoints(a.key, b.key) ||
-    compareCodePoints(a.id, b.id) ||
-    compareCodePoints(a.reason, b.reason);
-}
-
 /** Matches of an exact key: current only, or with held candidates and history. */
 export function lookupKey(store: Store, key: string, history: boolean): RecallMatch[] {
   const records = history ? keyRecords(store, key) : exactCurrentRecords(store, key);
-  return records.map((record) => ({ ...record, score: 0 })).sort(byGroupScoreAndKey);
+  return records.map((record) => ({ ...record, score: 0 })).sort(compareOrder);
 }
 
 /**
@@ -125,7 +98,7 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
       const relevance = relevanceQuery(query, terms);
       read = (store) => searchRanked(store, relevance, request.limit);
     } else {
-      read = (store) => searchStore(store, terms, request.limit, false);
+      read = (store) => searchStore(store, terms, request.limit);
     }
   }
   // Every read first proves authority sound (protocol 12), as the reference

@@ -6,7 +6,7 @@
  */
 import { type MemoryEntry, normalizeTags, parseAnyEntry } from "../model/hot.ts";
 import { TAG } from "../model/ids.ts";
-import type { SearchFields } from "./ranking.ts";
+import type { SearchFields } from "./search_fields.ts";
 import type { JsonObject } from "../model/json.ts";
 import { listNames } from "../store/files.ts";
 import { knownHeldDecisions } from "../integrity/summary.ts";

@@ -1,26 +1,12 @@
 /**
- * Task-language search over current, held and historical memory: the HOT,
- * COLD and HELD records from the store, HISTORY from the derived history
- * digest or, when it does not vouch for the archive, from the archive itself.
- * The CLI's default mode (every term must occur, the reference's order:
- * group, then key, id, reason). `--rank` does not come here: it is the
- * relevance search of ranked_search.ts. The in-group BM25F ordering this
- * module can still apply (`ranked`, ranking.ts) is the earlier `--rank`,
- * no longer reached by any command.
+ * Task-language search over current, held and historical memory (the CLI's
+ * default mode): every term must occur, and matches come in the reference's
+ * order (group, then key, id, reason). HOT, COLD and HELD records come from
+ * the store, HISTORY from the derived history digest or, when it does not
+ * vouch for the archive, from the archive itself. `--rank` does not come
+ * here: it is the relevance search of ranked_search.ts.
  */
 import type { Store } from "../store/store.ts";
-import {
-  addToCorpus,
-  type CorpusPart,
-  type CorpusStats,
-  foldedLength,
-  matchDocuments,
-  newCorpusPart,
-  rankDocuments,
-  scoreCounts,
-  scoreMatch,
-  type SearchField,
-} from "./ranking.ts";
 import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
 import {
   currentRecords,
@@ -31,58 +17,33 @@ import {
   type RetrievalRecord,
   searchFieldsOf,
 } from "./records.ts";
-import { containsTerm, countTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
+import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
 import {
-  addDigestLengths,
-  confirmDigestRow,
-  DIGEST_FIELDS,
   digestGenerations,
   digestHits,
   digestKeyAndId,
   digestReason,
-  digestTermCounts,
+  digestRecord,
   type LoadedDigest,
   loadHistoryDigest,
-  readDigestRow,
 } from "./history_digest.ts";
-import { byGroupScoreAndKey, compareRanked, type RankKey, type RecallMatch } from "./recall.ts";
+import { compareOrder, type OrderKey, type RecallMatch } from "./matches.ts";
+import { holdsEveryTerm } from "./search_fields.ts";
 
 export { queryTerms };
 
 /**
- * Matches of `terms` among `records` (every term must occur; see
- * tokenize.ts), ranked unless `ranked` is false (then every score is 0).
- * `background` counts further corpus documents known to contain none of the
- * terms: they only enlarge the corpus for IDF.
- */
-export function searchRecords(
-  records: readonly RetrievalRecord[],
-  terms: readonly string[],
-  background = 0,
-  ranked = true,
-): RecallMatch[] {
-  return rankDocuments(records.map(searchFieldsOf), terms, background)
-    .map(({ index, score }) => ({ ...records[index], score: ranked ? score : 0 }))
-    .sort(byGroupScoreAndKey);
-}
-
-/**
- * A matched history generation: what orders it, its score once the corpus
- * statistics are known, and how to build its printed record (which throws
- * when the archive no longer holds what the match was decided on).
+ * A matched history generation: what orders it, and how to build its printed
+ * record (which throws when the archive no longer holds what the match was
+ * decided on).
  */
 export type HistoryCandidate = {
-  rank: () => RankKey;
-  score: (stats: CorpusStats) => number;
+  order: () => OrderKey;
   build: () => RetrievalRecord;
 };
 
-/**
- * History generations that match a query, with their share of the corpus
- * statistics. Only the printed ones are built.
- */
+/** History generations that match a query. Only the printed ones are built. */
 export type HistoryMatches = {
-  part: CorpusPart;
   /** How many generations match. */
   count: number;
   /** The matches in archive order, made on demand (most searches never print history). */
@@ -91,40 +52,31 @@ export type HistoryMatches = {
 
 /**
  * The first `limit` matches (output order) and the total. Groups come first in
- * the order, so only the groups that reach into the first `limit` are scored;
+ * the order, so only the groups that reach into the first `limit` are ordered;
  * the others are only counted (same result as sorting all). `history`, when
- * given, holds the HISTORY group already matched. Unless `ranked`, nothing is
- * scored: every score is 0 and the order is the reference's.
+ * given, holds the HISTORY group already matched. Every score is 0.
  */
 export function searchFirst(
   records: readonly RetrievalRecord[],
   terms: readonly string[],
-  background: number,
   limit: number,
   history: HistoryMatches | null = null,
-  ranked = true,
 ): { matches: RecallMatch[]; total: number } {
-  const fields = records.map(searchFieldsOf);
-  const { matched, stats } = matchDocuments(fields, terms, background, history?.part ?? null);
+  const matched = records.filter((record) => holdsEveryTerm(searchFieldsOf(record), terms));
   const matches: RecallMatch[] = [];
   let before = 0;
   for (const location of LOCATIONS) {
-    const group = matched.filter((index) => records[index].location === location);
+    const group = matched.filter((record) => record.location === location);
     const pending = location === "HISTORY" && history ? history : null;
     const pendingCount = pending?.count ?? 0;
     if (before < limit && group.length + pendingCount > 0) {
-      // Rank light {rank, score} pairs; only the printed ones become records.
-      const top = new FirstRanked<RetrievalRecord | HistoryCandidate>(limit - matches.length);
-      for (const index of group) {
-        const score = ranked ? scoreMatch(fields[index], terms, stats) : 0;
-        top.offer(records[index], score, records[index]);
-      }
-      for (const candidate of pending?.candidates() ?? []) {
-        top.offer(candidate.rank(), ranked ? candidate.score(stats) : 0, candidate);
-      }
-      for (const { score, item } of top.first()) {
+      // Order light keys; only the printed ones become records.
+      const top = new FirstInOrder<RetrievalRecord | HistoryCandidate>(limit - matches.length);
+      for (const record of group) top.offer(record, record);
+      for (const candidate of pending?.candidates() ?? []) top.offer(candidate.order(), candidate);
+      for (const item of top.first()) {
         const record = "build" in item ? item.build() : item;
-        matches.push({ ...record, score });
+        matches.push({ ...record, score: 0 });
       }
     }
     before += group.length + pendingCount;
@@ -136,150 +88,103 @@ export function searchFirst(
 }
 
 /**
- * The first `room` of a stream of scored items, exactly as a stable sort of
- * the whole stream would order them, holding at most about twice `room` at a
+ * The first `room` of a stream of items, exactly as a stable sort of the
+ * whole stream would order them, holding at most about twice `room` at a
  * time: a query can match thousands of archived generations, and only the
- * printed few need more than their rank and score.
+ * printed few need more than their order key.
  */
-class FirstRanked<T> {
-  #kept: { rank: RankKey; score: number; item: T }[] = [];
+class FirstInOrder<T> {
+  #kept: { order: OrderKey; item: T }[] = [];
   constructor(private readonly room: number) {}
 
   /** Adds the next item of the stream. */
-  offer(rank: RankKey, score: number, item: T): void {
+  offer(order: OrderKey, item: T): void {
     if (this.room <= 0) return;
-    this.#kept.push({ rank, score, item });
+    this.#kept.push({ order, item });
     if (this.#kept.length >= 2 * this.room + 64) this.#trim();
   }
 
-  /** The first `room` items in rank order. */
-  first(): { score: number; item: T }[] {
+  /** The first `room` items in order. */
+  first(): T[] {
     this.#trim();
-    return this.#kept;
+    return this.#kept.map(({ item }) => item);
   }
 
   // A stable sort keeps ties in stream order: kept items came before the
   // ones appended after them, and among themselves they are already in order.
   #trim(): void {
-    this.#kept.sort((a, b) => compareRanked(a.rank, a.score, b.rank, b.score));
+    this.#kept.sort((a, b) => compareOrder(a.order, b.order));
     if (this.#kept.length > this.room) this.#kept.length = this.room;
   }
 }
 
 /**
  * Matches the historical generations of the archive against `terms`. A row
- * whose raw line (with its reason and location) holds none of the terms can
- * neither match nor count in a term's document frequency, so it is counted
- * but never parsed; a row that matches contributes its statistics here and
- * becomes a printed record only if the HISTORY group reaches the limit.
+ * whose raw line (with its reason and location) holds none of the terms
+ * cannot match, so it is never parsed.
  */
 export function matchHistory(store: Store, terms: readonly string[]): HistoryMatches {
-  const part = newCorpusPart(terms);
-  const matches: HistoryCandidate[] = [];
+  const matches: RetrievalRecord[] = [];
   const rows = historicalGenerations(
     readAllArchiveRecords(store.paths),
     store.state.cold_current,
   );
   for (const row of rows) {
     const haystack = foldField(`${row.rawLine}\n${row.reason}\nHISTORY`);
-    if (!terms.some((term) => containsTerm(haystack, term))) {
-      part.size++;
-      continue;
-    }
+    if (!terms.some((term) => containsTerm(haystack, term))) continue;
     const entry = parseStored(row.rawLine, `archive record in ${row.file}`);
     const record = entryRecord(entry, "HISTORY", row.reason);
-    const fields = searchFieldsOf(record);
-    if (addToCorpus(part, fields, terms)) {
-      matches.push({
-        rank: () => record,
-        score: (stats) => scoreMatch(fields, terms, stats),
-        build: () => record,
-      });
-    }
+    if (holdsEveryTerm(searchFieldsOf(record), terms)) matches.push(record);
   }
-  return { part, count: matches.length, candidates: () => matches };
+  return {
+    count: matches.length,
+    candidates: () => matches.map((record) => ({ order: () => record, build: () => record })),
+  };
 }
 
 /**
- * matchHistory from the derived history digest: the same generations, the
- * same matches and statistics, without reading or parsing the archive; only
- * printed matches are read back from their month file.
+ * matchHistory from the derived history digest: the same generations and the
+ * same matches, without reading or parsing the archive; only printed matches
+ * are read back from their month file.
  */
 export function matchHistoryDigest(
   store: Store,
   digest: LoadedDigest,
   terms: readonly string[],
 ): HistoryMatches {
-  const part = newCorpusPart(terms);
   const matched: number[] = [];
-  const reasons = new Map<string, { folded: FoldedText; length: number }>();
+  const reasons = new Map<string, FoldedText>();
   const location = foldField("HISTORY");
-  const locationLength = foldedLength("HISTORY");
   const hits = terms.map((term) => digestHits(digest, term));
-  const sums = DIGEST_FIELDS.map(() => 0);
-  const termIndex = new Map(terms.map((term, t) => [term, t]));
   for (const row of digestGenerations(digest, store.state.cold_current)) {
-    part.size++;
     const reasonText = digestReason(digest, row);
     let reason = reasons.get(reasonText);
     if (reason === undefined) {
-      reason = { folded: foldField(reasonText), length: foldedLength(reasonText) };
+      reason = foldField(reasonText);
       reasons.set(reasonText, reason);
     }
-    let all = true;
-    terms.forEach((term, t) => {
-      const found = hits[t][row] === 1 || containsTerm(reason.folded, term) ||
-        containsTerm(location, term);
-      if (found) part.documentFrequency.set(term, part.documentFrequency.get(term)! + 1);
-      else all = false;
-    });
-    if (!all) continue;
-    part.matched++;
-    addDigestLengths(digest, row, sums);
-    part.lengthSums.reason += reason.length;
-    part.lengthSums.location += locationLength;
-    matched.push(row);
+    const folded = reason;
+    const all = terms.every((term, t) =>
+      hits[t][row] === 1 || containsTerm(folded, term) || containsTerm(location, term)
+    );
+    if (all) matched.push(row);
   }
-  DIGEST_FIELDS.forEach((name, i) => (part.lengthSums[name] += sums[i]));
   const candidate = (row: number): HistoryCandidate => {
     const reasonText = digestReason(digest, row);
-    const reason = reasons.get(reasonText)!;
-    // Built only when printed, or to be ranked at all when the digest does not lay out its fields.
+    // Built only when printed, or to be ordered at all when the digest does not lay out its fields.
     let built: RetrievalRecord | null = null;
     const build = () => built ??= digestRecord(store, digest, row);
     return {
-      rank: () => {
+      order: () => {
         const keyAndId = digestKeyAndId(digest, row);
         return keyAndId === null
           ? build()
           : { location: "HISTORY", ...keyAndId, reason: reasonText };
       },
-      score: (stats) => {
-        const counts = digestTermCounts(digest, row, terms);
-        if (counts === null) return scoreMatch(searchFieldsOf(build()), terms, stats);
-        const fieldLengths = DIGEST_FIELDS.map(() => 0);
-        addDigestLengths(digest, row, fieldLengths);
-        const lengths = { reason: reason.length, location: locationLength } as Record<
-          SearchField,
-          number
-        >;
-        DIGEST_FIELDS.forEach((name, f) => (lengths[name] = fieldLengths[f]));
-        return scoreCounts(
-          (name, term) => {
-            const f = FIELD_COLUMN.get(name);
-            if (f !== undefined) return counts[termIndex.get(term)!][f];
-            return countTerm(name === "reason" ? reason.folded : location, term);
-          },
-          lengths,
-          terms,
-          stats,
-        );
-      },
       build,
     };
   };
   return {
-    part,
     count: matched.length,
     candidates: function* () {
       for (const row of matched) yield candidate(row);
@@ -287,26 +192,11 @@ export function matchHistoryDigest(
   };
 }
 
-/**
- * The printed record of a digest row, read back from its month file and
- * checked against the digest (throws when the archive changed underneath).
- */
-export function digestRecord(store: Store, digest: LoadedDigest, row: number): RetrievalRecord {
-  const archived = readDigestRow(store.paths, digest, row);
-  const entry = parseStored(archived.rawLine, `archive record in ${archived.file}`);
-  confirmDigestRow(digest, row, archived);
-  return entryRecord(entry, "HISTORY", archived.reason);
-}
-
-/** Column of each digest field in digestTermCounts' rows. */
-const FIELD_COLUMN = new Map<SearchField, number>(DIGEST_FIELDS.map((name, f) => [name, f]));
-
-/** Searches the store: current, held and historical memory (ranked unless `ranked` is false). */
+/** Searches the store: current, held and historical memory, the first `limit` matches and the total. */
 export function searchStore(
   store: Store,
   terms: readonly string[],
   limit = Number.MAX_SAFE_INTEGER,
-  ranked = true,
 ): { matches: RecallMatch[]; total: number } {
   const { records: current, currentByKey } = currentRecords(store);
   const records = [...current, ...heldRecords(store, currentByKey)];
@@ -314,5 +204,5 @@ export function searchStore(
   const history = digest === null
     ? matchHistory(store, terms)
     : matchHistoryDigest(store, digest, terms);
-  return searchFirst(records, terms, 0, limit, history, ranked);
+  return searchFirst(records, terms, limit, history);
 }

@@ -113,18 +113,3 @@ export function foldField(text: string): FoldedText {
 export function containsTerm(field: FoldedText, term: string): boolean {
   return field.plain.includes(term) || field.normalized.includes(term);
 }
-
-/** Non-overlapping occurrences of `term` in the form where it occurs most. */
-export function countTerm(field: FoldedText, term: string): number {
-  const count = (haystack: string): number => {
-    let n = 0;
-    let at = haystack.indexOf(term);
-    while (at >= 0) {
-      n++;
-      at = haystack.indexOf(term, at + term.length);
-    }
-    return n;
-  };
-  const plain = count(field.plain);
-  return field.normalized === field.plain ? plain : Math.max(plain, count(field.normalized));
-}

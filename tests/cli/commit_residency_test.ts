@@ -11,6 +11,7 @@ import {
   diffTrees,
   hashTree,
   newSubject,
+  proposeTier2,
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
@@ -163,22 +164,10 @@ Deno.test("a candidate's value written straight to cold storage stays a satisfie
   const root = await tempStore();
   const key = "cold.satisfied";
   const set = async (run: string, text: string, extra: string[] = []) => {
-    const r = await bimri(root, [
-      "propose",
-      "--run",
-      run,
-      "--tier",
-      "2",
-      "--key",
-      key,
-      "--text",
-      text,
-      "--source",
-      "user",
-      "--trust",
-      "confirmed",
-      ...extra,
-    ]);
+    const r = await bimri(
+      root,
+      proposeTier2(run, key, text, ["--source", "user", "--trust", "confirmed", ...extra]),
+    );
     assertEquals(r.code, 0, r.stderr);
     return r.stdout.trim();
   };

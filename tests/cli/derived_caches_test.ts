@@ -32,15 +32,7 @@ async function buildStore(): Promise<{ root: string; closed: string }> {
   const root = await tempStore();
   const first = await startRun(root, "seed");
   const p = (run: string, args: string[]) => bimri(root, ["propose", "--run", run, ...args]);
-  await p(first, [
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "ops.retry",
-    "--text",
-    "Keep the retry path idempotent.",
-  ]);
+  await bimri(root, newSubject(first, "ops.retry", "Keep the retry path idempotent."));
   await p(first, [
     "--tier",
     "1",

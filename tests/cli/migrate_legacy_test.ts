@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, pathExists, startRun } from "../helpers/cli.ts";
+import { bimri, diffTrees, hashTree, pathExists, proposeTier2, startRun } from "../helpers/cli.ts";
 import { copyFixture, fixturePath, writeFiles } from "../fixtures/fixtures.ts";
 
 function read(root: string, path: string): string {
@@ -92,17 +92,10 @@ Deno.test("v3 memory with its rolling backup migrates losslessly and reports ove
   // The migrated store continues: runs are numbered after the old session count.
   const run = await startRun(root);
   assertEquals(run, "R000015");
-  const propose = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--key",
-    "legacy.v3.t2-20260502-01",
-    "--text",
-    "README install section drafted.",
-  ]);
+  const propose = await bimri(
+    root,
+    proposeTier2(run, "legacy.v3.t2-20260502-01", "README install section drafted."),
+  );
   if (/unknown (command|verb)/i.test(propose.stderr)) return; // propose not built yet
   assertEquals(propose.code, 0, propose.stderr);
   const sync = await bimri(root, ["sync", "--run", run]);

@@ -1,7 +1,15 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, diffTrees, hashTree, pathExists, startRun, tempStore } from "../helpers/cli.ts";
+import {
+  bimri,
+  diffTrees,
+  hashTree,
+  pathExists,
+  proposeTier2,
+  startRun,
+  tempStore,
+} from "../helpers/cli.ts";
 import { copyFixture } from "../fixtures/fixtures.ts";
 
 const HEADLINE =
@@ -109,17 +117,10 @@ Deno.test("v5.0.2 migrate takes the reference's state upgrade: exact backup in .
   assertEquals(run, "R000012");
   const journal = await bimri(root, ["journal", "--run", run, "--text", "After the upgrade."]);
   assertEquals(journal.code, 0, journal.stderr);
-  const propose = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--key",
-    "fixture.subject",
-    "--text",
-    "Updated after the upgrade.",
-  ]);
+  const propose = await bimri(
+    root,
+    proposeTier2(run, "fixture.subject", "Updated after the upgrade."),
+  );
   assertEquals(propose.code, 0, propose.stderr);
   const sync = await bimri(root, ["sync", "--run", run]);
   assertEquals(sync.code, 0, sync.stderr);

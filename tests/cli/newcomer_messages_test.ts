@@ -4,7 +4,7 @@
  * command of every choice. Black-box through the CLI.
  */
 import { assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, must, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, must, newSubject, proposeTier2, startRun, tempStore } from "../helpers/cli.ts";
 
 Deno.test("propose of a new key without --tier names the missing flag", async () => {
   const root = await tempStore();
@@ -26,17 +26,7 @@ Deno.test("propose of a new key without --tier names the missing flag", async ()
 Deno.test("a new key without --new-subject: propose and sync name the proposal and the key", async () => {
   const root = await tempStore();
   const run = await startRun(root);
-  const p = await bimri(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--key",
-    "new.key",
-    "--text",
-    "X.",
-  ]);
+  const p = await bimri(root, proposeTier2(run, "new.key", "X."));
   assertEquals(p.code, 0, p.stderr);
   assertEquals(p.stdout, `${run}-Q001\n`);
   assertMatch(

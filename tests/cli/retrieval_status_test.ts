@@ -6,24 +6,14 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
-import { bimri, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, newSubject, proposeTier2, startRun, tempStore } from "../helpers/cli.ts";
 import { must } from "./retrieval_fixture.ts";
 
 Deno.test("status lists held candidates with their meaning and counts outcomes once per run", async () => {
   const root = await tempStore("bimri-status-");
   const run = await startRun(root, "codex");
   const other = await startRun(root, "claude");
-  await must(root, [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--key",
-    "deploy.windows",
-    "--text",
-    "Windows deploys need a reboot.",
-  ]);
+  await must(root, proposeTier2(run, "deploy.windows", "Windows deploys need a reboot."));
   await must(root, ["sync", "--run", run]);
   await must(root, ["close", "--run", run, "--outcome", "success", "--summary", "Done."]);
   // A second outcome line in the same log still counts as one run's outcome.

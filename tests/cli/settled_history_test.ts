@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, copyStore, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import { overwriteInPlace } from "../helpers/portable.ts";
 
 const SETTLED = ".bimri/audit-integrity-settled.json";
 const FACTS = ".bimri/audit-integrity-cache.json";
@@ -88,17 +89,6 @@ async function warmCopy(root: string): Promise<string> {
   return copy;
 }
 
-/** Overwrites bytes in place at `offset` (same size and inode). */
-function overwrite(path: string, offset: number, text: string): void {
-  const file = Deno.openSync(path, { write: true });
-  try {
-    file.seekSync(offset, Deno.SeekMode.Start);
-    file.writeSync(new TextEncoder().encode(text));
-  } finally {
-    file.close();
-  }
-}
-
 Deno.test("status proves settled history without re-reading it and extends it as runs close", async () => {
   const { root } = await historyStore();
   const first = await answers(root);
@@ -137,7 +127,7 @@ Deno.test("damage to settled history after the record vouched for it is reported
 
   // An old proposal edited in place (same size, same inode).
   const proposal = await warmCopy(root);
-  overwrite(join(proposal, `.bimri/proposals/${seed}-Q001.json`), 0, "X");
+  overwriteInPlace(join(proposal, `.bimri/proposals/${seed}-Q001.json`), 0, "X");
   const invalid = await answers(proposal);
   assertEquals(invalid[0].split("\n")[0], "status -> 1");
   assertMatch(invalid[0], new RegExp(`proposal ${seed}-Q001 .*is not valid JSON`));

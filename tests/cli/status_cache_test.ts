@@ -7,7 +7,8 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, copyStore, startRun, tempStore } from "../helpers/cli.ts";
+import { bimri, copyStore, newSubject, startRun, tempStore } from "../helpers/cli.ts";
+import { overwriteInPlace } from "../helpers/portable.ts";
 
 const FACTS = ".bimri/audit-integrity-cache.json";
 const SUMMARY = ".bimri/audit-integrity-summary.json";
@@ -17,15 +18,10 @@ async function warmStore(): Promise<{ root: string; first: string; second: strin
   const root = await tempStore();
   const first = await startRun(root, "seed");
   const p = (run: string, args: string[]) => bimri(root, ["propose", "--run", run, ...args]);
-  const staged = await p(first, [
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    "ops.retry",
-    "--text",
-    "Keep the retry path idempotent.",
-  ]);
+  const staged = await bimri(
+    root,
+    newSubject(first, "ops.retry", "Keep the retry path idempotent."),
+  );
   assertEquals(staged.code, 0, staged.stderr);
   const closed = await bimri(root, [
     "close",
@@ -73,17 +69,6 @@ async function answersWithoutCache(root: string): Promise<string[]> {
   return answers(bare);
 }
 
-/** Overwrites bytes in place at `offset` (same size: only ctime tells the change). */
-function overwrite(path: string, offset: number, text: string): void {
-  const file = Deno.openSync(path, { write: true });
-  try {
-    file.seekSync(offset, Deno.SeekMode.Start);
-    file.writeSync(new TextEncoder().encode(text));
-  } finally {
-    file.close();
-  }
-}
-
 Deno.test("status and review answers with a warm, deleted, corrupt or foreign cache are identical", async () => {
   const { root } = await warmStore();
   const warm = await answers(root);
@@ -103,7 +88,7 @@ Deno.test("same-size in-place damage after the cache was written is caught by st
   const { root, first } = await warmStore();
   // An old proposal: its first byte replaced ("{" -> "X"), size and inode unchanged.
   const proposal = await copyStore(root);
-  overwrite(join(proposal, `.bimri/proposals/${first}-Q001.json`), 0, "X");
+  overwriteInPlace(join(proposal, `.bimri/proposals/${first}-Q001.json`), 0, "X");
   const damaged = await answers(proposal);
   assertEquals(damaged[0].split("\n")[0], "status -> 1");
   assertMatch(damaged[0], new RegExp(`proposal ${first}-Q001 .*is not valid JSON`));
@@ -115,7 +100,7 @@ Deno.test("same-size in-place damage after the cache was written is caught by st
   const outcome = await copyStore(root);
   const logPath = join(outcome, `.bimri/log/${first}.md`);
   const log = Deno.readTextFileSync(logPath);
-  overwrite(
+  overwriteInPlace(
     logPath,
     new TextEncoder().encode(log.slice(0, log.indexOf("[OUTCOME:"))).length,
     "[OUTCOME:partial]",

@@ -108,21 +108,19 @@ export async function startRun(
   return match[1];
 }
 
+/** The argv of a Tier 2 `propose` of `key` with `text`, then any `extra` flags. */
+export function proposeTier2(
+  run: string,
+  key: string,
+  text: string,
+  extra: readonly string[] = [],
+): string[] {
+  return ["propose", "--run", run, "--tier", "2", "--key", key, "--text", text, ...extra];
+}
+
 /** The argv of a Tier 2 `propose --new-subject` of `key` with `text`, then any `extra` flags. */
 export function newSubject(run: string, key: string, text: string, extra: string[] = []): string[] {
-  return [
-    "propose",
-    "--run",
-    run,
-    "--tier",
-    "2",
-    "--new-subject",
-    "--key",
-    key,
-    "--text",
-    text,
-    ...extra,
-  ];
+  return proposeTier2(run, key, text, ["--new-subject", ...extra]);
 }
 
 /**

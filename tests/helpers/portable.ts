@@ -2,7 +2,7 @@
  * Test helpers that behave the same on POSIX and Windows: a byte-exact folder
  * copy in Deno (no shell copy tool), a stand-in executable found on PATH (a
  * batch file on Windows, a shell script elsewhere), PATH prepending with the
- * platform's delimiter, and the Python command name.
+ * platform's delimiter, the Python command name, and an in-place overwrite.
  */
 import { delimiter, join } from "node:path";
 
@@ -69,4 +69,15 @@ export function writeStandIn(folder: string, name: string, said: string): string
   Deno.writeTextFileSync(path, `#!/bin/sh\necho "${said} $*"\n`);
   Deno.chmodSync(path, 0o755);
   return path;
+}
+
+/** Overwrites bytes of `path` in place at `offset` (same size, same inode: only ctime tells the change). */
+export function overwriteInPlace(path: string, offset: number, text: string): void {
+  const file = Deno.openSync(path, { write: true });
+  try {
+    file.seekSync(offset, Deno.SeekMode.Start);
+    file.writeSync(new TextEncoder().encode(text));
+  } finally {
+    file.close();
+  }
 }

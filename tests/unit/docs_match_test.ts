@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { TOOL_SPECS } from "../../mcp/tools.ts";
-import { LOCAL_FILES, PACKAGE_FILES } from "../../engine/install/install.ts";
+import { LOCAL_FILES, PACKAGE_FILES } from "../../engine/install/project_files.ts";
 import { TEMPLATES } from "../../templates/mod.ts";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");

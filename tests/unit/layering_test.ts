@@ -1,77 +1,47 @@
 /**
- * The layering rules of DESIGN.md section 3, checked on the import statements
- * of every .ts file under engine/:
- * - the engine never imports its adapters (commands/, mcp/, main.ts);
- * - engine/model/ is pure data: it imports only engine/model/, engine/errors.ts
- *   and engine/versions.ts, and no runtime module (node:, npm:, jsr:, URLs),
- *   so nothing that reads or writes files can reach it;
- * - engine/retrieval/ reads records through engine/records/, never through
- *   engine/memory/ (the write side).
+ * The rules of DESIGN.md section 3 and the room ranks of issue 43, held
+ * against every .ts file of engine/, commands/, mcp/, ui/ and main.ts (the
+ * checker is tests/helpers/layering.ts): imports point down the ranks, the
+ * model does no I/O, the adapters are loaded only by their verb, and no file
+ * circle exists anywhere (static, type-only and literal dynamic imports).
  */
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals } from "../helpers/assert.ts";
+import {
+  fileCircles,
+  importGraph,
+  importSpecifiers,
+  layeringViolations,
+} from "../helpers/layering.ts";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-/** What `model/` files may import besides each other. */
-const MODEL_MAY_IMPORT = new Set(["engine/errors.ts", "engine/versions.ts"]);
+/**
+ * Violations in rooms other helpers of issue 43 are fixing at the same time
+ * (integrity, doctor, memory, share, guard). Exact lines: anything else fails,
+ * and so does a line here that no longer occurs. The lead empties this list
+ * once their branches are merged.
+ */
+const KNOWN_ELSEWHERE: readonly string[] = [
+  // memory (engine/model/time.ts, engine/store/*, engine/memory/*)
+  "engine/model/time.ts uses the Deno API: engine/model/ does no I/O (no files, no env)",
+  "engine/store/store.ts imports ../retrieval/archive_read.ts: rank order: engine/store (2) must not import engine/retrieval (6)",
+  "file circle: engine/memory/commit.ts -> engine/memory/resolve.ts",
+  // doctor (engine/integrity/doctor.ts, engine/migrate/*)
+  // integrity (engine/integrity/*, engine/records/*)
+  // guard (engine/guard/*; redact.ts moves to engine/redaction/)
+  "engine/guard/share_record.ts imports ../share/record.ts: rank order: engine/guard (4) must not import engine/share (8)",
+  "engine/guard/redact.ts imports ../integrity/secrets_scan.ts: rank order: engine/guard (4) must not import engine/integrity (5)",
+  "engine/guard/redact.ts imports ../memory/runs.ts: rank order: engine/guard (4) must not import engine/memory (7)",
+  "engine/guard/redact.ts imports ../memory/propose.ts: rank order: engine/guard (4) must not import engine/memory (7)",
+  "engine/guard/redact.ts imports ../memory/close_run.ts: rank order: engine/guard (4) must not import engine/memory (7)",
+  // share (engine/share/*)
+  "file circle: engine/share/keep.ts -> engine/share/own.ts -> engine/share/sign.ts -> engine/share/state.ts",
+];
 
-/** Deno calls that touch files or processes; none belongs in model/. */
-const FILE_OR_PROCESS_CALL =
-  /\bDeno\.(?:open|create|read|write|stat|lstat|mkdir|remove|rename|readDir|realPath|truncate|chmod|chown|link|symlink|copyFile|makeTemp|Command|run|fsync|utime)\w*\b/;
-
-/** Source without comments, so examples in doc comments are not taken for imports. */
-function withoutComments(source: string): string {
-  return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-}
-
-/** The specifiers a module imports: static, re-exported, side-effect and literal dynamic. */
-export function importSpecifiers(source: string): string[] {
-  const code = withoutComments(source);
-  const specifiers: string[] = [];
-  const statement =
-    /(?:^|[;\n}])\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?["']([^"']+)["']/g;
-  const dynamic = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
-  for (const match of code.matchAll(statement)) specifiers.push(match[1]);
-  for (const match of code.matchAll(dynamic)) specifiers.push(match[1]);
-  return specifiers;
-}
-
-/** A specifier as a repo-relative path with `/` separators; runtime modules unchanged. */
-function target(file: string, specifier: string): string {
-  if (!specifier.startsWith(".")) return specifier;
-  return relative(REPO, resolve(REPO, dirname(file), specifier)).split(sep).join("/");
-}
-
-/** Every broken rule in `files` (repo-relative path -> source), one line each. */
-export function layeringViolations(files: Map<string, string>): string[] {
-  const problems: string[] = [];
-  for (const [file, source] of files) {
-    for (const specifier of importSpecifiers(source)) {
-      const to = target(file, specifier);
-      const say = (rule: string) => problems.push(`${file} imports ${specifier}: ${rule}`);
-      if (/^(?:commands|mcp|ui)\//.test(to) || to === "main.ts") {
-        say("engine/ must not import its adapters (commands/, mcp/, ui/, main.ts)");
-      }
-      if (file.startsWith("engine/model/") && !to.startsWith("engine/model/")) {
-        if (!MODEL_MAY_IMPORT.has(to)) {
-          say("engine/model/ is pure data (only model/, errors.ts, versions.ts)");
-        }
-      }
-      if (file.startsWith("engine/retrieval/") && to.startsWith("engine/memory/")) {
-        say("engine/retrieval/ must read records through engine/records/, not engine/memory/");
-      }
-    }
-    if (file.startsWith("engine/model/") && FILE_OR_PROCESS_CALL.test(withoutComments(source))) {
-      problems.push(`${file} calls a Deno file or process API: engine/model/ does no I/O`);
-    }
-  }
-  return problems;
-}
-
-/** Every .ts file under engine/, by repo-relative path. */
-function engineSources(): Map<string, string> {
+/** Every .ts file of the checked folders and main.ts, by repo-relative path. */
+function repositorySources(): Map<string, string> {
   const files = new Map<string, string>();
   const visit = (folder: string) => {
     for (const entry of Deno.readDirSync(join(REPO, folder))) {
@@ -82,74 +52,102 @@ function engineSources(): Map<string, string> {
       }
     }
   };
-  visit("engine");
+  for (const folder of ["engine", "commands", "mcp", "ui"]) visit(folder);
+  files.set("main.ts", Deno.readTextFileSync(join(REPO, "main.ts")));
   return files;
 }
 
-Deno.test("engine/ keeps its layers: no adapters, pure model/, retrieval/ apart from memory/", () => {
-  const files = engineSources();
-  assert(files.has("engine/model/state.ts") && files.has("engine/retrieval/records.ts"));
+Deno.test("the repository keeps every layering rule (besides the known ones being fixed)", () => {
+  const files = repositorySources();
+  ok(files.has("engine/model/state.ts") && files.has("commands/mod.ts") && files.has("main.ts"));
   const total = [...files.values()].reduce((n, s) => n + importSpecifiers(s).length, 0);
-  assert(total > 500, `only ${total} imports found under engine/; is the scanner broken?`);
-  assertEquals(layeringViolations(files), []);
+  ok(total > 1000, `only ${total} imports found; is the scanner broken?`);
+  const known = new Set(KNOWN_ELSEWHERE);
+  deepStrictEqual(layeringViolations(files).filter((line) => !known.has(line)), []);
 });
 
-Deno.test("the layering check catches each kind of bad import", () => {
+Deno.test("KNOWN_ELSEWHERE lists only violations that still occur", () => {
+  const found = new Set(layeringViolations(repositorySources()));
+  deepStrictEqual(KNOWN_ELSEWHERE.filter((line) => !found.has(line)), []);
+});
+
+/** The file each violation line names first. */
+function offenders(files: Map<string, string>): string[] {
+  return layeringViolations(files).map((line) => line.split(" ")[0].replace(/:$/, ""));
+}
+
+Deno.test("the checker catches each kind of bad import", () => {
   const bad = new Map([
     ["engine/memory/x.ts", 'import { runCommand } from "../../commands/run.ts";'],
     ["engine/install/x.ts", 'const m = await import("../../mcp/server.ts");'],
     ["engine/model/x.ts", 'import type {\n  Store,\n} from "../store/store.ts";'],
     ["engine/model/y.ts", 'export { join } from "node:path";'],
     ["engine/model/z.ts", "export const read = () => Deno.readTextFileSync('x');"],
+    ["engine/model/w.ts", 'export const now = () => Deno.env.get("BIMRI_NOW");'],
+    ["engine/store/x.ts", 'import "../memory/commit.ts";'],
     ["engine/retrieval/x.ts", 'import "../memory/commit.ts";'],
+    ["engine/integrity/x.ts", 'import type { R } from "../memory/review.ts";'],
+    ["engine/integrity/y.ts", 'import { detect } from "../migrate/detect.ts";'],
+    ["engine/integrity/z.ts", 'import { install } from "../install/install.ts";'],
+    ["engine/memory/y.ts", 'import { exportAccepted } from "../share/export.ts";'],
+    ["engine/records/x.ts", 'import { audit } from "../integrity/doctor.ts";'],
+    ["commands/x.ts", 'import { serveMcp } from "../mcp/server.ts";'],
+    ["commands/y.ts", 'const { startUi } = await import("../ui/server.ts");'],
+    ["mcp/x.ts", 'import { mcpCommand } from "../commands/mcp.ts";'],
+    ["ui/x.ts", 'import { uiCommand } from "../commands/ui.ts";'],
+    ["ui/y.ts", 'import { serveMcp } from "../mcp/server.ts";'],
+    ["engine/share/x.ts", 'import { main } from "../../main.ts";'],
+    ["engine/store/y.ts", 'import { x } from "../../tools/x.ts";'],
   ]);
-  assertEquals(layeringViolations(bad).map((line) => line.split(":")[0].split(" ")[0]), [
-    "engine/memory/x.ts",
-    "engine/install/x.ts",
-    "engine/model/x.ts",
-    "engine/model/y.ts",
-    "engine/model/z.ts",
-    "engine/retrieval/x.ts",
-  ]);
+  deepStrictEqual(offenders(bad), [...bad.keys()]);
+});
+
+Deno.test("the checker lets every allowed import through", () => {
   const fine = new Map([
     [
       "engine/model/ok.ts",
-      '/** e.g. import { x } from "../store/files.ts"; */\nimport "./json.ts";',
+      '/** e.g. import { x } from "../store/files.ts"; Deno.readFileSync */\nimport "./json.ts";\nimport "../errors.ts";',
     ],
     ["engine/retrieval/ok.ts", 'import { readDecision } from "../records/decision.ts";'],
+    ["engine/memory/ok.ts", 'import { join } from "node:path";\nimport "../retrieval/ok.ts";'],
+    ["engine/install/ok.ts", 'import { TEMPLATES } from "../../templates/mod.ts";'],
+    ["mcp/ok.ts", 'import { runCommand } from "../commands/run.ts";'],
+    ["ui/ok.ts", 'import type { CommandResult } from "../commands/command.ts";'],
+    ["commands/mcp.ts", 'const { serveMcp } = await import("../mcp/server.ts");'],
+    ["commands/ui.ts", 'const { startUi } = await import("../ui/server.ts");'],
+    ["main.ts", 'import { loadCommand } from "./commands/loaders.ts";'],
   ]);
-  assertEquals(layeringViolations(fine), []);
+  deepStrictEqual(layeringViolations(fine), []);
 });
 
-/** Every .ts file under `folder` (repo-relative paths), plus main.ts when asked. */
-function sourcesUnder(folders: string[]): Map<string, string> {
-  const files = new Map<string, string>();
-  const visit = (folder: string) => {
-    for (const entry of Deno.readDirSync(join(REPO, folder))) {
-      const path = `${folder}/${entry.name}`;
-      if (entry.isDirectory) visit(path);
-      else if (entry.isFile && entry.name.endsWith(".ts")) {
-        files.set(path, Deno.readTextFileSync(join(REPO, path)));
-      }
-    }
-  };
-  for (const folder of folders) visit(folder);
-  files.set("main.ts", Deno.readTextFileSync(join(REPO, "main.ts")));
-  return files;
-}
+Deno.test("the checker finds a deliberate circle, through type-only and dynamic imports", () => {
+  const circle = new Map([
+    ["engine/retrieval/a.ts", 'import type { B } from "./b.ts";'],
+    ["engine/retrieval/b.ts", 'export { c } from "./c.ts";'],
+    ["engine/retrieval/c.ts", 'const a = await import("./a.ts");'],
+    ["engine/retrieval/d.ts", 'import "./a.ts";'],
+    ["commands/self.ts", 'import "./self.ts";'],
+  ]);
+  deepStrictEqual(layeringViolations(circle), [
+    "file circle: commands/self.ts",
+    "file circle: engine/retrieval/a.ts -> engine/retrieval/b.ts -> engine/retrieval/c.ts",
+  ]);
+  circle.set("engine/retrieval/c.ts", "export const c = 1;");
+  circle.set("commands/self.ts", "");
+  deepStrictEqual(layeringViolations(circle), []);
+});
 
-Deno.test("only commands/ui.ts imports the console (ui/), and ui/ never imports mcp/", () => {
-  const problems: string[] = [];
-  for (const [file, source] of sourcesUnder(["commands", "mcp", "ui"])) {
-    for (const specifier of importSpecifiers(source)) {
-      const to = target(file, specifier);
-      if (to.startsWith("ui/") && !file.startsWith("ui/") && file !== "commands/ui.ts") {
-        problems.push(`${file} imports ${specifier}: only commands/ui.ts loads the console`);
-      }
-      if (file.startsWith("ui/") && to.startsWith("mcp/")) {
-        problems.push(`${file} imports ${specifier}: ui/ and mcp/ are separate adapters`);
-      }
-    }
-  }
-  assertEquals(problems, []);
+Deno.test("the circle search separates two circles joined by a one-way import", () => {
+  const graph = new Map([
+    ["a", ["b"]],
+    ["b", ["a", "c"]],
+    ["c", ["d"]],
+    ["d", ["c"]],
+    ["e", []],
+  ]);
+  deepStrictEqual(fileCircles(graph), [["a", "b"], ["c", "d"]]);
+  deepStrictEqual(
+    importGraph(new Map([["x/a.ts", 'import "./b.ts";\nimport "node:fs";'], ["x/b.ts", ""]])),
+    new Map([["x/a.ts", ["x/b.ts"]], ["x/b.ts", []]]),
+  );
 });

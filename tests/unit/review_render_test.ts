@@ -10,6 +10,7 @@ import {
 } from "../../engine/memory/review_render.ts";
 import type { LiveEntry } from "../../engine/records/live_entry.ts";
 import { parseAnyEntry } from "../../engine/model/hot.ts";
+import { proposalRecord } from "../helpers/records.ts";
 
 const LIVE_LINE =
   "[R000002-E001] [K:api.timeout] [I:3] [active] [T:working] [SRC:agent] [F:R000001] [L:R000002] [] Timeout is 45 seconds. -> .bimri/log/R000002.md";
@@ -27,26 +28,16 @@ function conflict(overrides: Partial<ConflictView> = {}): ConflictView {
 }
 
 function candidate(overrides: Partial<CandidateView> = {}): CandidateView {
-  return {
+  const proposal = proposalRecord({
     proposal_id: "R000003-Q001",
     run_id: "R000003",
     actor: "beta",
     created_at: "2026-12-02T12:58:50Z",
-    operation: "set",
-    tier: 2,
-    kind: "fact",
-    importance: 3,
-    status: "active",
-    trust: "working",
-    source: "agent",
-    tags: [],
     text: "Timeout is 60 seconds.",
     rationale: "Timeout is 60 seconds.",
-    confidence: "emerging",
-    observations: 1,
     base_revision: 3,
-    ...overrides,
-  };
+  });
+  return { ...proposal, ...overrides };
 }
 
 function live(line: string, storage: "hot" | "cold" = "hot"): LiveEntry {

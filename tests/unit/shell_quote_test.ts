@@ -6,7 +6,7 @@
  */
 import { strictEqual } from "node:assert/strict";
 import { commandLineFor, posixQuote, windowsQuote } from "../../engine/install/shell_quote.ts";
-import { printablePrefix } from "../../engine/install/install.ts";
+import { printablePrefix } from "../../engine/install/report.ts";
 
 /** How a Windows program splits its command line (CommandLineToArgvW's rules for arguments). */
 function splitWindows(line: string): string[] {

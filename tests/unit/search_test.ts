@@ -1,12 +1,16 @@
 /**
- * Ranking (BM25F within the reference's groups), result rendering, and the
- * index rows built from hand-written revision, state, log and archive files.
+ * The default mode's search (every term must occur; the reference's group,
+ * key, id, reason order; history from the digest or the archive alike),
+ * result rendering, and the index rows built from hand-written revision,
+ * state, log and archive files.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import { fingerprint } from "../../engine/store/fingerprint.ts";
-import { searchFirst, searchRecords, searchStore } from "../../engine/retrieval/search.ts";
-import { allRecords } from "../../engine/retrieval/records.ts";
+import { searchFirst, searchStore } from "../../engine/retrieval/search.ts";
+import { compareOrder, type RecallMatch } from "../../engine/retrieval/matches.ts";
+import { holdsEveryTerm } from "../../engine/retrieval/search_fields.ts";
+import { allRecords, searchFieldsOf } from "../../engine/retrieval/records.ts";
 import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
 import { queryTerms } from "../../engine/retrieval/tokenize.ts";
 import { compactSortedJson, renderTsv, resultJson } from "../../engine/retrieval/output.ts";
@@ -18,7 +22,7 @@ import {
 } from "../../engine/retrieval/archive_read.ts";
 import {
   digestGenerations,
-  digestTermCounts,
+  digestKeyAndId,
   loadHistoryDigest,
   rebuildHistoryDigest,
 } from "../../engine/retrieval/history_digest.ts";
@@ -48,40 +52,31 @@ function record(
   };
 }
 
-Deno.test("relevance beats alphabetical order within a group", () => {
-  const records = [
-    record("aaa.notes", "Misc notes; one mention of retry among many other unrelated words here."),
-    record("mmm.deploy", "Deploy checklist for the retry service and the retry queue."),
-    record("zzz.retry", "Retry budget.", { tags: ["retry"] }),
-  ];
-  const matches = searchRecords(records, queryTerms("retry"));
-  assertEquals(matches.map((m) => m.key), ["zzz.retry", "mmm.deploy", "aaa.notes"]);
-  assert(matches[0].score > matches[1].score && matches[1].score > matches[2].score);
-});
+/** The full read the search must agree with: every matching record, sorted whole (stable). */
+function fullRead(records: readonly RetrievalRecord[], terms: readonly string[]): RecallMatch[] {
+  return records
+    .filter((record) => holdsEveryTerm(searchFieldsOf(record), terms))
+    .map((record) => ({ ...record, score: 0 }))
+    .sort(compareOrder);
+}
 
-Deno.test("groups come first: HOT, COLD, HELD, HISTORY whatever the score", () => {
+/** Every match of `terms` among `records`, through the search's own first-N path. */
+function search(records: readonly RetrievalRecord[], terms: readonly string[]): RecallMatch[] {
+  return searchFirst(records, terms, Number.MAX_SAFE_INTEGER).matches;
+}
+
+Deno.test("groups come first: HOT, COLD, HELD, HISTORY whatever the key", () => {
   const records = [
-    record("x.history", "retry retry retry", { location: "HISTORY", reason: "replaced" }),
-    record("x.held", "retry retry", { location: "HELD", reason: "classification-required" }),
-    record("x.cold", "retry", { location: "COLD" }),
-    record("x.hot", "a long text that mentions retry only once among many words", {}),
+    record("a.history", "retry retry retry", { location: "HISTORY", reason: "replaced" }),
+    record("b.held", "retry retry", { location: "HELD", reason: "classification-required" }),
+    record("c.cold", "retry", { location: "COLD" }),
+    record("d.hot", "a long text that mentions retry only once among many words", {}),
   ];
-  const matches = searchRecords(records, queryTerms("retry"));
+  const matches = search(records, queryTerms("retry"));
   assertEquals(matches.map((m) => m.location), ["HOT", "COLD", "HELD", "HISTORY"]);
 });
 
-Deno.test("a key hit counts more than the same hit in the text", () => {
-  const records = [
-    record("ops.notes", "backup the store"),
-    record("ops.backup", "store nightly"),
-  ];
-  assertEquals(searchRecords(records, queryTerms("backup")).map((m) => m.key), [
-    "ops.backup",
-    "ops.notes",
-  ]);
-});
-
-Deno.test("equal scores fall back to key, id, reason; results repeat exactly", () => {
+Deno.test("within a group, matches go by key, id, reason; results repeat exactly", () => {
   const records = [
     record("b.same", "same words", { id: "R000002-E001" }),
     record("a.same", "same words", { id: "R000003-E001" }),
@@ -92,25 +87,25 @@ Deno.test("equal scores fall back to key, id, reason; results repeat exactly", (
     }),
     record("a.same", "same words", { id: "R000001-E001", location: "HISTORY", reason: "closed" }),
   ];
-  const first = searchRecords(records, queryTerms("same words"));
+  const first = search(records, queryTerms("same words"));
   assertEquals(first.map((m) => `${m.location} ${m.key} ${m.id} ${m.reason}`), [
     "HOT a.same R000003-E001 current",
     "HOT b.same R000002-E001 current",
     "HISTORY a.same R000001-E001 closed",
     "HISTORY a.same R000001-E001 replaced",
   ]);
-  const again = searchRecords([...records].reverse(), queryTerms("same words"));
+  const again = search([...records].reverse(), queryTerms("same words"));
   assertEquals(again, first);
 });
 
 Deno.test("every term must occur; non-matching records are left out", () => {
   const records = [record("a.one", "alpha beta"), record("b.two", "alpha only")];
-  assertEquals(searchRecords(records, queryTerms("alpha beta")).map((m) => m.key), ["a.one"]);
-  assertEquals(searchRecords(records, queryTerms("gamma")), []);
+  assertEquals(search(records, queryTerms("alpha beta")).map((m) => m.key), ["a.one"]);
+  assertEquals(search(records, queryTerms("gamma")), []);
 });
 
 Deno.test("TSV and JSON rendering follow the reference's shapes", () => {
-  const matches = searchRecords(
+  const matches = search(
     [record("a.one", "Alpha café 🚀"), record("b.two", "alpha two")],
     queryTerms("alpha"),
   );
@@ -133,18 +128,15 @@ Deno.test("TSV and JSON rendering follow the reference's shapes", () => {
   assertEquals(ranked.matches[0].score, first[0].score);
 });
 
-Deno.test("unranked search keeps the reference's key order and scores nothing", () => {
+Deno.test("the search keeps the reference's key order and scores nothing", () => {
   const records = [
+    record("zzz.retry", "Retry budget is three.", { tags: ["retry"] }),
     record("aaa.misc", "One retry among many other words about lunch and parking."),
-    record("zzz.retry", "Retry budget is three."),
   ];
   const terms = queryTerms("retry");
-  assertEquals(searchRecords(records, terms).map((m) => m.key), ["zzz.retry", "aaa.misc"]);
-  const plain = searchRecords(records, terms, 0, false);
+  const plain = search(records, terms);
   assertEquals(plain.map((m) => [m.key, m.score]), [["aaa.misc", 0], ["zzz.retry", 0]]);
-  assertEquals(searchFirst(records, terms, 0, 1, null, false).matches.map((m) => m.key), [
-    "aaa.misc",
-  ]);
+  assertEquals(searchFirst(records, terms, 1), { matches: plain.slice(0, 1), total: 2 });
 });
 
 const VIEW = `# BIMRI Memory
@@ -200,7 +192,7 @@ const FIXTURE_QUERIES = ["alpha", "gone", "history closed", "task", "cold one", 
 function assertLimitedSearchesMatchFullRead(store: Store, limits: readonly number[]): void {
   for (const query of FIXTURE_QUERIES) {
     const terms = queryTerms(query);
-    const all = searchRecords(allRecords(store), terms);
+    const all = fullRead(allRecords(store), terms);
     for (const limit of limits) {
       assertEquals(searchStore(store, terms, limit), {
         matches: all.slice(0, limit),
@@ -307,7 +299,7 @@ Deno.test("historical generations keep the highest reason and skip the current c
 
 Deno.test("the first matches of a large group are those of a full stable sort", () => {
   // 400 matches in one group, far more than the few a limit keeps at a time: ties
-  // in score, key and ID (told apart only by `typed`) must keep their input order.
+  // in key and ID (told apart only by `typed`) must keep their input order.
   const words = ["retry", "retry retry", "retry budget", "a retry of the retry"];
   const records: RetrievalRecord[] = [];
   for (let i = 0; i < 400; i++) {
@@ -315,15 +307,15 @@ Deno.test("the first matches of a large group are those of a full stable sort", 
     records.push(record(key, words[i % words.length], { id: "R000001-E001", typed: { n: i } }));
   }
   const terms = queryTerms("retry");
-  const all = searchRecords(records, terms);
+  const all = fullRead(records, terms);
   assertEquals(all.length, 400);
   for (const limit of [1, 3, 7, 50, 399, 400, 1000]) {
-    const first = searchFirst(records, terms, 0, limit);
+    const first = searchFirst(records, terms, limit);
     assertEquals(first, { matches: all.slice(0, limit), total: 400 }, `limit ${limit}`);
   }
 });
 
-Deno.test("history scored from the digest's per-field counts equals scoring the parsed rows", () => {
+Deno.test("history matched and ordered from the digest equals matching the parsed rows", () => {
   const root = tempStoreSync("bimri-rank-digest-fields-");
   try {
     const store = fixtureStore(root);
@@ -346,13 +338,13 @@ Deno.test("history scored from the digest's per-field counts equals scoring the 
     rebuildHistoryDigest(paths, readArchiveMonths(paths));
     const digest = loadHistoryDigest(paths)!;
     for (const row of digest.order) {
-      assert(digestTermCounts(digest, row, ["a"]) !== null, `row ${row} has no field spans`);
+      assert(digestKeyAndId(digest, row) !== null, `row ${row} has no field spans`);
     }
     const queries = ["straße", "strasse", "café", "cafe", "menu", "ǆemal", "menu cafe", "task"];
     const compare = (path: string) => {
       for (const query of queries) {
         const terms = queryTerms(query);
-        const all = searchRecords(allRecords(store), terms);
+        const all = fullRead(allRecords(store), terms);
         for (const limit of [1, 2, 3, 50]) {
           assertEquals(searchStore(store, terms, limit), {
             matches: all.slice(0, limit),
@@ -361,9 +353,9 @@ Deno.test("history scored from the digest's per-field counts equals scoring the 
         }
       }
     };
-    compare("per-field counts");
+    compare("field spans");
     // Rows whose fields the digest does not lay out (as when a field's fold is not its share of
-    // the whole fold) are built to be ranked and scored, with the same results.
+    // the whole fold) are built to be ordered, with the same results.
     const digestFile = join(paths.dir, "audit-integrity-history.tsv");
     Deno.writeTextFileSync(digestFile, Deno.readTextFileSync(digestFile).replaceAll("\u001f", " "));
     vouchAgain(
@@ -371,7 +363,7 @@ Deno.test("history scored from the digest's per-field counts equals scoring the 
       (checkpoint) => (checkpoint.digest = fingerprint(Deno.lstatSync(digestFile))),
     );
     const flat = loadHistoryDigest(paths);
-    assert(flat !== null && digestTermCounts(flat, flat.order[0], ["a"]) === null);
+    assert(flat !== null && digestKeyAndId(flat, flat.order[0]) === null);
     compare("built rows");
   } finally {
     Deno.removeSync(root, { recursive: true });
@@ -430,7 +422,7 @@ Deno.test("a printed history row whose line no longer hashes as the digest says 
   }
 });
 
-Deno.test("skipping unparsed history rows changes neither the matches nor the scores", () => {
+Deno.test("skipping unparsed history rows changes neither the matches nor their order", () => {
   const root = tempStoreSync("bimri-rank-skip-");
   try {
     const store = fixtureStore(root);
@@ -438,18 +430,18 @@ Deno.test("skipping unparsed history rows changes neither the matches nor the sc
       const terms = queryTerms(query);
       assertEquals(
         searchStore(store, terms).matches,
-        searchRecords(allRecords(store), terms),
+        fullRead(allRecords(store), terms),
         query,
       );
     }
-    // Scoring only the groups that reach the printed limit changes nothing printed.
+    // Ordering only the groups that reach the printed limit changes nothing printed.
     assertLimitedSearchesMatchFullRead(store, [1, 2, 3, 5]);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
 });
 
-Deno.test("searching through the history digest gives the full read's matches and scores", () => {
+Deno.test("searching through the history digest gives the full read's matches", () => {
   const root = tempStoreSync("bimri-rank-digest-");
   try {
     const store = fixtureStore(root);
