@@ -1,10 +1,11 @@
-/** The checker of DESIGN.md section 3 and the room ranks: every broken rule of an import map, one line each. */
+/** The checker of DESIGN.md section 3 and the room ranks of docs/ARCHITECTURE.md: every broken rule of an import map, one line each. */
+import { posix } from "node:path";
 
-/** A room of the house: its rank (RANKS.md) and the folder or files it holds. */
+/** A room of the house: its rank (docs/ARCHITECTURE.md) and the folder or files it holds. */
 export type Room = { name: string; rank: number };
 
 /**
- * The rooms by rank (the lead's table). A file imports files of its own room
+ * The rooms by rank (docs/ARCHITECTURE.md). A file imports files of its own room
  * or of a lower rank, never higher. ui/ and mcp/ share a rank but are two
  * rooms that do not import each other.
  */
@@ -80,12 +81,8 @@ export function importSpecifiers(source: string): string[] {
 /** A relative specifier of `file` as a repo-relative path; null for a runtime module (node:, npm:, URLs). */
 export function importTarget(file: string, specifier: string): string | null {
   if (!specifier.startsWith(".")) return null;
-  const parts = file.split("/").slice(0, -1);
-  for (const part of specifier.split("/")) {
-    if (part === "..") parts.pop();
-    else if (part !== ".") parts.push(part);
-  }
-  return parts.join("/");
+  // Repo keys and ES module specifiers both use "/" on every OS: join them as URL-style paths.
+  return posix.normalize(posix.join(posix.dirname(file), specifier));
 }
 
 /** The file import graph: file -> repo-relative files it imports (only files of `files`). */
