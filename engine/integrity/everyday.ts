@@ -14,7 +14,6 @@ import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { RUN_ID } from "../model/ids.ts";
 import {
-  fingerprint,
   folderPrint,
   loadSummary,
   loadSummaryText,
@@ -23,6 +22,7 @@ import {
   summaryPath,
   WATCHED_FOLDERS,
 } from "./summary.ts";
+import { fingerprint } from "../store/fingerprint.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import {
   type AuthorityKind,

@@ -12,7 +12,7 @@ import { type CredentialKind, findCredentials, type SecretPolicy } from "../mode
 import { decodeUtf8Strict } from "../model/text.ts";
 import { lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { fingerprint, isRacyPrint } from "./summary.ts";
+import { fingerprint, isRacyPrint } from "../store/fingerprint.ts";
 
 /** One credential-looking string in a file of the store. */
 export type StoredSecret = {

@@ -44,7 +44,8 @@ import type { StorePaths } from "../store/paths.ts";
 import type { State } from "../model/state.ts";
 import { CONFLICT_ID, PROPOSAL_ID, RUN_ID } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { fingerprint, folderPrint } from "./summary.ts";
+import { folderPrint } from "./summary.ts";
+import { fingerprint } from "../store/fingerprint.ts";
 import { type AuthorityKind, KIND_FOLDER } from "./schemas.ts";
 import type { AuthorityFacts, RecordFacts } from "./authority.ts";
 

@@ -8,7 +8,8 @@
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
-import { fingerprint, folderPrint, forgetSummary, WATCHED_FOLDERS } from "./summary.ts";
+import { folderPrint, forgetSummary, WATCHED_FOLDERS } from "./summary.ts";
+import { fingerprint } from "../store/fingerprint.ts";
 import { unprovenAnswerIssues } from "./consumed.ts";
 import { proveSettled, recordSettled, type SettledProof, type SettlingFile } from "./settled.ts";
 import type { AuthorityKind } from "./schemas.ts";

@@ -22,20 +22,16 @@
  */
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
-import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../integrity/summary.ts";
+import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../store/fingerprint.ts";
 import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { entryRecord, searchFieldsOf } from "./records.ts";
 import { foldedLength, type SearchFields } from "./ranking.ts";
 import { foldText, isAscii } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
-import {
-  type ArchiveRecord,
-  OTHER_LINE_BREAKS,
-  parseArchiveText,
-  readArchiveMonths,
-  reasonRank,
-} from "./archive_read.ts";
+import { reasonRank } from "./archive_read.ts";
+import { type ArchiveRecord, OTHER_LINE_BREAKS, parseArchiveText } from "../model/archive_row.ts";
+import { readArchiveMonths } from "../store/archive_month.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { BimriError } from "../errors.ts";
 

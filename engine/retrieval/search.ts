@@ -21,7 +21,8 @@ import {
   scoreMatch,
   type SearchField,
 } from "./ranking.ts";
-import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
+import { historicalGenerations } from "./archive_read.ts";
+import { readAllArchiveRecords } from "../store/archive_month.ts";
 import {
   currentRecords,
   entryRecord,

@@ -16,7 +16,7 @@
  * derived data: deleting it changes no answer. Like bimri's other
  * `audit-integrity-*` files, the reference engine ignores it.
  */
-import { fingerprint } from "../integrity/summary.ts";
+import { fingerprint } from "./fingerprint.ts";
 import { type HeadFacts, isHeadFacts } from "../model/hot.ts";
 import { replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";

@@ -16,7 +16,7 @@
  * it costs one full validation. Like bimri's other `audit-integrity-*`
  * files, it is derived data the reference engine ignores.
  */
-import { fingerprint } from "../integrity/summary.ts";
+import { fingerprint } from "./fingerprint.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { lstatOrNull, replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";

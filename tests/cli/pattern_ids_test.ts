@@ -17,7 +17,7 @@ import {
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
-import { fingerprint } from "../../engine/integrity/summary.ts";
+import { fingerprint } from "../../engine/store/fingerprint.ts";
 
 const CACHE = ".bimri/audit-integrity-patterns.json";
 

@@ -4,18 +4,16 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { fingerprint } from "../../engine/integrity/summary.ts";
+import { fingerprint } from "../../engine/store/fingerprint.ts";
 import { searchFirst, searchRecords, searchStore } from "../../engine/retrieval/search.ts";
 import { allRecords } from "../../engine/retrieval/records.ts";
 import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
 import { queryTerms } from "../../engine/retrieval/tokenize.ts";
 import { compactSortedJson, renderTsv, resultJson } from "../../engine/retrieval/output.ts";
 import { indexRows, renderIndex } from "../../engine/retrieval/index_tsv.ts";
-import {
-  historicalGenerations,
-  parseArchiveText,
-  readArchiveMonths,
-} from "../../engine/retrieval/archive_read.ts";
+import { historicalGenerations } from "../../engine/retrieval/archive_read.ts";
+import { parseArchiveText } from "../../engine/model/archive_row.ts";
+import { readArchiveMonths } from "../../engine/store/archive_month.ts";
 import {
   digestGenerations,
   digestTermCounts,
