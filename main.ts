@@ -24,6 +24,7 @@ import {
   storePresence,
 } from "./engine/store/root_guard.ts";
 import { visibleOutput } from "./engine/model/visible.ts";
+import { pinnedClock, useClock } from "./engine/model/time.ts";
 import { takeShareNotices } from "./engine/share/notice.ts";
 
 const encoder = new TextEncoder();
@@ -163,8 +164,20 @@ function emit(result: CommandResult, json: boolean, io: CliIo): number {
   return result.exitCode;
 }
 
+/** BIMRI_NOW, or undefined when it is unset or the environment may not be read. */
+function clockPin(): string | undefined {
+  try {
+    return Deno.env.get("BIMRI_NOW");
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs the CLI with `argv` and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {
+  // The clock comes in from the edge: BIMRI_NOW pins it (tests), else the system clock.
+  // Every entry point runs through here: the CLI verbs, hooks, and the MCP and ui servers.
+  useClock(pinnedClock(clockPin()));
   let json = argv.includes("--json");
   try {
     const globals = takeGlobals(argv);

@@ -12,7 +12,7 @@ import {
 import { closeRun } from "../engine/memory/close_run.ts";
 import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
-import { finishCommittedAnswersAtStart } from "../engine/memory/resolve.ts";
+import { finishCommittedAnswersAtStart } from "../engine/memory/start_recovery.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";

@@ -5,7 +5,7 @@ import { finishShareAtStart } from "./share_wiring.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
 import { renderBrief } from "./render.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
-import { finishCommittedAnswersAtStart } from "../engine/memory/resolve.ts";
+import { finishCommittedAnswersAtStart } from "../engine/memory/start_recovery.ts";
 
 /** The start verb. */
 export const startCommand: Command = {

@@ -1,5 +1,5 @@
 /** `sync --run R`: apply the run's pending proposals now and refresh its base. */
-import { syncRun } from "../engine/memory/commit.ts";
+import { syncRun } from "../engine/memory/sync.ts";
 import { withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag } from "./command.ts";
 import { summaryJson, syncCounts } from "./render.ts";

@@ -24,7 +24,7 @@ import { classifyReviews, type ReviewCategory } from "../engine/memory/review.ts
 import { conflictLabel } from "../engine/memory/review_render.ts";
 import { type LiveEntry, liveEntry } from "../engine/records/live_entry.ts";
 import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
-import { readAllArchiveRecords } from "../engine/retrieval/archive_read.ts";
+import { readAllArchiveRecords } from "../engine/store/archive_month.ts";
 import { recall } from "../engine/retrieval/recall.ts";
 import { HOLD_MESSAGES } from "../engine/memory/decision_record.ts";
 import { readProposal } from "../engine/records/proposal.ts";

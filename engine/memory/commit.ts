@@ -22,6 +22,13 @@
  * - `plannedRevisionNumber(store)` (engine/store/store.ts): the revision number the next commit will
  *   take (a resolution records it as `intended_revision_after` first).
  *
+ * - `finalizeInterruptedCommit(store)`: finishes the one commit a crash can
+ *   leave behind the head (see Recovery below).
+ *
+ * What earlier commits prove (a proposal's base generation, an effect the
+ * head already carries, the later writer of a key) is read through
+ * commit_evidence.ts; the `sync` verb's operation is sync.ts.
+ *
  * Durable steps of one commit, in order (each is on disk before the next;
  * `BIMRI_FAULT=<point>` exits at the named point between them):
  *
@@ -42,57 +49,47 @@
  * skipped), so every effect lands exactly once.
  */
 import { BimriError } from "../errors.ts";
-import {
-  headFacts,
-  type MemoryEntry,
-  parseAnyEntry,
-  type ParsedView,
-  parseViewShared,
-} from "../model/hot.ts";
-import { idNumber, PROPOSAL_ID, requireRunId, revisionName } from "../model/ids.ts";
-import { coldRecord, coldRecordOf, stateToEdit } from "../model/state.ts";
+import { headFacts, type MemoryEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
+import { idNumber, revisionName } from "../model/ids.ts";
+import { coldRecord, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
-import { localDate, utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
 import { noteHeadVerified } from "../store/head_cache.ts";
-import { createExclusive, listNames, lstatOrNull } from "../store/files.ts";
+import { createExclusive, lstatOrNull } from "../store/files.ts";
 import {
   invalidateAuditWitness,
   makeHead,
   plannedRevisionNumber,
-  readRevision,
   saveState,
   type Store,
 } from "../store/store.ts";
 import { finalizeCommittedResolutions } from "./resolve.ts";
-import { appendArchive, previousMonth, readArchiveMonth, recentMonths } from "./archive.ts";
+import { appendArchive } from "./archive.ts";
 import { raiseStaleBaseConflict } from "./conflicts.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
 import { baseEvidence, effectEvidence, HOLD_MESSAGES, writeDecision } from "./decision_record.ts";
 import { type Decision, readDecision } from "../records/decision.ts";
-import { effectContent, humanConfirmed, sameTier2Authority } from "./effect.ts";
+import { effectContent, humanConfirmed } from "./effect.ts";
 import {
   type LoadedProposal,
   type Proposal,
-  proposalEquivalent,
   readProposal,
   requireProposal,
   runProposalIds,
 } from "../records/proposal.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
-import { readConflict } from "../records/conflict.ts";
 import { renderNewConflictNotices } from "./review_render.ts";
-import {
-  noteHeldDecision,
-  refreshAuthoritySummary,
-  refuseForIssues,
-  requireHealthyAuthority,
-} from "../integrity/authority.ts";
+import { noteHeldDecision, refuseForIssues } from "../integrity/authority.ts";
 import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
-import { refreshView, syncView } from "./view_sync.ts";
+import { refreshView } from "./view_sync.ts";
 import { shareObserver } from "./share_observer.ts";
 import { heldDetail } from "./held_notice.ts";
+import {
+  acceptedKeyWriterAfter,
+  effectReflectedAtHead,
+  proposalBaseEntry,
+} from "./commit_evidence.ts";
 
 /** What applying a run's pending proposals did. */
 export type ApplySummary = {
@@ -496,212 +493,6 @@ function generationOf(live: LiveGeneration | null) {
   };
 }
 
-// ---------------------------------------------------------------------------
-// Evidence about earlier commits (read only when a proposal's base moved)
-
-/** The generation a proposal observed at its base (hot line of its base revision, or cold record). */
-function proposalBaseEntry(
-  store: Store,
-  proposal: Proposal,
-): { raw: string; entry: MemoryEntry } | null {
-  if (proposal.base_hash === "absent") return null;
-  if (proposal.base_storage === "cold") {
-    const cold = coldRecordOf(store.state, proposal.key);
-    if (
-      cold && cold.archived_by === proposal.base_archive_proposal_id &&
-      lineHash(cold.raw_line) === proposal.base_hash
-    ) {
-      const entry = parseAnyEntry(cold.raw_line);
-      return entry ? { raw: cold.raw_line, entry } : null;
-    }
-    for (const month of monthsSince(proposal.created_at)) {
-      const by = `[BY:${proposal.base_archive_proposal_id}] `;
-      for (const row of readArchiveMonth(store.paths, month, by)) {
-        if (
-          row.reason === "cooled" && row.proposalId === proposal.base_archive_proposal_id &&
-          lineHash(row.rawLine) === proposal.base_hash
-        ) {
-          const entry = parseAnyEntry(row.rawLine);
-          if (entry) return { raw: row.rawLine, entry };
-        }
-      }
-    }
-    return null;
-  }
-  let entries = store.head.view.entries;
-  if (proposal.base_revision !== store.head.revision) {
-    const text = readRevision(store.paths, proposal.base_revision);
-    if (text === null) return null;
-    entries = parseViewShared(text, store.state.entry_max_chars).entries;
-  }
-  const found = entries.find((e) => e.entry.key === proposal.key);
-  return found && lineHash(found.raw) === proposal.base_hash
-    ? { raw: found.raw, entry: found.entry }
-    : null;
-}
-
-/** Archive months from the one before `createdAt` (local) up to this month. */
-function monthsSince(createdAt: string): string[] {
-  const start = previousMonth(localDate(new Date(Date.parse(createdAt))).slice(0, 7));
-  const months = recentMonths();
-  const out: string[] = [];
-  let month = months[0];
-  while (month >= start && out.length < 240) {
-    out.push(month);
-    month = previousMonth(month);
-  }
-  return out;
-}
-
-/** True when the head already holds exactly this proposal's effect. */
-function effectReflectedAtHead(
-  store: Store,
-  proposal: Proposal,
-  live: LiveGeneration | null,
-): boolean {
-  if (proposal.operation === "set") return proposalEquivalent(proposal, live?.entry ?? null);
-  const base = proposalBaseEntry(store, proposal);
-  if (proposal.operation === "close") {
-    if (live !== null || base === null) return false;
-    return closedByAcceptedProposal(store, proposal, base.raw);
-  }
-  if (!sameTier2Authority(base?.entry ?? null, live?.entry ?? null)) return false;
-  if (live!.entry.tier === 2 && live!.entry.last_run === proposal.run_id) return true;
-  // Only another run's touch can have moved L: while every authority field stayed.
-  if (lineHash(live!.raw) === proposal.base_hash) return false;
-  return acceptedKeyWriterAfter(store, proposal, "touch") !== null;
-}
-
-/** True when an accepted close (this proposal's own, or another run's) archived `raw`. */
-function closedByAcceptedProposal(store: Store, proposal: Proposal, raw: string): boolean {
-  for (const month of monthsSince(proposal.created_at)) {
-    for (const row of readArchiveMonth(store.paths, month, raw)) {
-      if (row.reason !== "closed" || row.rawLine !== raw) continue;
-      if (row.proposalId === proposal.proposal_id) return true;
-      const decision = readDecision(store.paths, row.proposalId);
-      if (
-        decision?.outcome === "accepted" &&
-        typeof decision.revision === "number" && decision.revision <= store.head.revision
-      ) {
-        const closer = readProposal(store.paths, row.proposalId)?.proposal;
-        if (closer?.operation === "close" && closer.key === proposal.key) return true;
-      }
-    }
-  }
-  return false;
-}
-
-/** An accepted writer of a key, with the revision its decision names. */
-type KeyWriter = { writer: Proposal; revision: number };
-
-/**
- * The latest accepted proposal (of any run) that changed `proposal.key`
- * after its base, from the same observed generation. Runs only when a
- * proposal's base has moved. Bounded by what happened since the base: the
- * revisions after it that carry the key name the writing runs (entry ID and
- * `L:`), the archive months since the proposal name closers and replacers,
- * and only those runs' own proposals and decisions are read.
- */
-function acceptedKeyWriterAfter(
-  store: Store,
-  proposal: Proposal,
-  operation: string | null,
-): KeyWriter | null {
-  const runs = new Set<string>();
-  const marker = `[K:${proposal.key}]`;
-  let patternSeen = proposal.tier === 3;
-  const addEntryRuns = (entry: MemoryEntry) => {
-    if (entry.tier === 3) {
-      patternSeen = true;
-      return;
-    }
-    runs.add(entry.id.split("-")[0]);
-    if (entry.tier === 2) runs.add(entry.last_run);
-  };
-  for (let n = proposal.base_revision + 1; n <= store.head.revision; n++) {
-    const text = n === store.head.revision ? store.head.text : readRevision(store.paths, n);
-    if (text === null || !text.includes(marker)) continue;
-    const found = parseViewShared(text, store.state.entry_max_chars).entries.find((e) =>
-      e.entry.key === proposal.key
-    );
-    if (found) addEntryRuns(found.entry);
-  }
-  const cold = coldRecordOf(store.state, proposal.key);
-  const coldEntry = cold ? parseAnyEntry(cold.raw_line) : null;
-  if (coldEntry) addEntryRuns(coldEntry);
-  for (const month of monthsSince(proposal.created_at)) {
-    for (const row of readArchiveMonth(store.paths, month, marker)) {
-      if (row.rawLine.includes(marker)) runs.add(row.proposalId.slice(0, 7));
-    }
-  }
-  // Pattern lines carry no run; only then are all decisions consulted.
-  if (patternSeen) return scanAllDecisionsForWriter(store, proposal, operation);
-  let best: KeyWriter | null = null;
-  for (const run of [...runs].sort()) {
-    if (!/^R[0-9]{6}$/.test(run) || lstatOrNull(store.paths.log(run)) === null) continue;
-    const markers = scanRunLog(run, readRunLog(store.paths, run)).proposalMarkers;
-    for (const id of runProposalIds(store.paths, run, markers)) {
-      if (id === proposal.proposal_id) continue;
-      best = betterWriter(best, writerCandidate(store, proposal, operation, id));
-    }
-  }
-  return best;
-}
-
-/** The writer evidence of proposal `id` if it qualifies, else null. */
-function writerCandidate(
-  store: Store,
-  proposal: Proposal,
-  operation: string | null,
-  id: string,
-): KeyWriter | null {
-  let decision: Decision | null;
-  try {
-    decision = readDecision(store.paths, id);
-  } catch {
-    return null;
-  }
-  if (decision?.outcome !== "accepted" || typeof decision.revision !== "number") return null;
-  const revision = decision.revision;
-  if (!(proposal.base_revision < revision && revision <= store.head.revision)) return null;
-  const writer = readProposal(store.paths, id)?.proposal;
-  if (!writer || writer.key !== proposal.key) return null;
-  if (operation !== null && writer.operation !== operation) return null;
-  if (writer.base_hash === proposal.base_hash) return { writer, revision };
-  // The owner's answer to a conflict commits a candidate staged from its own,
-  // older base. It displaced exactly the generation this proposal observed
-  // when that conflict was raised on it: the later writer is then proven.
-  if (operation === null && typeof decision.resolution_id === "string") {
-    const conflict = readConflict(store, decision.resolution_id);
-    if (conflict?.key === proposal.key && conflict.current_hash === proposal.base_hash) {
-      return { writer, revision };
-    }
-  }
-  return null;
-}
-
-function betterWriter(a: KeyWriter | null, b: KeyWriter | null): KeyWriter | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  if (b.revision !== a.revision) return b.revision > a.revision ? b : a;
-  return b.writer.proposal_id > a.writer.proposal_id ? b : a;
-}
-
-/** Fallback for Tier 3 keys, whose lines do not name a run: every decision is read. */
-function scanAllDecisionsForWriter(
-  store: Store,
-  proposal: Proposal,
-  operation: string | null,
-): KeyWriter | null {
-  let best: KeyWriter | null = null;
-  for (const name of listNames(store.paths.folder("decisions"))) {
-    const id = name.replace(/\.json$/, "");
-    if (!PROPOSAL_ID.test(id) || id === proposal.proposal_id) continue;
-    best = betterWriter(best, writerCandidate(store, proposal, operation, id));
-  }
-  return best;
-}
-
 /**
  * The five conflict conditions: the candidate's receipt binds its base, an
  * accepted writer from another run committed a later change of the key from
@@ -751,28 +542,4 @@ function raiseConflict(
     revision: store.head.revision,
   }, true);
   return { kind: "contested", conflictId: raised.conflictId, newCandidate: true };
-}
-
-/** Result of `sync`. */
-export type SyncResult = { run: string; memory: ApplySummary; notices: string[] };
-
-/**
- * `sync`: apply the run's pending proposals now, then move the run's base to
- * the accepted head (must run under the engine lock).
- */
-export function syncRun(store: Store, runInput: string): SyncResult {
-  const sync = syncView(store);
-  const run = requireRunId(runInput);
-  if (!store.state.active_runs[run]) {
-    throw new BimriError("unknown-run", `${run} is not an active run.`);
-  }
-  requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
-  shareObserver(store)?.finishPendingExports(store);
-  const memory = applyPendingProposals(store, run);
-  const entry = store.state.active_runs[run];
-  entry.base_revision = store.head.revision;
-  entry.last_activity_at = utcTimestamp();
-  saveState(store.paths, store.state);
-  refreshAuthoritySummary(store);
-  return { run, memory, notices: [...sync.notices, ...sync.warnings] };
 }

@@ -23,8 +23,6 @@ import {
   knownApplyingResolutions,
   noteResolutionApplying,
   noteResolutionSettled,
-  refreshAuthoritySummary,
-  unchangedSinceHealthyWrite,
 } from "../integrity/authority.ts";
 import { trackMentions } from "./proposal_mentions.ts";
 import {
@@ -37,7 +35,6 @@ import {
   readResolution,
 } from "../records/conflict.ts";
 import { liveEntry } from "../records/live_entry.ts";
-import { finalizeInterruptedCommit } from "./commit.ts";
 import {
   chosenEffectAtHead,
   requireProvenResolvedAnswer,
@@ -348,16 +345,8 @@ export function resolveConflict(
       ? candidateSetMatches(candidate, live?.entry ?? null)
       : chosenEffectAtHead(store, conflict, candidate));
   if (!existing && alreadyCurrent) {
-    const revisionBefore = highestContestedRevision(store, conflict);
-    requireRecordedResidency(store, conflict, revisionBefore);
-    const record = applyingResolution(conflictId, choice, ids, {
-      revision_before: revisionBefore,
-      started_at: utcTimestamp(),
-    });
-    if (candidate!.operation === "close" && conflict.current_line !== null) {
-      record.archived_raw = conflict.current_line;
-    }
-    return outcome(complete(store, conflict, record, head), false);
+    const closed = candidate!.operation === "close" ? conflict.current_line : null;
+    return answerWithoutCommit(store, conflict, choice, head, closed);
   }
   if (
     liveHash !== conflict.current_hash && answeredElsewhere && choice === "dismiss" && !existing
@@ -365,14 +354,7 @@ export function resolveConflict(
     // Answered in another clone after the live value moved here: the
     // question is closed as of the revision it was asked at, which still
     // holds the value it named (so the answer stays verifiable).
-    const at = highestContestedRevision(store, conflict);
-    requireRecordedResidency(store, conflict, at);
-    const record = applyingResolution(conflictId, choice, ids, {
-      intended_revision_after: at,
-      revision_before: at,
-      started_at: utcTimestamp(),
-    });
-    return outcome(complete(store, conflict, record, at), false);
+    return answerWithoutCommit(store, conflict, choice, null, null);
   }
   if (liveHash !== conflict.current_hash) throw new BimriError("refused", CHANGED_MESSAGE);
   const revisionBefore = typeof existing?.revision_before === "number"
@@ -421,23 +403,6 @@ export function resolveConflict(
 }
 
 /**
- * For `start`, once its check found the store healthy: finishes the commit
- * and the answers a crash left applying whose effect is already committed (as
- * sync and close do), then records the summary again, since those records are
- * this command's own change. Returns the proposal and conflict IDs it finished.
- */
-export function finishCommittedAnswersAtStart(store: Store): string[] {
-  // Right after a crash the store shows an unexplained change, and start
-  // finishes the cut-short commit then. On a store unchanged since a healthy
-  // write the everyday start does not look (reading the record costs a few ms):
-  // sync, close and resolve still finish one before they move the head.
-  const commit = unchangedSinceHealthyWrite(store) ? null : finalizeInterruptedCommit(store);
-  const finished = finalizeCommittedResolutions(store);
-  if (commit !== null || finished.length > 0) refreshAuthoritySummary(store);
-  return commit === null ? finished : [commit, ...finished];
-}
-
-/**
  * Finishes every `applying` resolution whose chosen effect the head already
  * proves committed (a crash between the commit and the `resolved` record):
  * the record becomes `resolved` and the candidates' decisions are finalized.
@@ -471,6 +436,32 @@ export function finalizeCommittedResolutions(store: Store): string[] {
     finished.push(id);
   }
   return finished;
+}
+
+/**
+ * Records an answer that commits nothing, as of the highest revision a
+ * candidate was contested at (its residency proven there): resolved at
+ * `head` when the chosen effect is already current there, else (`head`
+ * null: a question closed as it was asked) at that same revision, which the
+ * record then also names as its intended revision. `archivedRaw`: the live
+ * line a chosen close archived.
+ */
+function answerWithoutCommit(
+  store: Store,
+  conflict: ConflictRecord,
+  choice: string,
+  head: number | null,
+  archivedRaw: string | null,
+): ResolveOutcome {
+  const asked = highestContestedRevision(store, conflict);
+  requireRecordedResidency(store, conflict, asked);
+  const record = applyingResolution(conflict.conflict_id, choice, conflict.proposal_ids, {
+    ...(head === null ? { intended_revision_after: asked } : {}),
+    revision_before: asked,
+    started_at: utcTimestamp(),
+  });
+  if (archivedRaw !== null) record.archived_raw = archivedRaw;
+  return outcome(complete(store, conflict, record, head ?? asked), false);
 }
 
 /**

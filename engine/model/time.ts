@@ -1,7 +1,8 @@
 /**
  * Clock rules: timestamps are UTC whole seconds; calendar dates (run dates,
  * archive months, the brief) follow the local date, as the reference does.
- * BIMRI_NOW (an ISO timestamp) pins the clock for tests.
+ * The clock itself comes in from the edge (`useClock`): main.ts pins it from
+ * BIMRI_NOW (an ISO timestamp) for tests; the model never reads the process.
  */
 
 /** UTC timestamp grammar of authority records. */
@@ -9,19 +10,33 @@ export const TIMESTAMP = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}
 /** Calendar date grammar. */
 export const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
-/** The current instant (BIMRI_NOW overrides it for tests). */
+/** Where the current instant comes from. */
+export type Clock = () => Date;
+
+/** The system clock. */
+export const SYSTEM_CLOCK: Clock = () => new Date();
+
+let clock: Clock = SYSTEM_CLOCK;
+
+/** Installs the clock every later `now()` reads (called by the edge: main.ts, tests, benches). */
+export function useClock(next: Clock): void {
+  clock = next;
+}
+
+/**
+ * The clock a pin names: a valid ISO timestamp (BIMRI_NOW) pins every
+ * instant to it; none, an empty or an unparsable one means the system clock.
+ */
+export function pinnedClock(pin: string | undefined): Clock {
+  if (!pin) return SYSTEM_CLOCK;
+  const pinned = new Date(pin).getTime();
+  if (Number.isNaN(pinned)) return SYSTEM_CLOCK;
+  return () => new Date(pinned);
+}
+
+/** The current instant, from the installed clock. */
 export function now(): Date {
-  let pinned: string | undefined;
-  try {
-    pinned = Deno.env.get("BIMRI_NOW");
-  } catch {
-    pinned = undefined;
-  }
-  if (pinned) {
-    const parsed = new Date(pinned);
-    if (!Number.isNaN(parsed.getTime())) return parsed;
-  }
-  return new Date();
+  return clock();
 }
 
 /** `YYYY-MM-DDTHH:MM:SSZ` for `date` in UTC. */

@@ -30,13 +30,9 @@ import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "
 import { foldedLength, type SearchFields } from "./search_fields.ts";
 import { foldText, isAscii } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
-import {
-  type ArchiveRecord,
-  OTHER_LINE_BREAKS,
-  parseArchiveText,
-  readArchiveMonths,
-  reasonRank,
-} from "./archive_read.ts";
+import { reasonRank } from "./archive_read.ts";
+import { type ArchiveRecord, OTHER_LINE_BREAKS, parseArchiveText } from "../model/archive_row.ts";
+import { readArchiveMonths } from "../store/archive_month.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { BimriError } from "../errors.ts";
 

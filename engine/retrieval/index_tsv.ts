@@ -11,7 +11,8 @@ import { BimriError } from "../errors.ts";
 import { atomicReplaceChunks, listNames, lstatOrNull } from "../store/files.ts";
 import { linkRefusal } from "../store/link_kind.ts";
 import type { Store } from "../store/store.ts";
-import { historicalGenerations, readAllArchiveRecords, readArchiveMonths } from "./archive_read.ts";
+import { historicalGenerations } from "./archive_read.ts";
+import { readAllArchiveRecords, readArchiveMonths } from "../store/archive_month.ts";
 import { refreshHistoryDigest } from "./history_digest.ts";
 import { BulkReader, decodeUtf8Fast } from "../integrity/bulk_read.ts";
 

@@ -9,7 +9,8 @@
  */
 import type { Store } from "../store/store.ts";
 import { compareCodePoints } from "../model/text.ts";
-import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
+import { historicalGenerations } from "./archive_read.ts";
+import { readAllArchiveRecords } from "../store/archive_month.ts";
 import {
   currentRecords,
   entryRecord,

@@ -14,7 +14,8 @@ import type { Store } from "../store/store.ts";
 import { readDecision } from "../records/decision.ts";
 import { type Proposal, proposalEquivalent, readProposal } from "../records/proposal.ts";
 import { BimriError } from "../errors.ts";
-import { historicalGenerations, readAllArchiveRecords, verifyColdBinding } from "./archive_read.ts";
+import { historicalGenerations } from "./archive_read.ts";
+import { readAllArchiveRecords, verifyColdBinding } from "../store/archive_month.ts";
 import { coldRecordOf } from "../model/state.ts";
 
 /** The four groups, in the order results are printed. */

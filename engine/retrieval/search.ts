@@ -7,7 +7,8 @@
  * here: it is the relevance search of ranked_search.ts.
  */
 import type { Store } from "../store/store.ts";
-import { historicalGenerations, readAllArchiveRecords } from "./archive_read.ts";
+import { historicalGenerations } from "./archive_read.ts";
+import { readAllArchiveRecords } from "../store/archive_month.ts";
 import {
   currentRecords,
   entryRecord,

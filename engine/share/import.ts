@@ -24,13 +24,8 @@ import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { startRun } from "../memory/runs.ts";
-import {
-  newProposalBatch,
-  propose,
-  type ProposeInput,
-  type ProposeOptions,
-  writeProposalBatch,
-} from "../memory/propose.ts";
+import { propose, type ProposeInput, type ProposeOptions } from "../memory/propose.ts";
+import { newProposalBatch, writeProposalBatch } from "../memory/proposal_batch.ts";
 import { refreshView } from "../memory/view_sync.ts";
 import { requireProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";

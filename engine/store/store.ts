@@ -43,7 +43,7 @@ import {
   pendingRetirementError,
   unclaimedLegacyRootsError,
 } from "./legacy_root.ts";
-import { verifyColdBindings } from "../retrieval/archive_read.ts";
+import { verifyColdBindings } from "./archive_month.ts";
 
 /** The accepted head: revision number, exact text, hash, parsed view and its facts. */
 export type Head = {

@@ -1,4 +1,4 @@
-/** engine/integrity/summary.ts: an lstat print vouches only for what the file system's clock can tell apart. */
+/** engine/store/fingerprint.ts: an lstat print vouches only for what the file system's clock can tell apart. */
 import { assert, assertEquals, assertNotEquals } from "../helpers/assert.ts";
 import { COARSE_CLOCK_MS, fingerprint } from "../../engine/store/fingerprint.ts";
 

@@ -25,9 +25,6 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
  */
 const KNOWN_ELSEWHERE: readonly string[] = [
   // memory (engine/model/time.ts, engine/store/*, engine/memory/*)
-  "engine/model/time.ts uses the Deno API: engine/model/ does no I/O (no files, no env)",
-  "engine/store/store.ts imports ../retrieval/archive_read.ts: rank order: engine/store (2) must not import engine/retrieval (6)",
-  "file circle: engine/memory/commit.ts -> engine/memory/resolve.ts",
   // doctor (engine/integrity/doctor.ts, engine/migrate/*)
   // integrity (engine/integrity/*, engine/records/*)
   // guard (engine/guard/*; redact.ts moves to engine/redaction/)

@@ -15,11 +15,9 @@ import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
 import { queryTerms } from "../../engine/retrieval/tokenize.ts";
 import { compactSortedJson, renderTsv, resultJson } from "../../engine/retrieval/output.ts";
 import { indexRows, renderIndex } from "../../engine/retrieval/index_tsv.ts";
-import {
-  historicalGenerations,
-  parseArchiveText,
-  readArchiveMonths,
-} from "../../engine/retrieval/archive_read.ts";
+import { historicalGenerations } from "../../engine/retrieval/archive_read.ts";
+import { parseArchiveText } from "../../engine/model/archive_row.ts";
+import { readArchiveMonths } from "../../engine/store/archive_month.ts";
 import {
   digestGenerations,
   digestKeyAndId,

@@ -58,7 +58,8 @@ for (const entry of ["engine/integrity/everyday.ts", "engine/integrity/authority
   Deno.test(`${entry}, which a read (get, recall) loads, brings no writer machinery`, async () => {
     const graph = await staticGraph(entry);
     const writers = graph.filter((s) =>
-      /^engine\/(share\/|memory\/(commit|resolve|propose|close_run)\.ts)/.test(s)
+      /^engine\/(share\/|memory\/(commit|commit_evidence|resolve|propose|proposal_batch|close_run|sync|start_recovery)\.ts)/
+        .test(s)
     );
     deepStrictEqual(writers, []);
   });

@@ -1,0 +1,36 @@
+/**
+ * `sync` of one run: apply its pending proposals through the commit protocol,
+ * then move the run's base to the accepted head.
+ */
+import { BimriError } from "../errors.ts";
+import { requireRunId } from "../model/ids.ts";
+import { utcTimestamp } from "../model/time.ts";
+import { saveState, type Store } from "../store/store.ts";
+import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
+import { applyPendingProposals, type ApplySummary } from "./commit.ts";
+import { syncView } from "./view_sync.ts";
+import { shareObserver } from "./share_observer.ts";
+
+/** Result of `sync`. */
+export type SyncResult = { run: string; memory: ApplySummary; notices: string[] };
+
+/**
+ * `sync`: apply the run's pending proposals now, then move the run's base to
+ * the accepted head (must run under the engine lock).
+ */
+export function syncRun(store: Store, runInput: string): SyncResult {
+  const sync = syncView(store);
+  const run = requireRunId(runInput);
+  if (!store.state.active_runs[run]) {
+    throw new BimriError("unknown-run", `${run} is not an active run.`);
+  }
+  requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
+  shareObserver(store)?.finishPendingExports(store);
+  const memory = applyPendingProposals(store, run);
+  const entry = store.state.active_runs[run];
+  entry.base_revision = store.head.revision;
+  entry.last_activity_at = utcTimestamp();
+  saveState(store.paths, store.state);
+  refreshAuthoritySummary(store);
+  return { run, memory, notices: [...sync.notices, ...sync.warnings] };
+}
