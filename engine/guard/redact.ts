@@ -200,7 +200,9 @@ function redactCurrentMemory(
         key: entry.key,
         text: redactText(entry.text, only),
         trust: entry.trust === "contested" ? "working" : entry.trust,
-        source: entry.source,
+        // A confirmed entry stays confirmed: the owner attests this change
+        // (--human-approved), and only their statement may carry that trust.
+        source: entry.trust === "confirmed" && entry.source !== "system" ? "user" : entry.source,
         rationale,
       });
     }
