@@ -12,7 +12,7 @@ import {
 } from "../engine/guard/policy.ts";
 import { CREDENTIAL_KINDS } from "../engine/model/credentials.ts";
 import { utcTimestamp } from "../engine/model/time.ts";
-import { redactSecret } from "../engine/guard/redact.ts";
+import { redactSecret } from "../engine/redaction/redact.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, type Command, ok } from "./command.ts";
 

@@ -22,7 +22,7 @@ import {
   type RedactionEntry,
   requireFingerprint,
   writePolicyFile,
-} from "./policy.ts";
+} from "../guard/policy.ts";
 
 /** The folder (at the project root, outside memory) where redaction backups go. */
 export const BACKUP_FOLDER = ".bimri-redaction-backups";
