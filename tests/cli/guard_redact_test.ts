@@ -136,3 +136,43 @@ Deno.test("doctor names an interrupted redaction and stops listing a finished on
   ok(!done.stderr.includes("BIMRI SECRET:"), done.stderr);
   match(done.stderr, /redacted credential-looking string\(s\) remain/);
 });
+
+Deno.test("a redaction killed at each durable step is finished (or was never applied) on the next writing command", async () => {
+  for (
+    const point of [
+      "redact-after-backup",
+      "redact-after-receipt",
+      "redact-after-rewrite",
+      "redact-after-propose",
+    ]
+  ) {
+    const { root, fake, fp, run } = await storeWithSecret();
+    const memory = hashTree(join(root, ".bimri"));
+    const killed = await bimri(root, ["secrets", "redact", fp, "--human-approved"], {
+      env: { BIMRI_FAULT: point },
+    });
+    strictEqual(killed.code, 86, `${point}: ${killed.stderr}`);
+    // The next writing command, not `secrets redact`, settles it.
+    const next = await bimri(root, ["start", "--actor", "next"]);
+    strictEqual(next.code, 0, `${point}: ${next.stderr}`);
+    ok(!(next.stdout + next.stderr).includes(fake.secret), point);
+    if (point === "redact-after-backup") {
+      // Cut short before its receipt: nothing of memory had changed, so there
+      // is nothing to finish; the store is as before (the run's log only grew
+      // by the new run's own file) and doctor still lists the secret as new.
+      ok(!next.stderr.includes("finished the interrupted redaction"), next.stderr);
+      const after = hashTree(join(root, ".bimri"));
+      for (const [file, hash] of memory) {
+        if (
+          !/^(?:revisions|proposals|decisions|archive)\//.test(file) && file !== `log/${run}.md`
+        ) continue;
+        strictEqual(after.get(file), hash, `${point}: ${file}`);
+      }
+      const doctor = await bimri(root, ["doctor", "--read-only"]);
+      match(doctor.stderr, new RegExp(`fingerprint ${fp}`));
+      continue;
+    }
+    match(next.stderr, new RegExp(`finished the interrupted redaction of ${fp}`), point);
+    await finalState(root, fake, fp, run);
+  }
+});
