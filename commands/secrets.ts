@@ -101,7 +101,7 @@ export const secretsCommand: Command = {
         ];
         if (shared.length > 0) {
           lines.push(
-            "Shared records held it: if they were pushed, git history still holds it. Rewrite " +
+            "Shared records git already carried (pushed) hold it: git history holds it too. Rewrite " +
               "those files' history (e.g. `git filter-repo --replace-text`), force-push, have " +
               "every clone re-clone, and rotate the credential.",
           );

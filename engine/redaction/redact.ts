@@ -1,6 +1,7 @@
 /**
  * `secrets redact`: removes one credential (by fingerprint) from every file of
- * the store whose bytes no hash covers, masks it in everything bimri prints,
+ * the store whose bytes no hash covers (and from this clone's share records
+ * not yet pushed, signed again: unpushed_share.ts), masks it in everything bimri prints,
  * and keeps a backup outside memory and a receipt. Durable steps, in order:
  * backup copies, the receipt marked `started` in `.bimri-secrets.json`
  * (masking is on from here), each rewrite (atomic replace), the receipt
@@ -17,6 +18,7 @@ import { scanStoreForSecrets } from "../integrity/secrets_scan.ts";
 import { startRun } from "../memory/runs.ts";
 import { propose } from "../memory/propose.ts";
 import { closeRun } from "../memory/close_run.ts";
+import { applyShareRewrite, planUnpushedShareRewrites } from "./unpushed_share.ts";
 import {
   readPolicyFile,
   type RedactionEntry,
@@ -105,6 +107,9 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     if (after !== text) rewrites.push({ file, path, before, after });
   }
 
+  // This clone's own share records git has not carried anywhere: rewritten too (unpushed_share.ts).
+  const shareRewrites = planUnpushedShareRewrites(store, files, only);
+
   // 1. Backups outside memory, before any byte of memory changes.
   const backup = previous?.backup ??
     `${BACKUP_FOLDER}/${stamp(at)}-${fingerprint.slice(0, 12)}`;
@@ -112,7 +117,7 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
   // git never picks the backups up (they hold the secret).
   const ignore = join(root, BACKUP_FOLDER, ".gitignore");
   if (readBytesOrNull(ignore) === null) atomicReplace(ignore, "*\n");
-  for (const rewrite of rewrites) {
+  for (const rewrite of [...rewrites, ...shareRewrites]) {
     const copy = join(root, backup, rewrite.file.replaceAll("/", "__"));
     if (readBytesOrNull(copy) === null) atomicReplace(copy, rewrite.before);
   }
@@ -129,7 +134,9 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     kept: [],
   };
   entry.status = "started";
-  entry.rewritten = [...new Set([...entry.rewritten, ...rewrites.map((r) => r.file)])].sort();
+  entry.rewritten = [
+    ...new Set([...entry.rewritten, ...[...rewrites, ...shareRewrites].map((r) => r.file)]),
+  ].sort();
   const others = (policy.redacted ?? []).filter((item) => item.fingerprint !== fingerprint);
   writePolicyFile(root, { ...policy, redacted: [...others, entry] });
   faultPoint("redact-after-receipt");
@@ -140,6 +147,10 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     faultPoint("redact-after-rewrite");
   }
   if (rewrites.length > 0) invalidateAuditWitness(paths);
+  for (const rewrite of shareRewrites) {
+    applyShareRewrite(rewrite);
+    faultPoint("redact-after-share-rewrite");
+  }
 
   // 4. Current memory: one ordinary change per entry holding it, made by the
   // owner (this run is theirs, keyed by the fingerprint so a rerun resumes it),
