@@ -62,18 +62,7 @@ Deno.test({
     const fp = sha256Hex(fake.secret);
     await referenceMust(root, ["start", "--actor", "legacy"]);
     await referenceMust(root, ["journal", "--run", "R000001", "--text", fake.text]);
-    await referenceMust(root, [
-      "propose",
-      "--run",
-      "R000001",
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "chat.bot",
-      "--text",
-      fake.text,
-    ]);
+    await referenceMust(root, newSubject("R000001", "chat.bot", fake.text));
     await referenceMust(root, [
       "close",
       "--run",

@@ -77,18 +77,7 @@ Deno.test({
       return new TextDecoder().decode(out.stdout);
     };
     const handle = /BIMRI RUN HANDLE: (R\d{6})/.exec(await py(["start", "--actor", "legacy"]))![1];
-    await py([
-      "propose",
-      "--run",
-      handle,
-      "--tier",
-      "2",
-      "--new-subject",
-      "--key",
-      "npm.auth",
-      "--text",
-      fake.text,
-    ]);
+    await py(newSubject(handle, "npm.auth", fake.text));
     await py(["close", "--run", handle, "--outcome", "success", "--summary", "ok"]);
     const shared = hashTree(join(root, ".bimri-share"));
     const r = await bimri(root, ["share", "status"]);
