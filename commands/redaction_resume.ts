@@ -9,7 +9,7 @@
 import { BimriError } from "../engine/errors.ts";
 import { readPolicyFile } from "../engine/guard/policy.ts";
 import { utcTimestamp } from "../engine/model/time.ts";
-import { redactSecret } from "../engine/redaction/redact.ts";
+import { finishSavedRechains, redactSecret } from "../engine/redaction/redact.ts";
 import { withStore } from "../engine/store/store.ts";
 
 /** The verbs that take the engine lock to write memory, and so finish a pending redaction first. */
@@ -45,6 +45,8 @@ export function finishPendingRedactions(verb: string, root: string): string[] {
     throw error;
   }
   const notices: string[] = [];
+  // An interrupted rewrite of hash-bound records first: until then the store cannot load.
+  finishSavedRechains(root);
   for (const fingerprint of pending) {
     try {
       const { entry } = withStore(

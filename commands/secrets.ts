@@ -12,7 +12,7 @@ import {
 } from "../engine/guard/policy.ts";
 import { CREDENTIAL_KINDS } from "../engine/model/credentials.ts";
 import { utcTimestamp } from "../engine/model/time.ts";
-import { redactSecret } from "../engine/redaction/redact.ts";
+import { finishSavedRechains, redactSecret } from "../engine/redaction/redact.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, type Command, ok } from "./command.ts";
 
@@ -84,6 +84,7 @@ export const secretsCommand: Command = {
     if (action === "redact") {
       const fingerprint = requireFingerprint(need("fingerprint"));
       if (!approved) throw ownerOnly("redact", `bimri secrets redact ${fingerprint}`);
+      finishSavedRechains(ctx.root); // an interrupted rewrite first: until then the store cannot load
       return withStore(ctx.root, (store) => {
         const { entry, shared, keys, held } = redactSecret(store, fingerprint, utcTimestamp());
         const lines = [

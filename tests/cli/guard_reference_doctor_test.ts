@@ -1,6 +1,7 @@
 /**
  * A redacted store passes the REFERENCE engine's read-only doctor (the Python
- * `bimri-engine.py` named by BIMRI_REFERENCE_ENGINE), as well as bimri's: for
+ * `bimri-engine.py` named by BIMRI_REFERENCE_ENGINE), as well as bimri's, and
+ * no file of the (unshared) store holds the secret any more: for
  * a credential written by the reference engine (no guard) into journal,
  * proposal, close summary and current memory, and for one bimri wrote while
  * allowed into a stale-base conflict and its resolution. Without the variable
@@ -47,9 +48,20 @@ async function redactAndAudit(root: string, secret: string, fp: string): Promise
   const theirs = await reference(root, ["doctor", "--read-only"]);
   strictEqual(theirs.code, 0, `reference doctor after redaction: ${theirs.out}`);
   match(theirs.out, /BIMRI doctor \(read-only\): PASSED/);
-  // The reference's own read paths still serve the redacted current memory.
-  const view = Deno.readTextFileSync(join(root, "bimri.md"));
-  ok(!view.includes(secret), "bimri.md still holds the secret");
+  // An unshared store holds it nowhere any more (only the backup outside memory does).
+  const walk = (dir: string, rel: string): string[] =>
+    [...Deno.readDirSync(dir)].flatMap((e) => {
+      const path = join(dir, e.name);
+      const name = rel === "" ? e.name : `${rel}/${e.name}`;
+      if (name === ".bimri-redaction-backups") return [];
+      if (e.isDirectory) return walk(path, name);
+      return e.isFile && Deno.readTextFileSync(path).includes(secret) ? [name] : [];
+    });
+  strictEqual(walk(root, "").join(", "), "");
+  // The reference engine still reads and serves the rewritten memory.
+  const recalled = await reference(root, ["search", "--query", "redacted"]);
+  strictEqual(recalled.code, 0, recalled.out);
+  match(recalled.out, /\[REDACTED [a-z-]+ sha256:/);
 }
 
 Deno.test({
@@ -79,8 +91,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "a credential in a stale-base conflict and its resolution is redacted; the reference " +
-    "doctor passes" + SUFFIX,
+  name: "a credential in a stale-base conflict, its resolution and an archive row is redacted; " +
+    "the reference doctor passes" + SUFFIX,
   ignore: SKIP,
   fn: async () => {
     const root = await tempStore("bimri-guard-refdoc-");
@@ -98,6 +110,10 @@ Deno.test({
     await must(root, ["close", "--run", a, "--outcome", "success", "--summary", "ok"]);
     await must(root, ["close", "--run", b, "--outcome", "success", "--summary", "ok"]);
     await must(root, ["resolve", "C000001", "--choose", `${b}-Q001`, "--human-approved"]);
+    // A later change archives the generation that held it (a `replaced` archive row).
+    const c = await startRun(root, "gamma");
+    await must(root, ["propose", "--run", c, "--key", "pay.key", "--text", "moved to the vault"]);
+    await must(root, ["close", "--run", c, "--outcome", "success", "--summary", "ok"]);
     Deno.removeSync(join(root, ".bimri-secrets.json"));
     await redactAndAudit(root, fake.secret, fp);
   },
