@@ -31,9 +31,10 @@ reviewed. It holds SHA-256 fingerprints and rule names, never a secret.
   disable  switch one rule off (${CREDENTIAL_KINDS.join(", ")})
   enable   switch a rule back on (no approval needed)
   list     show the allowed fingerprints, the rules switched off and the redactions
-  redact   remove a credential from the run logs' journal and outcome lines, mask it
-           in everything bimri prints, back the old files up in
-           .bimri-redaction-backups/ and keep a receipt in ${POLICY_FILE}
+  redact   remove a credential from every record of an unshared store (hashes recomputed;
+           in a shared store: log lines and current memory), and from this clone's
+           unpushed share records; mask it in everything bimri prints, back the old
+           files up in .bimri-redaction-backups/ and keep a receipt in ${POLICY_FILE}
   --human-approved  attests that the owner explicitly asked for this change`;
 
 function ownerOnly(what: string, example: string): BimriError {
