@@ -124,14 +124,20 @@ const CRASHES: Array<[boolean, string]> = [
   [true, "redact-after-propose"],
 ];
 
+/** A store with the secret whose `secrets redact` was killed at `point`, and its records before. */
+async function killedAt(shared: boolean, point: string) {
+  const store = await storeWithSecret(shared);
+  const memory = hashTree(join(store.root, ".bimri"));
+  const killed = await bimri(store.root, ["secrets", "redact", store.fp, "--human-approved"], {
+    env: { BIMRI_FAULT: point },
+  });
+  strictEqual(killed.code, 86, `${point}: ${killed.stderr}`);
+  return { ...store, memory };
+}
+
 Deno.test("a redaction killed at each durable step is finished by running it again", async () => {
   for (const [shared, point] of CRASHES) {
-    const { root, fake, fp, run } = await storeWithSecret(shared);
-    const memory = hashTree(join(root, ".bimri"));
-    const killed = await bimri(root, ["secrets", "redact", fp, "--human-approved"], {
-      env: { BIMRI_FAULT: point },
-    });
-    strictEqual(killed.code, 86, `${point}: ${killed.stderr}`);
+    const { root, fake, fp, run, memory } = await killedAt(shared, point);
     if (point === "redact-after-backup") {
       // Nothing of memory changed yet: the backup is outside it.
       strictEqual(diffTrees(memory, hashTree(join(root, ".bimri"))), null, point);
@@ -158,12 +164,7 @@ Deno.test("doctor names an interrupted redaction and stops listing a finished on
 
 Deno.test("a redaction killed at each durable step is finished (or was never applied) on the next writing command", async () => {
   for (const [shared, point] of CRASHES) {
-    const { root, fake, fp, run } = await storeWithSecret(shared);
-    const memory = hashTree(join(root, ".bimri"));
-    const killed = await bimri(root, ["secrets", "redact", fp, "--human-approved"], {
-      env: { BIMRI_FAULT: point },
-    });
-    strictEqual(killed.code, 86, `${point}: ${killed.stderr}`);
+    const { root, fake, fp, run, memory } = await killedAt(shared, point);
     // The next writing command, not `secrets redact`, settles it.
     const next = await bimri(root, ["start", "--actor", "next"]);
     strictEqual(next.code, 0, `${point}: ${next.stderr}`);
