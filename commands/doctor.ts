@@ -114,7 +114,8 @@ function storedSecrets(
       if (item.status !== "done") {
         stderr.push(
           `BIMRI WARNING: the redaction of ${item.fingerprint} was interrupted; the next ` +
-            "writing command (start, journal, propose, sync, close...) finishes it, or run " +
+            "writing command (start, journal, propose, sync, close, status, doctor without " +
+            "--read-only...) finishes it, or run " +
             `\`bimri secrets redact ${item.fingerprint} --human-approved\` again.`,
         );
       }

@@ -26,15 +26,20 @@ const WRITING_VERBS = new Set([
   "migrate",
   "hook-start",
   "hook-close",
+  "status",
+  "quarantine-authority",
+  "restore-authority",
+  "share",
+  "doctor", // unless --read-only
 ]);
 
 /**
  * Finishes every redaction whose receipt is not `done` when `verb` writes
- * memory; returns the notices to print on stderr (none when nothing was
+ * memory (`readOnly`: its --read-only flag was given); returns the notices to print on stderr (none when nothing was
  * pending, which costs one read of the policy file).
  */
-export function finishPendingRedactions(verb: string, root: string): string[] {
-  if (!WRITING_VERBS.has(verb)) return [];
+export function finishPendingRedactions(verb: string, root: string, readOnly: boolean): string[] {
+  if (!WRITING_VERBS.has(verb) || readOnly) return [];
   let pending: string[];
   try {
     pending = (readPolicyFile(root).redacted ?? [])

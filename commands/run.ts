@@ -25,7 +25,7 @@ export async function runCommand(
   // Team memory joins the write path only for a store that is shared (share_wiring.ts).
   await wireShareFor(command.name, ctx.root);
   // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
-  const resumed = finishPendingRedactions(command.name, ctx.root);
+  const resumed = finishPendingRedactions(command.name, ctx.root, flags["read-only"] === true);
   const result = await runUpgrading(command, ctx, flags, positionals);
   return maskRedacted(
     ctx.root,

@@ -189,3 +189,19 @@ Deno.test("a redaction killed at each durable step is finished (or was never app
     await finalState(root, fake, fp, run);
   }
 });
+
+Deno.test("a rewrite cut short leaves read-only doctor failing with the next step; plain doctor finishes it", async () => {
+  const { root, fake, fp, run } = await killedAt(false, "redact-after-rewrite");
+  const before = hashTree(join(root, ".bimri"));
+  const readOnly = await bimri(root, ["doctor", "--read-only"]);
+  strictEqual(readOnly.code, 1, readOnly.stdout);
+  match(
+    readOnly.stderr,
+    new RegExp(`redaction of ${fp} was interrupted; the next writing command`),
+  );
+  strictEqual(diffTrees(before, hashTree(join(root, ".bimri"))), null);
+  const plain = await bimri(root, ["doctor"]);
+  strictEqual(plain.code, 0, plain.stdout + plain.stderr);
+  match(plain.stderr, new RegExp(`finished the interrupted redaction of ${fp}`));
+  await finalState(root, fake, fp, run);
+});
