@@ -109,8 +109,10 @@ function storedSecrets(
     for (const item of readPolicyFile(root).redacted ?? []) {
       if (item.status !== "done") {
         stderr.push(
-          `BIMRI WARNING: the redaction of ${item.fingerprint} was interrupted; run ` +
-            `\`bimri secrets redact ${item.fingerprint} --human-approved\` again to finish it.`,
+          `BIMRI WARNING: the redaction of ${item.fingerprint} was interrupted; the next ` +
+            "writing command (start, journal, propose, sync, close, status, doctor without " +
+            "--read-only...) finishes it, or run " +
+            `\`bimri secrets redact ${item.fingerprint} --human-approved\` again.`,
         );
       }
     }

@@ -13,6 +13,7 @@ import { secretPolicy } from "../engine/guard/policy.ts";
 import { redactText } from "../engine/model/credentials.ts";
 import { mapStrings } from "../engine/model/json.ts";
 import { wireShareFor } from "./share_wiring.ts";
+import { finishPendingRedactions } from "./redaction_resume.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
@@ -23,7 +24,13 @@ export async function runCommand(
 ): Promise<CommandResult> {
   // Team memory joins the write path only for a store that is shared (share_wiring.ts).
   await wireShareFor(command.name, ctx.root);
-  return maskRedacted(ctx.root, await runUpgrading(command, ctx, flags, positionals));
+  // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
+  const resumed = finishPendingRedactions(command.name, ctx.root, flags["read-only"] === true);
+  const result = await runUpgrading(command, ctx, flags, positionals);
+  return maskRedacted(
+    ctx.root,
+    resumed.length === 0 ? result : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] },
+  );
 }
 
 /** Runs `command`, upgrading an older v5 state first when the verb needs it. */

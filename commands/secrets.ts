@@ -12,7 +12,7 @@ import {
 } from "../engine/guard/policy.ts";
 import { CREDENTIAL_KINDS } from "../engine/model/credentials.ts";
 import { utcTimestamp } from "../engine/model/time.ts";
-import { redactSecret } from "../engine/guard/redact.ts";
+import { finishSavedRechains, redactSecret } from "../engine/redaction/redact.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, type Command, ok } from "./command.ts";
 
@@ -31,9 +31,10 @@ reviewed. It holds SHA-256 fingerprints and rule names, never a secret.
   disable  switch one rule off (${CREDENTIAL_KINDS.join(", ")})
   enable   switch a rule back on (no approval needed)
   list     show the allowed fingerprints, the rules switched off and the redactions
-  redact   remove a credential from the run logs' journal and outcome lines, mask it
-           in everything bimri prints, back the old files up in
-           .bimri-redaction-backups/ and keep a receipt in ${POLICY_FILE}
+  redact   remove a credential from every record of an unshared store (hashes recomputed;
+           in a shared store: log lines and current memory), and from this clone's
+           unpushed share records; mask it in everything bimri prints, back the old
+           files up in .bimri-redaction-backups/ and keep a receipt in ${POLICY_FILE}
   --human-approved  attests that the owner explicitly asked for this change`;
 
 function ownerOnly(what: string, example: string): BimriError {
@@ -84,6 +85,7 @@ export const secretsCommand: Command = {
     if (action === "redact") {
       const fingerprint = requireFingerprint(need("fingerprint"));
       if (!approved) throw ownerOnly("redact", `bimri secrets redact ${fingerprint}`);
+      finishSavedRechains(ctx.root); // an interrupted rewrite first: until then the store cannot load
       return withStore(ctx.root, (store) => {
         const { entry, shared, keys, held } = redactSecret(store, fingerprint, utcTimestamp());
         const lines = [
@@ -101,7 +103,7 @@ export const secretsCommand: Command = {
         ];
         if (shared.length > 0) {
           lines.push(
-            "Shared records held it: if they were pushed, git history still holds it. Rewrite " +
+            "Shared records git already carried (pushed) hold it: git history holds it too. Rewrite " +
               "those files' history (e.g. `git filter-repo --replace-text`), force-push, have " +
               "every clone re-clone, and rotate the credential.",
           );

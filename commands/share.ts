@@ -31,6 +31,11 @@ import {
 import { join, relative } from "node:path";
 import { currentRuntimePrefix } from "../engine/install/runtime.ts";
 import { gitHooksFolder, hookStates, installHooks, uninstallHooks } from "../engine/share/hooks.ts";
+import {
+  currentMemoryTexts,
+  refuseCredentialsBeforePublishing,
+  refuseCredentialsInCurrentMemory,
+} from "../engine/guard/publish_screen.ts";
 
 const HELP = `usage: bimri share init [--yes]
        bimri share pull [--max N]
@@ -77,6 +82,9 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
     );
   }
   requireRealFolder(join(ctx.root, SHARE_FOLDER), SHARE_FOLDER);
+  // Issue 39: current memory is what init publishes; a credential in it refuses
+  // before anything (even .gitignore) is written (engine/guard/publish_screen.ts).
+  refuseCredentialsInCurrentMemory(ctx.root, "share init");
   const missing = missingIgnoreLines(readGitignore(ctx.root));
   let ignoreAdded: string[] = [];
   const notices: string[] = [];
@@ -95,6 +103,8 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
     }
   }
   return withStore(ctx.root, (store) => {
+    // Issue 39: and again under the lock, in case memory changed since (publish_screen.ts).
+    refuseCredentialsBeforePublishing(ctx.root, "share init", currentMemoryTexts(store));
     finishPendingExports(store);
     const { ctx: share, result } = initShare(store);
     ensureOwnKey(share); // published even before the first record

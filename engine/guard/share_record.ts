@@ -6,34 +6,26 @@
  */
 import { credentialKindName, findCredentials } from "../model/credentials.ts";
 import { refusedTextCharacter } from "../model/visible.ts";
-import type { ShareRecord } from "../share/record.ts";
 import { secretPolicy } from "./policy.ts";
+import { recordStrings } from "./publish_screen.ts";
 
 /** A refused file, as the share scan reports it. */
 export type ScreenProblem = { file: string; message: string };
 
-function strings(value: unknown, out: string[]): string[] {
-  if (typeof value === "string") out.push(value);
-  else if (Array.isArray(value)) { for (const item of value) strings(item, out); }
-  else if (typeof value === "object" && value !== null) {
-    for (const item of Object.values(value)) strings(item, out);
-  }
-  return out;
-}
-
 /**
  * `read` unchanged, or a problem naming the credential (masked, with its
  * fingerprint) or hidden character it holds; `root` is the project root
- * whose policy applies.
+ * whose policy applies. `R` is the share record type (any object: the guard
+ * room does not import share/).
  */
-export function screenRecord<P extends ScreenProblem>(
+export function screenRecord<R extends object, P extends ScreenProblem>(
   root: string,
   file: string,
-  read: ShareRecord | P,
-): ShareRecord | P | ScreenProblem {
+  read: R | P,
+): R | P | ScreenProblem {
   if ("message" in read) return read;
   const policy = secretPolicy(root);
-  for (const text of strings(read, [])) {
+  for (const text of recordStrings(read)) {
     const hidden = refusedTextCharacter(text);
     if (hidden !== null) {
       return {

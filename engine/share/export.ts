@@ -49,6 +49,7 @@ import {
   wasPassed,
 } from "./keep.ts";
 import { noteShare } from "./notice.ts";
+import { publishableRecord } from "../guard/publish_screen.ts";
 
 /** The fields of a record that the caller decides. */
 export type RecordDraft = Pick<
@@ -110,8 +111,11 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
       vector: sortedVector(vector),
     };
     if (record.operation === "close") record.entry = null;
-    record.signature = signRecordHash(ctx, recordHash(record));
-    bytes = recordText(record);
+    // Issue 39: a record holding a credential is never published; one being
+    // redacted goes out with its marker (engine/guard/publish_screen.ts).
+    const published = publishableRecord(store.paths.root, path, record);
+    published.signature = signRecordHash(ctx, recordHash(published));
+    bytes = recordText(published);
     if (!createExclusive(path, bytes)) {
       throw new BimriError("io", `${path} appeared while exporting; retry.`);
     }

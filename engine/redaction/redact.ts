@@ -1,6 +1,7 @@
 /**
  * `secrets redact`: removes one credential (by fingerprint) from every file of
- * the store whose bytes no hash covers, masks it in everything bimri prints,
+ * the store whose bytes no hash covers (and from this clone's share records
+ * not yet pushed, signed again: unpushed_share.ts), masks it in everything bimri prints,
  * and keeps a backup outside memory and a receipt. Durable steps, in order:
  * backup copies, the receipt marked `started` in `.bimri-secrets.json`
  * (masking is on from here), each rewrite (atomic replace), the receipt
@@ -17,12 +18,23 @@ import { scanStoreForSecrets } from "../integrity/secrets_scan.ts";
 import { startRun } from "../memory/runs.ts";
 import { propose } from "../memory/propose.ts";
 import { closeRun } from "../memory/close_run.ts";
+import { applyShareRewrite, planUnpushedShareRewrites } from "./unpushed_share.ts";
+import {
+  applyRechainFile,
+  pendingRechain,
+  planRechain,
+  rechainCovers,
+  type RechainFile,
+} from "./rechain.ts";
+import { isShared } from "../share/state.ts";
+import { withEngineLock } from "../store/lock.ts";
+import { StorePaths } from "../store/paths.ts";
 import {
   readPolicyFile,
   type RedactionEntry,
   requireFingerprint,
   writePolicyFile,
-} from "./policy.ts";
+} from "../guard/policy.ts";
 
 /** The folder (at the project root, outside memory) where redaction backups go. */
 export const BACKUP_FOLDER = ".bimri-redaction-backups";
@@ -66,6 +78,70 @@ export function whyKept(file: string): string {
   return "not a record kind redaction rewrites";
 }
 
+/** The plan of a rechain, in the redaction's backup folder. */
+const RECHAIN_PLAN = "rechain-plan.json";
+
+function readSavedPlan(path: string): RechainFile[] | null {
+  const bytes = readBytesOrNull(path);
+  if (bytes === null) return null;
+  try {
+    const plan = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+    if (
+      Array.isArray(plan) &&
+      plan.every((item) =>
+        typeof item?.file === "string" && typeof item?.after === "string" &&
+        typeof item?.before === "string" &&
+        (item.file === "bimri.md" || item.file.startsWith(".bimri/"))
+      )
+    ) return plan as RechainFile[];
+  } catch { /* a torn plan: planned again from the unchanged store */ }
+  return null;
+}
+
+/**
+ * Finishes, under the engine lock and before the store is loaded, the
+ * rewrite of every interrupted redaction that saved a rechain plan: until all
+ * its files are written the hashes disagree and the store cannot be loaded.
+ * Returns the fingerprints whose plan was (re)applied.
+ */
+export function finishSavedRechains(root: string): string[] {
+  let pending: RedactionEntry[];
+  try {
+    pending = (readPolicyFile(root).redacted ?? []).filter((item) => item.status !== "done");
+  } catch (error) {
+    if (error instanceof BimriError) return [];
+    throw error;
+  }
+  const finished: string[] = [];
+  for (const item of pending) {
+    const plan = readSavedPlan(join(root, item.backup, RECHAIN_PLAN));
+    if (plan === null) continue;
+    const paths = new StorePaths(root);
+    const applied = withEngineLock(paths, () => {
+      const due = pendingRechain(root, plan);
+      for (const file of due) applyRechainFile(root, file);
+      if (due.length > 0) {
+        removeDerivedCopies(paths);
+        invalidateAuditWitness(paths);
+      }
+      return due.length;
+    });
+    if (applied > 0) finished.push(item.fingerprint);
+  }
+  return finished;
+}
+
+/** Derived copies of record text (index, history digest), rebuilt from the rewritten records. */
+function removeDerivedCopies(paths: Store["paths"]): void {
+  for (const name of ["index.tsv", "audit-integrity-history.tsv", "audit-integrity-history.json"]) {
+    try {
+      Deno.removeSync(join(paths.dir, name));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+}
+
 function stamp(at: string): string {
   return at.replace(/[-:]/g, "").replace(/Z$/, "");
 }
@@ -94,9 +170,20 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
   const only = new Map([[fingerprint, kind]]);
   const files = [...new Set(found.map((hit) => hit.file))];
 
+  const backup = previous?.backup ??
+    `${BACKUP_FOLDER}/${stamp(at)}-${fingerprint.slice(0, 12)}`;
+  // An unshared store's hash-bound records are rewritten together, every hash
+  // that covered the old bytes recomputed (rechain.ts); the plan is kept in
+  // the backup folder so an interrupted run applies the very same one.
+  const planFile = join(root, backup, RECHAIN_PLAN);
+  const rechain = (previous?.status === "done" ? null : readSavedPlan(planFile)) ??
+    (!isShared(paths) && rechainCovers(files)
+      ? planRechain(paths, only, store.state.entry_max_chars)
+      : null);
+
   // What each rewritable file becomes; read once, before anything is written.
   const rewrites: Array<{ file: string; path: string; before: Uint8Array; after: string }> = [];
-  for (const file of files.filter((f) => LOG_FILE.test(f))) {
+  for (const file of rechain === null ? files.filter((f) => LOG_FILE.test(f)) : []) {
     const path = join(root, file);
     const before = readBytesOrNull(path);
     if (before === null) continue;
@@ -105,16 +192,25 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     if (after !== text) rewrites.push({ file, path, before, after });
   }
 
+  // This clone's own share records git has not carried anywhere: rewritten too (unpushed_share.ts).
+  const shareRewrites = planUnpushedShareRewrites(store, files, only);
+
   // 1. Backups outside memory, before any byte of memory changes.
-  const backup = previous?.backup ??
-    `${BACKUP_FOLDER}/${stamp(at)}-${fingerprint.slice(0, 12)}`;
   Deno.mkdirSync(join(root, backup), { recursive: true, mode: 0o700 });
   // git never picks the backups up (they hold the secret).
   const ignore = join(root, BACKUP_FOLDER, ".gitignore");
   if (readBytesOrNull(ignore) === null) atomicReplace(ignore, "*\n");
-  for (const rewrite of rewrites) {
+  for (const rewrite of [...rewrites, ...shareRewrites]) {
     const copy = join(root, backup, rewrite.file.replaceAll("/", "__"));
     if (readBytesOrNull(copy) === null) atomicReplace(copy, rewrite.before);
+  }
+  if (rechain !== null) {
+    for (const { file } of rechain) {
+      const copy = join(root, backup, file.replaceAll("/", "__"));
+      const before = readBytesOrNull(join(root, file));
+      if (before !== null && readBytesOrNull(copy) === null) atomicReplace(copy, before);
+    }
+    if (readBytesOrNull(planFile) === null) atomicReplace(planFile, JSON.stringify(rechain) + "\n");
   }
   faultPoint("redact-after-backup");
 
@@ -129,7 +225,12 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     kept: [],
   };
   entry.status = "started";
-  entry.rewritten = [...new Set([...entry.rewritten, ...rewrites.map((r) => r.file)])].sort();
+  entry.rewritten = [
+    ...new Set([
+      ...entry.rewritten,
+      ...[...rewrites, ...shareRewrites, ...(rechain ?? [])].map((r) => r.file),
+    ]),
+  ].sort();
   const others = (policy.redacted ?? []).filter((item) => item.fingerprint !== fingerprint);
   writePolicyFile(root, { ...policy, redacted: [...others, entry] });
   faultPoint("redact-after-receipt");
@@ -139,13 +240,25 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     atomicReplace(rewrite.path, rewrite.after);
     faultPoint("redact-after-rewrite");
   }
-  if (rewrites.length > 0) invalidateAuditWitness(paths);
+  const rechained = rechain === null ? [] : pendingRechain(root, rechain);
+  for (const item of rechained) {
+    applyRechainFile(root, item);
+    faultPoint("redact-after-rewrite");
+  }
+  if (rechained.length > 0) removeDerivedCopies(paths);
+  if (rewrites.length > 0 || rechained.length > 0) invalidateAuditWitness(paths);
+  for (const rewrite of shareRewrites) {
+    applyShareRewrite(rewrite);
+    faultPoint("redact-after-share-rewrite");
+  }
 
   // 4. Current memory: one ordinary change per entry holding it, made by the
   // owner (this run is theirs, keyed by the fingerprint so a rerun resumes it),
   // so bimri.md and the head revision no longer hold it. Older revisions keep
   // their bytes, as the hash chain requires.
-  const { keys, held } = redactCurrentMemory(store, only, fingerprint);
+  const { keys, held } = rechain === null
+    ? redactCurrentMemory(store, only, fingerprint)
+    : { keys: [], held: 0 };
 
   // 5. Done: what was rewritten and what still holds the secret (masked on output).
   const remaining = scanStoreForSecrets(paths, everything, false)
@@ -200,7 +313,9 @@ function redactCurrentMemory(
         key: entry.key,
         text: redactText(entry.text, only),
         trust: entry.trust === "contested" ? "working" : entry.trust,
-        source: entry.source,
+        // A confirmed entry stays confirmed: the owner attests this change
+        // (--human-approved), and only their statement may carry that trust.
+        source: entry.trust === "confirmed" && entry.source !== "system" ? "user" : entry.source,
         rationale,
       });
     }
