@@ -26,6 +26,7 @@ import { closeRun } from "../memory/close_run.ts";
 import { startRun } from "../memory/runs.ts";
 import {
   newProposalBatch,
+  type ProposalBatch,
   propose,
   type ProposeInput,
   type ProposeOptions,
@@ -55,6 +56,10 @@ import { holdUntrusted, type TrustQuestion } from "./trust.ts";
 import { needsOwner } from "./governance.ts";
 import { readContesting, saveContesting } from "./deferred.ts";
 import { pathExists } from "../store/files.ts";
+import { saveState } from "../store/store.ts";
+import { lineHash } from "../model/text.ts";
+import { type ContestCandidate, contestCandidates } from "../memory/contest_batch.ts";
+import { commitPlainTogether } from "../memory/commit_batch.ts";
 
 /** What a pull did. */
 export type PullResult = {
@@ -285,7 +290,88 @@ class Pull {
     if (key === undefined) this.deferredKeys.clear();
     else this.deferredKeys.delete(key);
     if (key === undefined) faultPoint("share-before-contests");
-    for (const { record, event } of due) this.contest(record, event);
+    this.contestAll(due);
+  }
+
+  /**
+   * Contests `due` in order as few batches as the import runs allow: each
+   * replica's candidates are staged as one proposal batch, then every staged
+   * candidate is raised at once (contest_batch.ts). A key an import run
+   * already proposed moves the replica to a new run, which first raises what
+   * is staged so far (closing a run would sync its staged candidates).
+   */
+  contestAll(due: { record: ShareRecord; event: string }[]): void {
+    const staged = new Map<string, { run: ImportRun; batch: ProposalBatch }>();
+    let raised: { record: ShareRecord; event: string; id: string; run: ImportRun }[] = [];
+    const raiseStaged = () => {
+      for (const { batch } of staged.values()) writeProposalBatch(this.store, batch);
+      staged.clear();
+      if (raised.length > 0) this.raiseAll(raised);
+      raised = [];
+    };
+    for (const { record, event } of due) {
+      const current = this.runs.get(record.replica);
+      if (current && (current.keys.has(record.key) || current.proposals + 1 > RUN_PROPOSALS)) {
+        raiseStaged();
+      }
+      const run = this.runFor(record.replica, record.key);
+      let open = staged.get(record.replica);
+      if (open === undefined || open.run !== run) {
+        open = { run, batch: newProposalBatch(run.run) };
+        staged.set(record.replica, open);
+      }
+      const options: ProposeOptions = { freshKey: true, deferStateSave: true };
+      if (record.entry?.tier === 3 && this.liveContent(record.key)?.tier !== 3) {
+        // A new pattern's ID is allocated from the proposal files on disk.
+        writeProposalBatch(this.store, open.batch);
+      } else options.batch = open.batch;
+      const id = this.stage(run, record, options);
+      if (id !== null) raised.push({ record, event, id, run });
+    }
+    raiseStaged();
+    saveState(this.store.paths, this.store.state);
+  }
+
+  /** Raises (or joins) the stale-base questions of staged candidates, in order. */
+  raiseAll(items: { record: ShareRecord; event: string; id: string; run: ImportRun }[]): void {
+    const candidates: ContestCandidate[] = items.map(({ record, id }) => {
+      const live = findLive(this.store.head.view, this.store.state, record.key);
+      return {
+        candidateId: id,
+        candidateBytes: requireProposal(this.store.paths, id).bytes,
+        key: record.key,
+        live: {
+          line: live?.raw ?? null,
+          storage: live?.storage ?? "absent",
+          archiveProposalId: live?.archiveProposalId,
+          archiveDate: live?.archiveDate,
+        },
+      };
+    });
+    const open = this.openStaleBase();
+    const outcomes = contestCandidates(
+      this.store,
+      candidates,
+      (key, hash) => open.get(`${key}\n${hash}`) ?? null,
+    );
+    for (const [i, { record, event, id }] of items.entries()) {
+      const conflictId = outcomes[i].conflictId;
+      const n = Number(conflictId.slice(1));
+      const hash = lineHash(candidates[i].live.line);
+      this.openStaleBase().set(`${record.key}\n${hash}`, { id: conflictId, n });
+      this.staleBaseUpTo = Math.max(this.staleBaseUpTo, n);
+      const index = this.openByKey?.get(record.key);
+      if (this.openByKey !== null && !index?.includes(conflictId)) {
+        this.openByKey.set(record.key, [...index ?? [], conflictId]);
+      }
+      // Named in the share state when the pull saves it (a killed pull: see heal).
+      this.ctx.state.candidates[id] = event;
+      this.result.conflicts++;
+      if (!this.result.conflictIds.includes(conflictId)) {
+        this.result.conflictIds.push(conflictId);
+      }
+    }
+    faultPoint("share-after-raise");
   }
 
   /** True when shared event `later` saw `record` (a later seq of its replica, or its vector). */
@@ -351,12 +437,16 @@ class Pull {
         }
         writeProposalBatch(this.store, batch);
         if (staged === 0) continue;
+        // Plain effects land together in one revision; the rest one by one.
+        let together = 0;
+        for (let n = 1; n > 0; together += n) n = commitPlainTogether(this.store, run.run);
         const summary = applyPendingProposals(this.store, run.run, { deferView: true });
         this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
-        if (summary.applied > 0) refreshView(this.store);
-        this.result.applied += summary.applied;
+        const applied = together + summary.applied;
+        if (applied > 0) refreshView(this.store);
+        this.result.applied += applied;
         this.result.held += summary.held;
-        this.result.noop += staged - summary.applied - summary.held;
+        this.result.noop += staged - applied - summary.held;
       }
     }
   }
@@ -441,21 +531,6 @@ class Pull {
         message: `could not be proposed here (${error.message})`,
       });
       return null;
-    }
-  }
-
-  /** A concurrent, different change: an ordinary stale-base conflict for the owner. */
-  contest(record: ShareRecord, event: string): void {
-    const run = this.runFor(record.replica, record.key);
-    const id = this.stage(run, record);
-    if (id === null) return;
-    const conflictId = this.raise(run, id, record.key);
-    faultPoint("share-after-raise");
-    // Named in the share state when the pull saves it (a killed pull: see heal).
-    this.ctx.state.candidates[id] = event;
-    this.result.conflicts++;
-    if (!this.result.conflictIds.includes(conflictId)) {
-      this.result.conflictIds.push(conflictId);
     }
   }
 
