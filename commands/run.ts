@@ -12,7 +12,7 @@ import type { Command, CommandContext, CommandResult, FlagValues } from "./comma
 import { secretPolicy } from "../engine/guard/policy.ts";
 import { redactText } from "../engine/model/credentials.ts";
 import { mapStrings } from "../engine/model/json.ts";
-import { wireShareFor } from "./share_wiring.ts";
+import { printShareNotices, wireShareFor } from "./share_wiring.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
@@ -23,7 +23,11 @@ export async function runCommand(
 ): Promise<CommandResult> {
   // Team memory joins the write path only for a store that is shared (share_wiring.ts).
   await wireShareFor(command.name, ctx.root);
-  return maskRedacted(ctx.root, await runUpgrading(command, ctx, flags, positionals));
+  try {
+    return maskRedacted(ctx.root, await runUpgrading(command, ctx, flags, positionals));
+  } finally {
+    printShareNotices(); // share: refusals noted by engine/share, printed here
+  }
 }
 
 /** Runs `command`, upgrading an older v5 state first when the verb needs it. */

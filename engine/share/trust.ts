@@ -222,3 +222,23 @@ export function pendingTrustQuestions(paths: StorePaths): TrustQuestion[] {
   const scan = scanShare(ctx, { countOnly: true });
   return holdUntrusted(ctx, scan.pending, scan.waiting);
 }
+
+/**
+ * One line per replica the owner distrusts in this clone (for doctor), other
+ * than those in `asked` (already named by a trust question with the records
+ * they hold), with when the owner decided and how to undo it.
+ */
+export function distrustedLines(paths: StorePaths, asked: ReadonlySet<string>): string[] {
+  const lines: string[] = [];
+  for (const [replica, entry] of Object.entries(readTrust(paths)).sort()) {
+    if (entry.status !== "distrusted" || asked.has(replica)) continue;
+    lines.push(
+      `BIMRI: replica ${replica} is distrusted by the owner (since ${
+        visible(entry.at)
+      }, key fingerprint ${
+        fingerprint(entry.publicKey)
+      }); none of its records are imported (\`bimri share trust ${replica} --human-approved\` to trust it).`,
+    );
+  }
+  return lines;
+}

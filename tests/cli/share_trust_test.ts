@@ -149,6 +149,30 @@ Deno.test("a replica that changes its key is refused until the owner trusts the 
   assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
 });
 
+Deno.test("doctor lists every replica the owner distrusts, also one with no records waiting", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
+  await must(a, ["share", "init", "--yes"]);
+  const ra = ownReplica(a);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  await must(b, ["share", "pull"]);
+  await must(b, ["share", "trust", ra, "--human-approved"]);
+  await must(b, ["share", "pull"]);
+  // Everything of a is imported; then the owner distrusts a.
+  await must(b, ["share", "distrust", ra, "--human-approved"]);
+  const doctor = await bimri(b, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 0, doctor.stdout);
+  assertMatch(
+    doctor.stdout,
+    new RegExp(
+      `^  - BIMRI: replica ${ra} is distrusted by the owner \\(since [0-9T:Z-]+, key fingerprint ([0-9a-f]{2}:){15}[0-9a-f]{2}\\); none of its records are imported`,
+      "m",
+    ),
+  );
+});
+
 function entry(text: string, trust: "working" | "confirmed" = "working"): SharedEntry {
   return {
     tier: 2,
