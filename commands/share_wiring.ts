@@ -8,7 +8,7 @@ import { lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import type { Store } from "../engine/store/store.ts";
 import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory/share_observer.ts";
-import type { ShareContext } from "../engine/share/state.ts";
+import type { ShareContext } from "../engine/share/context.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 const SHARE_VERBS: ReadonlySet<string> = new Set(["share", "install"]);

@@ -6,6 +6,7 @@
 import type { MemoryEntry } from "../model/hot.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
 import { vectorCovers } from "./vector.ts";
+import type { Proposal } from "../records/proposal.ts";
 
 /** The shared content of a local entry (local IDs, pointers and run markers left out). */
 export function sharedEntryOf(entry: MemoryEntry | null): SharedEntry | null {
@@ -104,4 +105,23 @@ export function confirmedByAnswer(entry: SharedEntry | null): boolean {
 /** A candidate's content as an owner's answer commits it (Tier 1/2: `T:confirmed`). */
 export function asAnswered(entry: SharedEntry | null): SharedEntry | null {
   return entry === null || entry.tier === 3 ? entry : { ...entry, trust: "confirmed" };
+}
+
+/** The content a proposal would write (for matching an answer to a candidate). */
+export function proposalContent(p: Proposal): SharedEntry | null {
+  if (p.operation === "close") return null;
+  if (p.tier === 3) {
+    return {
+      tier: 3,
+      text: p.text,
+      confidence: p.confidence,
+      observations: p.observations,
+      evidence: [...p.evidence],
+      falsifier: p.falsifier,
+    };
+  }
+  const claim = { text: p.text, trust: p.trust, source: p.source, tags: [...p.tags] };
+  return p.tier === 1
+    ? { tier: 1, kind: p.kind, ...claim }
+    : { tier: 2, importance: p.importance, status: p.status, ...claim };
 }

@@ -10,7 +10,7 @@ import { recordName } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, recordHash, type ShareRecord } from "./record.ts";
 import { readFileNoFollow } from "./safe_read.ts";
 import { ownPublicKey, publishedKey, verifyRecordHash } from "./sign.ts";
-import type { ShareContext } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 import { visible } from "../model/visible.ts";
 
 /** What lies at one seq of this clone's own folder. */

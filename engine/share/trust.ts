@@ -16,7 +16,8 @@ import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { REPLICA_ID } from "./ids.ts";
 import { fingerprint, KEY_FILE, type PublishedKey, publishedKey } from "./sign.ts";
-import { loadShare, type ShareContext } from "./state.ts";
+import { loadShare } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 import { scanShare } from "./scan.ts";
 
 /** One owner decision about a replica. */

@@ -282,6 +282,24 @@ Deno.test("a forged answer from an untrusted replica does not close the owner's 
   );
   assertEquals((await openConflicts(root)).length, 1);
   assertNotMatch(await textOf(root, "k.one") ?? "", /Liar/);
+  // A change by the other trusted replica that claims to replace the owner's
+  // event, which its vector never saw, is refused by name too.
+  const other = cc.split(":")[0];
+  const replacing = change(other, 2, "k.one", entry("Other text."), `${x}:1`, { [other]: 1 });
+  Deno.writeTextFileSync(
+    join(share, other, "00000002.json"),
+    recordText(signers.get(other)!.sign(replacing)),
+  );
+  const refusedToo = await bimri(root, ["share", "pull"]);
+  assertMatch(
+    refusedToo.stderr,
+    new RegExp(
+      `^BIMRI ERROR: share record \\.bimri-share/${other}/00000002\\.json claims to replace ${x}:1, which its vector shows it never saw`,
+      "m",
+    ),
+  );
+  assertEquals((await openConflicts(root)).length, 1);
+  assertNotMatch(await textOf(root, "k.one") ?? "", /Other text/);
 });
 
 Deno.test("another clone's change to a rule the owner confirmed here is put to the owner, not applied", async () => {
