@@ -6,7 +6,8 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit, handReplica, textOf } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf } from "../helpers/share.ts";
+import { handReplica } from "../helpers/share_records.ts";
 import { lstatOrNull } from "../../engine/store/files.ts";
 import { copyTree } from "../helpers/portable.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
