@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, must, startRun, tempStore } from "../helpers/cli.ts";
 import { agentSets, gitInit, textOf } from "../helpers/share.ts";
-import { handReplica } from "../helpers/share_records.ts";
+import { changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
+import { mintReplicaId } from "../../engine/share/ids.ts";
 import { lstatOrNull } from "../../engine/store/files.ts";
 import { copyTree } from "../helpers/portable.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
@@ -251,4 +252,39 @@ Deno.test("a pusher replacing this clone's own published key.json is refused by 
     Deno.readTextFileSync(join(root, ".bimri-share", replica, "00000002.json")),
   );
   assertEquals(record.entry.text, "Good two.");
+});
+
+Deno.test({
+  // POSIX-only: a FIFO (mkfifo) and open(2) flags.
+  ignore: Deno.build.os === "windows",
+  name:
+    "a FIFO swapped in for a record between its check and its open is refused without blocking or being read",
+  fn: async () => {
+    const { root } = await sharedStore();
+    const share = join(root, ".bimri-share");
+    const other = mintReplicaId();
+    const hand = handReplica(share, other);
+    const record = changeRecord(other, 1, "k.swap", shareEntry("Swapped."), null, {});
+    Deno.writeTextFileSync(join(share, other, "00000001.json"), recordText(hand.sign(record)));
+    await must(root, ["share", "trust", other, "--human-approved"]);
+    // The attacker's FIFO, renamed over the record right after bimri checked it.
+    const made = await new Deno.Command("mkfifo", {
+      args: [join(share, other, "00000001.json.swap")],
+    }).output();
+    assertEquals(made.code, 0);
+    const pulled = await bimri(root, ["share", "pull"], {
+      env: { BIMRI_FAULT: "share-swap-before-open" },
+      signal: AbortSignal.timeout(30_000),
+    });
+    // Finished (not blocked), refusing the record by name as every bad record is.
+    assertEquals(pulled.code, 2, pulled.stderr);
+    assertMatch(
+      pulled.stderr,
+      new RegExp(
+        `^BIMRI ERROR: share record \\.bimri-share/${other}/00000001\\.json was replaced while it was read \\(refused\\)`,
+        "m",
+      ),
+    );
+    assertEquals(await textOf(root, "k.swap"), null);
+  },
 });
