@@ -48,7 +48,7 @@ import {
 } from "../store/store.ts";
 import { readDecision } from "../records/decision.ts";
 import { type Proposal, requireProposal, runProposalIds } from "../records/proposal.ts";
-import { appendArchive } from "./archive.ts";
+import { appendArchiveRows, type ArchiveReason } from "./archive.ts";
 import { finalizeInterruptedCommit } from "./commit.ts";
 import { baseEvidence } from "./decision_record.ts";
 import { effectContent } from "./effect.ts";
@@ -151,25 +151,27 @@ export function commitPlainTogether(store: Store, run: string): number {
   // Step 2: displaced generations are archived before state can point past them
   // (each effect's replaced or closed line, then the residents it cooled).
   const next = stateToEdit(store.state);
+  const rows: { proposalId: string; rawLine: string; reason: ArchiveReason }[] = [];
   for (const { proposal, archived, cooled } of group) {
-    const id = proposal.proposal_id;
+    const proposalId = proposal.proposal_id;
     if (archived !== null) {
-      appendArchive(
-        paths,
-        id,
-        archived,
-        proposal.operation === "close" ? "closed" : "replaced",
-        false,
-      );
+      rows.push({
+        proposalId,
+        rawLine: archived,
+        reason: proposal.operation === "close" ? "closed" : "replaced",
+      });
     }
+    for (const c of cooled) rows.push({ proposalId, rawLine: c.raw, reason: "cooled" });
+  }
+  const date = appendArchiveRows(paths, rows);
+  for (const { proposal, cooled } of group) {
     for (const c of cooled) {
-      const date = appendArchive(paths, id, c.raw, "cooled", false);
       next.cold_current[c.entry.key] = coldRecord(
         c.entry.id,
         c.entry.key,
         c.raw,
         lineHash(c.raw),
-        id,
+        proposal.proposal_id,
         date,
       );
     }
