@@ -27,11 +27,8 @@
  * finalized as accepted at the head (`recovered_from_intent`).
  */
 import { headFacts, type MemoryEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
-import type { JsonObject } from "../model/json.ts";
 import { coldRecord, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
-import { utcTimestamp } from "../model/time.ts";
-import { AUTHORITY_FORMAT } from "../versions.ts";
 import { BimriError } from "../errors.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -50,7 +47,7 @@ import { readDecision } from "../records/decision.ts";
 import { type Proposal, requireProposal, runProposalIds } from "../records/proposal.ts";
 import { appendArchiveRows, type ArchiveReason } from "./archive.ts";
 import { finalizeInterruptedCommit } from "./commit.ts";
-import { baseEvidence } from "./decision_record.ts";
+import { baseEvidence, decisionRecord } from "./decision_record.ts";
 import { effectContent } from "./effect.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
@@ -127,17 +124,13 @@ export function commitPlainTogether(store: Store, run: string): number {
 
   // Step 1: every intent, with its frozen base generation.
   for (const { proposal, live } of group) {
-    const decision: JsonObject = {
-      bimri_version: AUTHORITY_FORMAT,
-      proposal_id: proposal.proposal_id,
-      outcome: "applying",
-      recorded_at: utcTimestamp(),
+    const decision = decisionRecord(proposal.proposal_id, "applying", {
       base_hash: proposal.base_hash,
       revision_before: before,
       ...baseEvidence(
         live === null ? { raw: null, storage: "absent" } : { raw: live.raw, storage: "hot" },
       ),
-    };
+    });
     if (!createExclusive(paths.decision(proposal.proposal_id), canonicalJson(decision), false)) {
       throw new BimriError(
         "io",
@@ -205,13 +198,7 @@ export function commitPlainTogether(store: Store, run: string): number {
   // folder synced once after the last.
   for (const { proposal } of group) {
     const path = paths.decision(proposal.proposal_id);
-    const decision: JsonObject = {
-      bimri_version: AUTHORITY_FORMAT,
-      proposal_id: proposal.proposal_id,
-      outcome: "accepted",
-      recorded_at: utcTimestamp(),
-      revision,
-    };
+    const decision = decisionRecord(proposal.proposal_id, "accepted", { revision });
     const temp = nativePath.join(
       paths.folder("decisions"),
       `.bimri-tmp-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`,

@@ -14,8 +14,6 @@ import { BimriError } from "../errors.ts";
 import { conflictId } from "../model/ids.ts";
 import type { JsonObject } from "../model/json.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
-import { utcTimestamp } from "../model/time.ts";
-import { AUTHORITY_FORMAT } from "../versions.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
 import { createExclusive, pathExists, syncDir } from "../store/files.ts";
@@ -24,6 +22,7 @@ import { saveState, type Store } from "../store/store.ts";
 import { readDecision } from "../records/decision.ts";
 import { type LiveGeneration, staleBaseRecord } from "./conflicts.ts";
 import { readProposalMentions, recordScannedMentions } from "./proposal_mentions.ts";
+import { decisionRecord } from "./decision_record.ts";
 
 /** One staged candidate to contest against the key's live generation. */
 export type ContestCandidate = {
@@ -113,14 +112,10 @@ export function contestCandidates(
   for (const [i, c] of candidates.entries()) {
     if (decided.has(c.candidateId) || readDecision(paths, c.candidateId) !== null) continue;
     decided.add(c.candidateId);
-    const decision: JsonObject = {
-      bimri_version: AUTHORITY_FORMAT,
-      proposal_id: c.candidateId,
-      outcome: "contested",
-      recorded_at: utcTimestamp(),
+    const decision = decisionRecord(c.candidateId, "contested", {
       conflict_id: outcomes[i].conflictId,
       revision,
-    };
+    });
     createExclusive(paths.decision(c.candidateId), canonicalJson(decision), false);
   }
   syncDir(paths.folder("decisions"));
