@@ -99,17 +99,8 @@ export function commitPlainTogether(store: Store, run: string): number {
     // An effect of this group cooled again before its revision: the revision
     // would not hold it. It starts the next group instead.
     if (cooled.some((c) => group.some((g) => g.proposal.key === c.entry.key))) break;
-    for (const c of cooled) {
-      // Dated when archived (step 2); planned now so later effects see the key cold.
-      planned.cold_current[c.entry.key] = coldRecord(
-        c.entry.id,
-        c.entry.key,
-        c.raw,
-        lineHash(c.raw),
-        proposal.proposal_id,
-        "",
-      );
-    }
+    // Dated when archived (step 2); planned now so later effects see the key cold.
+    for (const c of cooled) planned.cold_current[c.entry.key] = cold(c, proposal, "");
     group.push({ proposal, live, archived, cooled });
     text = cooling.text;
     view = parsed;
@@ -158,16 +149,7 @@ export function commitPlainTogether(store: Store, run: string): number {
   }
   const date = appendArchiveRows(paths, rows);
   for (const { proposal, cooled } of group) {
-    for (const c of cooled) {
-      next.cold_current[c.entry.key] = coldRecord(
-        c.entry.id,
-        c.entry.key,
-        c.raw,
-        lineHash(c.raw),
-        proposal.proposal_id,
-        date,
-      );
-    }
+    for (const c of cooled) next.cold_current[c.entry.key] = cold(c, proposal, date);
   }
   faultPoint("after-archive");
 
@@ -213,4 +195,9 @@ export function commitPlainTogether(store: Store, run: string): number {
     shareObserver(store)?.afterAcceptedCommit(store, proposal.proposal_id, proposal.actor);
   }
   return group.length;
+}
+
+/** The cold record of resident `c`, cooled by `proposal` on `date`. */
+function cold(c: { raw: string; entry: MemoryEntry }, proposal: Proposal, date: string) {
+  return coldRecord(c.entry.id, c.entry.key, c.raw, lineHash(c.raw), proposal.proposal_id, date);
 }

@@ -36,7 +36,7 @@ import { eventId, importActor, isImportActor, parseEventId } from "./ids.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
 import { isProblem, readRecordFile, type ShareProblem } from "./scan.ts";
 import { keysOf } from "./state.ts";
-import type { ShareContext } from "./context.ts";
+import type { ImportCounts, ShareContext } from "./context.ts";
 import { vectorCovers } from "./vector.ts";
 import type { TrustQuestion } from "./trust.ts";
 import { needsOwner } from "./governance.ts";
@@ -49,14 +49,8 @@ import { type ContestCandidate, contestCandidates } from "../memory/contest_batc
 import { commitPlainTogether } from "../memory/commit_batch.ts";
 
 /** What a pull did. */
-export type PullResult = {
+export type PullResult = ImportCounts & {
   imported: number;
-  applied: number;
-  noop: number;
-  superseded: number;
-  conflicts: number;
-  held: number;
-  resolved: number;
   /** New conflict IDs raised by this pull. */
   conflictIds: string[];
   problems: ShareProblem[];
