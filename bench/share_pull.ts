@@ -28,10 +28,14 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { recordHash, recordText, type ShareRecord } from "../engine/share/record.ts";
 import { verifyRecordHash } from "../engine/share/sign.ts";
-import { canonicalJson } from "../engine/store/canonical_json.ts";
+import {
+  changeRecord,
+  type HandReplica,
+  handReplica,
+  shareEntry,
+} from "../tests/helpers/share_records.ts";
 import { mintReplicaId, recordName } from "../engine/share/ids.ts";
 import { RUN_PERMISSIONS } from "../engine/install/permissions.ts";
 import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
@@ -53,43 +57,17 @@ function bimri(root: string, args: string[]): Promise<Timed> {
   return run(MAIN, ["--root", root, ...args]);
 }
 
-/** Each bench replica's private key (its folder publishes the public one). */
-const keys = new Map<string, { privateKey: KeyObject; x: string }>();
+/** Each bench replica's signer (its folder publishes the public key). */
+const signers = new Map<string, HandReplica>();
 
-/** Creates `<share>/<replica>/` with a published key once. */
+/** Creates `<share>/<replica>/` with a newly published key. */
 function keyed(share: string, replica: string): void {
-  Deno.mkdirSync(join(share, replica), { recursive: true });
-  if (keys.has(replica)) {
-    Deno.writeTextFileSync(join(share, replica, "key.json"), keyText(replica));
-    return;
-  }
-  const pair = generateKeyPairSync("ed25519");
-  keys.set(replica, {
-    privateKey: pair.privateKey,
-    x: pair.publicKey.export({ format: "jwk" }).x!,
-  });
-  Deno.writeTextFileSync(join(share, replica, "key.json"), keyText(replica));
-}
-
-function keyText(replica: string): string {
-  return canonicalJson({
-    actor: "bench",
-    created_at: "2026-12-05T09:00:00Z",
-    format: "bimri-share-key/1",
-    from_seq: 1,
-    host: "bench",
-    public_key: keys.get(replica)!.x,
-    replica,
-  }) + "\n";
+  signers.set(replica, handReplica(share, replica));
 }
 
 /** The record's file text, signed by its replica's key. */
 function signedText(record: ShareRecord): string {
-  const message = new TextEncoder().encode(`bimri-share/1 record ${recordHash(record)}`);
-  record.signature = sign(null, message, keys.get(record.replica)!.privateKey).toString(
-    "base64url",
-  );
-  return recordText(record);
+  return recordText(signers.get(record.replica)!.sign(record));
 }
 
 /** One change record of a bench replica. */
@@ -101,21 +79,7 @@ function change(
   replaces: string | null,
   vector: Record<string, number>,
 ): ShareRecord {
-  return {
-    replica,
-    seq,
-    kind: "change",
-    key,
-    operation: "set",
-    entry: entry(text),
-    replaces,
-    resolves: [],
-    run: "R000001",
-    actor: "codex",
-    at: "2026-12-05T09:00:00Z",
-    source: `R000001-Q${String((seq % 999) + 1).padStart(3, "0")}`,
-    vector,
-  };
+  return changeRecord(replica, seq, key, shareEntry(text), replaces, vector);
 }
 
 /** Records from two replicas set `conflictKeys` keys concurrently; the rest are chains of own keys. */
@@ -156,29 +120,22 @@ function signingCost(replica: string, count: number): { signMs: number; verifyMs
     records.push(change(replica, seq, `bench.s.k${seq}`, `Signed ${seq}.`, null, vector));
   }
   let t = performance.now();
-  for (const record of records) signedText(record);
+  const signed: ShareRecord[] = [];
+  for (const record of records) {
+    const one = signers.get(replica)!.sign(record);
+    recordText(one); // the text an export writes
+    signed.push(one);
+  }
   const signMs = (performance.now() - t) / count;
   t = performance.now();
-  for (const record of records) {
-    if (!verifyRecordHash(keys.get(replica)!.x, recordHash(record), record.signature!)) {
+  for (const record of signed) {
+    if (!verifyRecordHash(signers.get(replica)!.publicKey, recordHash(record), record.signature!)) {
       throw new Error("a bench signature does not verify");
     }
   }
   const verifyMs = (performance.now() - t) / count;
   Deno.removeSync(share, { recursive: true });
   return { signMs, verifyMs };
-}
-
-function entry(text: string): ShareRecord["entry"] {
-  return {
-    tier: 2,
-    text,
-    importance: 3,
-    status: "active",
-    trust: "working",
-    source: "agent",
-    tags: [],
-  };
 }
 
 /** Writes `perReplica` records for each of `replicas` into `<root>/.bimri-share/`. */
@@ -215,21 +172,7 @@ export function writeDistinct(root: string, replicas: string[], count: number): 
   for (const [r, replica] of replicas.entries()) {
     keyed(share, replica);
     for (let seq = 1; seq <= per; seq++) {
-      const record: ShareRecord = {
-        replica,
-        seq,
-        kind: "change",
-        key: `bench.d${r}.k${seq}`,
-        operation: "set",
-        entry: entry(`Distinct ${r}.${seq}.`),
-        replaces: null,
-        resolves: [],
-        run: "R000001",
-        actor: "codex",
-        at: "2026-12-05T09:00:00Z",
-        source: "R000001-Q001",
-        vector: seq > 1 ? { [replica]: seq - 1 } : {},
-      };
+      const record = change(replica, seq, `bench.d${r}.k${seq}`, `Distinct ${r}.${seq}.`, null, {});
       Deno.writeTextFileSync(join(share, replica, recordName(seq)), signedText(record));
     }
   }

@@ -13,7 +13,7 @@ import { claimOfState, type RecordProver, requireLineage } from "../engine/recor
 import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
-import { holdUntrusted } from "../engine/share/trust.ts";
+import { distrustedLines, holdUntrusted } from "../engine/share/trust.ts";
 import {
   scanStoreForSecrets,
   type StoredSecret,
@@ -56,6 +56,7 @@ function shareWarnings(paths: StorePaths): string[] {
     if (ctx === null) return [];
     const scan = scanShare(ctx);
     const waiting = totalWaiting(scan);
+    const questions = holdUntrusted(ctx, new Map(scan.pending), scan.waiting);
     return [
       ...scan.problems.map((p) => problemMessage(p)),
       ...(waiting > 0
@@ -65,7 +66,9 @@ function shareWarnings(paths: StorePaths): string[] {
         : []),
       ...gapLines(scan),
       // Records an untrusted replica holds wait for the owner's decision.
-      ...holdUntrusted(ctx, new Map(scan.pending), scan.waiting).map((q) => q.text),
+      ...questions.map((q) => q.text),
+      // share: every replica the owner distrusts, records waiting or not.
+      ...distrustedLines(paths, new Set(questions.map((q) => q.replica))),
     ];
   } catch (error) {
     if (!(error instanceof BimriError)) throw error;

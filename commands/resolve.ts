@@ -10,7 +10,7 @@ import { exportResolution, finishPendingExports } from "../engine/share/export.t
 import { faultPoint } from "../engine/store/fault.ts";
 import { saveShare } from "../engine/share/state.ts";
 import { readConflict, readResolution } from "../engine/records/conflict.ts";
-import { closeAnsweredHere } from "../engine/share/import.ts";
+import { closeAnsweredHere } from "../engine/share/answered_here.ts";
 import { boolFlag, type Command, ok, requiredFlag } from "./command.ts";
 import { BimriError } from "../engine/errors.ts";
 

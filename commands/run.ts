@@ -12,7 +12,7 @@ import type { Command, CommandContext, CommandResult, FlagValues } from "./comma
 import { secretPolicy } from "../engine/guard/policy.ts";
 import { redactText } from "../engine/model/credentials.ts";
 import { mapStrings } from "../engine/model/json.ts";
-import { wireShareFor } from "./share_wiring.ts";
+import { printShareNotices, wireShareFor } from "./share_wiring.ts";
 import { finishPendingRedactions } from "./redaction_resume.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
@@ -24,13 +24,17 @@ export async function runCommand(
 ): Promise<CommandResult> {
   // Team memory joins the write path only for a store that is shared (share_wiring.ts).
   await wireShareFor(command.name, ctx.root);
-  // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
-  const resumed = finishPendingRedactions(command.name, ctx.root, flags["read-only"] === true);
-  const result = await runUpgrading(command, ctx, flags, positionals);
-  return maskRedacted(
-    ctx.root,
-    resumed.length === 0 ? result : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] },
-  );
+  try {
+    // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
+    const resumed = finishPendingRedactions(command.name, ctx.root, flags["read-only"] === true);
+    const result = await runUpgrading(command, ctx, flags, positionals);
+    return maskRedacted(
+      ctx.root,
+      resumed.length === 0 ? result : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] },
+    );
+  } finally {
+    printShareNotices(); // share: refusals noted by engine/share, printed here
+  }
 }
 
 /** Runs `command`, upgrading an older v5 state first when the verb needs it. */

@@ -4,7 +4,8 @@ import { storeExists, withStore } from "../engine/store/store.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import type { Store } from "../engine/store/store.ts";
 import { finishPendingExports } from "../engine/share/export.ts";
-import { problemLines, type PullResult, pullShare } from "../engine/share/import.ts";
+import { problemLines, pullShare } from "../engine/share/import.ts";
+import type { PullResult } from "../engine/share/pull.ts";
 import {
   addIgnoreLines,
   ensureShareFolder,
@@ -17,7 +18,8 @@ import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
 import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
 import { visible } from "../engine/model/visible.ts";
-import { seenVector, SHARE_FOLDER, type ShareContext } from "../engine/share/state.ts";
+import { seenVector, SHARE_FOLDER } from "../engine/share/state.ts";
+import type { ShareContext } from "../engine/share/context.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/records/conflict.ts";
 import { gitWorkTreeOf } from "../engine/store/git_tree.ts";
 import {

@@ -8,12 +8,14 @@ import { lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import type { Store } from "../engine/store/store.ts";
 import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory/share_observer.ts";
-import type { ShareContext } from "../engine/share/state.ts";
+import type { ShareContext } from "../engine/share/context.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 const SHARE_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
 
 type Loaded = {
+  /** Refusals team memory noted for the command to print (own.ts). */
+  takeNotices: () => string[];
   finishPendingExports: (store: Store) => ShareContext | null;
   /** Records other clones left waiting, and a line naming each gap and trust question. */
   waitingAndGaps: (ctx: ShareContext) => { waiting: number; gaps: string[] };
@@ -24,16 +26,18 @@ let loaded: Loaded | null = null;
 /** Loads share's export and wires it (once per process). */
 async function wireShare(): Promise<void> {
   if (loaded !== null) return;
-  const [exporting, scanning, trusting] = await Promise.all([
+  const [exporting, scanning, trusting, owning] = await Promise.all([
     import("../engine/share/export.ts"),
     import("../engine/share/scan.ts"),
     import("../engine/share/trust.ts"),
+    import("../engine/share/own.ts"),
   ]);
   wireShareObserver({
     finishPendingExports: exporting.finishPendingExports,
     afterAcceptedCommit: exporting.afterAcceptedCommit,
   });
   loaded = {
+    takeNotices: owning.takeForeignNotices,
     finishPendingExports: exporting.finishPendingExports,
     waitingAndGaps: (ctx) => {
       const scan = scanning.scanShare(ctx, { countOnly: true });
@@ -68,4 +72,11 @@ export function finishShareAtStart(
   if (share === null) return null;
   const { waitingAndGaps } = loaded;
   return () => waitingAndGaps(share);
+}
+
+/** Prints on stderr the refusals team memory noted during the command (the engine prints nothing). */
+export function printShareNotices(): void {
+  const lines = loaded?.takeNotices() ?? [];
+  if (lines.length === 0) return;
+  Deno.stderr.writeSync(new TextEncoder().encode(lines.map((l) => `${l}\n`).join("")));
 }

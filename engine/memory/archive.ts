@@ -9,7 +9,7 @@ import { BimriError } from "../errors.ts";
 import { localDate, now } from "../model/time.ts";
 import { appendLine, lstatOrNull, readTextOrNull, refuseSymlink } from "../store/files.ts";
 import { linesContaining, utf8Length } from "../model/text.ts";
-import { recordArchivedRow } from "../retrieval/history_digest.ts";
+import { forgetHistoryDigest, recordArchivedRow } from "../retrieval/history_digest.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { type ArchiveRow, isV4ArchiveRow, parseArchiveRow } from "../model/archive_row.ts";
 
@@ -118,3 +118,30 @@ export function appendArchive(
   });
   return date;
 }
+
+// share: several rows in one durable append (a share pull's grouped commit, commit_batch.ts).
+/**
+ * Appends rows `[ARCHIVED:<today>] [BY:proposal] [reason] raw`, in order, in
+ * one durable append, and returns their date. For first attempts only (as
+ * `appendArchive` without `retry`: nothing is looked up). The history
+ * digest, which vouches for the month row by row, is dropped instead of
+ * extended (its next reader rebuilds it).
+ */
+export function appendArchiveRows(
+  paths: StorePaths,
+  rows: { proposalId: string; rawLine: string; reason: ArchiveReason }[],
+): string {
+  const date = localDate(now());
+  if (rows.length === 0) return date;
+  const path = paths.archiveMonth(date.slice(0, 7));
+  refuseSymlink(path, `.bimri/archive/${date.slice(0, 7)}.md`);
+  appendLine(
+    path,
+    rows.map((r) => `[ARCHIVED:${date}] [BY:${r.proposalId}] [${r.reason}] ${r.rawLine}`).join(
+      "\n",
+    ),
+  );
+  forgetHistoryDigest(paths);
+  return date;
+}
+// end share

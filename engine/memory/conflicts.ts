@@ -89,6 +89,35 @@ function adoptConflictNumber(store: Store, n: number): void {
   saveState(store.paths, store.state);
 }
 
+// share: one builder of a new stale-base conflict record, shared with the batch in contest_batch.ts.
+/** A new stale-base conflict record on `key` whose candidates are `hashes` (ID -> proposal hash). */
+export function staleBaseRecord(
+  id: string,
+  key: string,
+  live: LiveGeneration,
+  hashes: Record<string, string>,
+): JsonObject {
+  const extra: JsonObject = { current_storage: live.storage };
+  if (live.storage === "cold") {
+    extra.current_archive_proposal_id = live.archiveProposalId ?? null;
+    extra.current_archive_date = live.archiveDate ?? null;
+  }
+  return {
+    bimri_version: AUTHORITY_FORMAT,
+    conflict_id: id,
+    created_at: utcTimestamp(),
+    current_hash: lineHash(live.line),
+    current_line: live.line,
+    extra,
+    key,
+    proposal_hashes: { ...hashes },
+    proposal_ids: Object.keys(hashes),
+    question: staleBaseQuestion(key),
+    type: "stale-base",
+  };
+}
+// end share
+
 /**
  * Records a contested candidate: appends it to the open conflict with the same
  * key and live hash, or creates a new stale-base conflict (saving conflict_count).
@@ -125,26 +154,12 @@ export function raiseStaleBaseConflict(
     return { conflictId: existing, created: false };
   }
   const { id, n } = allocateConflictId(store);
-  const extra: JsonObject = { current_storage: live.storage };
-  if (live.storage === "cold") {
-    extra.current_archive_proposal_id = live.archiveProposalId ?? null;
-    extra.current_archive_date = live.archiveDate ?? null;
-  }
   const path = store.paths.conflict(id);
-  trackMentions(store.paths, path, () =>
-    createRecord(path, {
-      bimri_version: AUTHORITY_FORMAT,
-      conflict_id: id,
-      created_at: utcTimestamp(),
-      current_hash: currentHash,
-      current_line: live.line,
-      extra,
-      key,
-      proposal_hashes: { [candidateId]: candidateHash },
-      proposal_ids: [candidateId],
-      question: staleBaseQuestion(key),
-      type: "stale-base",
-    }));
+  trackMentions(
+    store.paths,
+    path,
+    () => createRecord(path, staleBaseRecord(id, key, live, { [candidateId]: candidateHash })),
+  );
   faultPoint("after-conflict-created");
   store.state.conflict_count = Math.max(store.state.conflict_count, n);
   saveState(store.paths, store.state);

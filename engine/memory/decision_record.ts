@@ -42,6 +42,17 @@ export type GenerationEvidence = {
   archiveDate?: string;
 };
 
+/** A decision record of proposal `id` recorded now (also written in groups: commit_batch.ts). */
+export function decisionRecord(id: string, outcome: Outcome, extra: JsonObject): Decision {
+  return {
+    bimri_version: AUTHORITY_FORMAT,
+    proposal_id: id,
+    outcome,
+    recorded_at: utcTimestamp(),
+    ...extra,
+  };
+}
+
 /**
  * Writes a decision the way the protocol allows: created exclusively when
  * absent; an existing `applying` decision is replaced only when
@@ -54,13 +65,7 @@ export function writeDecision(
   extra: JsonObject,
   replaceApplying: boolean,
 ): Decision {
-  const decision: Decision = {
-    bimri_version: AUTHORITY_FORMAT,
-    proposal_id: id,
-    outcome,
-    recorded_at: utcTimestamp(),
-    ...extra,
-  };
+  const decision = decisionRecord(id, outcome, extra);
   const existing = readDecision(paths, id);
   if (existing === null) {
     if (createRecord(paths.decision(id), decision)) return decision;

@@ -3,12 +3,19 @@
  * whether an incoming record applies, is already satisfied, or is a
  * concurrent change the owner must decide.
  */
-import type { MemoryEntry } from "../model/hot.ts";
+import type { Tier1Entry, Tier2Entry, Tier3Entry } from "../model/hot.ts";
 import type { SharedEntry, ShareRecord } from "./record.ts";
 import { vectorCovers } from "./vector.ts";
+import type { Proposal } from "../records/proposal.ts";
+
+/** What a memory entry (or a proposal) holds per tier, as far as its shared content goes. */
+type EntryFields =
+  | Pick<Tier1Entry, "tier" | "text" | "kind" | "trust" | "source" | "tags">
+  | Pick<Tier2Entry, "tier" | "text" | "importance" | "status" | "trust" | "source" | "tags">
+  | Pick<Tier3Entry, "tier" | "text" | "confidence" | "observations" | "evidence" | "falsifier">;
 
 /** The shared content of a local entry (local IDs, pointers and run markers left out). */
-export function sharedEntryOf(entry: MemoryEntry | null): SharedEntry | null {
+export function sharedEntryOf(entry: EntryFields | null): SharedEntry | null {
   if (entry === null) return null;
   if (entry.tier === 1) {
     return {
@@ -104,4 +111,11 @@ export function confirmedByAnswer(entry: SharedEntry | null): boolean {
 /** A candidate's content as an owner's answer commits it (Tier 1/2: `T:confirmed`). */
 export function asAnswered(entry: SharedEntry | null): SharedEntry | null {
   return entry === null || entry.tier === 3 ? entry : { ...entry, trust: "confirmed" };
+}
+
+/** The content a proposal would write (for matching an answer to a candidate). */
+export function proposalContent(p: Proposal): SharedEntry | null {
+  if (p.operation === "close") return null;
+  // A proposal carries the fields of every tier: read as an entry of its own tier.
+  return sharedEntryOf(p as EntryFields);
 }

@@ -10,7 +10,7 @@ import { decodeUtf8Strict } from "../model/text.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import { EVENT_ID } from "./ids.ts";
-import type { ShareContext } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 
 function file(ctx: ShareContext): string {
   return join(ctx.paths.dir, "share-contesting.local.json");

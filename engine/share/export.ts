@@ -24,21 +24,14 @@ import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { finishImport, pullInProgress } from "./import.ts";
-import { eventId, isImportActor, recordName } from "./ids.ts";
+import { eventId, isImportActor, parseEventId, recordName } from "./ids.ts";
 import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
 import { exportedOwnSlot, ownSlot, reportForeign } from "./own.ts";
 import { signRecordHash } from "./sign.ts";
-import {
-  isShared,
-  keysOf,
-  loadShare,
-  saveShare,
-  seenVector,
-  SHARE_FOLDER,
-  type ShareContext,
-} from "./state.ts";
+import { isShared, keysOf, loadShare, saveShare, seenVector, SHARE_FOLDER } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 import { requireRealFolder } from "./safe_read.ts";
-import { sortedVector } from "./vector.ts";
+import { sortedVector, vectorCovers } from "./vector.ts";
 import {
   folderMtime,
   keepRecord,
@@ -100,13 +93,20 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
     const live = findLive(store.head.view, store.state, draft.key);
     const vector = seenVector(s);
     if (seq > 1) vector[s.replica] = seq - 1;
+    // Other clones refuse a record naming an event its vector does not cover
+    // (governance.ts): one imported here past a gap is not named, so the
+    // record reaches them as concurrent (a question for their owner) instead.
+    const named = (event: string) =>
+      parseEventId(event).replica === s.replica || vectorCovers(vector, event);
+    const replaced = keys[draft.key]?.[0] ?? null;
     const record: ShareRecord = {
       ...draft,
+      resolves: draft.resolves.filter(named),
       replica: s.replica,
       seq,
       entry: draft.operation === "close" ? null : sharedEntryOf(live?.entry ?? null),
       operation: draft.operation !== "close" && live === null ? "close" : draft.operation,
-      replaces: keys[draft.key]?.[0] ?? null,
+      replaces: replaced !== null && named(replaced) ? replaced : null,
       at: utcTimestamp(),
       vector: sortedVector(vector),
     };

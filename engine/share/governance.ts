@@ -12,6 +12,18 @@ import { vectorCovers } from "./vector.ts";
 
 /** Why `record` claims more than it could have seen, or null when it does not. */
 export function claimProblem(record: ShareRecord): string | null {
+  // Its own entry counts the records it wrote before this one, never this one or later.
+  const self = record.vector[record.replica];
+  if (self !== undefined && self >= record.seq) {
+    return `claims in its vector to have seen its own record ${record.replica}:${self}, which it had not written yet (refused)`;
+  }
+  if (record.replaces !== null) {
+    const { replica, seq } = parseEventId(record.replaces);
+    const own = replica === record.replica && seq < record.seq;
+    if (!own && !vectorCovers(record.vector, record.replaces)) {
+      return `claims to replace ${record.replaces}, which its vector shows it never saw (refused: a record replaces only what its replica had seen)`;
+    }
+  }
   for (const event of record.resolves) {
     const { replica, seq } = parseEventId(event);
     const own = replica === record.replica && seq < record.seq;

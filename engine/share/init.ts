@@ -17,10 +17,10 @@ import {
   loadShare,
   saveShare,
   SHARE_FOLDER,
-  type ShareContext,
   shareDir,
   writeReplicaFile,
 } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 
 /** The lines `share init` adds to `.gitignore`: the local store stays local. */
 export const IGNORED = ["bimri.md", ".bimri/"] as const;

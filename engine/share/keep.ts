@@ -15,7 +15,7 @@ import { RECORD_NAME, recordName } from "./ids.ts";
 import { exportedOwnSlot } from "./own.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import { restoreOwnKey } from "./sign.ts";
-import type { ShareContext } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 
 /** `.bimri/share-sent/<replica>`: the kept bytes of this replica's records. */
 export function keptFolder(ctx: ShareContext, replica = ctx.state.replica): string {

@@ -10,7 +10,7 @@ import { recordName } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, recordHash, type ShareRecord } from "./record.ts";
 import { readFileNoFollow } from "./safe_read.ts";
 import { ownPublicKey, publishedKey, verifyRecordHash } from "./sign.ts";
-import type { ShareContext } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 import { visible } from "../model/visible.ts";
 
 /** What lies at one seq of this clone's own folder. */
@@ -77,10 +77,13 @@ export function exportedOwnSlot(ctx: ShareContext, seq: number): OwnSlot {
 
 const SHARE_FOLDER = ".bimri-share";
 const reported = new Set<string>();
+/** Refusal lines noted and not yet taken by the command that prints them. */
+const notices: string[] = [];
 
 /**
- * Reports a file in this clone's own folder that this clone did not write,
- * once per process, on stderr (the command itself goes on: the export takes
+ * Notes a file in this clone's own folder that this clone did not write,
+ * once per process, as a `BIMRI ERROR` line for the command to print on
+ * stderr (`takeForeignNotices`; the command itself goes on: the export takes
  * the next free seq).
  */
 export function reportForeign(slot: { file: string; why: string }): void {
@@ -92,8 +95,13 @@ export function reportForeign(slot: { file: string; why: string }): void {
     visible(slot.why)
   }); it was not adopted, and this clone's records go on at the next free number. Remove it from git (\`git rm ${
     visible(slot.file)
-  }\`) and commit.\n`;
-  Deno.stderr.writeSync(new TextEncoder().encode(line));
+  }\`) and commit.`;
+  notices.push(line);
+}
+
+/** The refusal lines noted since the last call (the command layer prints them on stderr). */
+export function takeForeignNotices(): string[] {
+  return notices.splice(0);
 }
 
 /** The most foreign files passed over in a row before the seq is taken as free. */

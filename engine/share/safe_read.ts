@@ -7,6 +7,8 @@
  * read the same way, and refused when it is a link.
  */
 import { join } from "node:path";
+import * as nodeFs from "node:fs";
+import { simulatedLimit } from "../store/fault.ts";
 import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "../store/files.ts";
 import { visible } from "../model/visible.ts";
@@ -37,6 +39,23 @@ export function readFileNoFollow(folder: string, name: string, max: number): Saf
     return { problem: "is not a regular file (a link, folder or device is never followed)" };
   }
   if (info.size > max) return { problem: `is larger than ${max} bytes (oversized)` };
+  // Tests only: what an attacker swaps in between this check and the open.
+  if (simulatedLimit("share-swap-before-open") && lstatOrNull(`${path}.swap`) !== null) {
+    Deno.renameSync(`${path}.swap`, path);
+  }
+  const read = NO_FOLLOW !== null
+    ? readOpenedNoFollow(path, info, max)
+    : readOpened(path, info, max);
+  if (read === null || "problem" in read) return read;
+  const folderAfter = lstatOrNull(folder);
+  if (folderAfter === null || !folderAfter.isDirectory || !sameFile(folderBefore, folderAfter)) {
+    return { problem: "lies in a folder that was replaced while it was read (refused)" };
+  }
+  return read;
+}
+
+/** readFileNoFollow's open and read where open(2) flags are not available (Windows). */
+function readOpened(path: string, info: Deno.FileInfo, max: number): SafeRead | null {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path, { read: true });
@@ -44,7 +63,6 @@ export function readFileNoFollow(folder: string, name: string, max: number): Saf
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  let bytes: Uint8Array;
   try {
     const opened = file.statSync();
     if (!opened.isFile || !sameFile(opened, info)) {
@@ -58,15 +76,52 @@ export function readFileNoFollow(folder: string, name: string, max: number): Saf
       length += n;
     }
     if (length > max) return { problem: `is larger than ${max} bytes (oversized)` };
-    bytes = buffer.slice(0, length);
+    return { bytes: buffer.slice(0, length) };
   } finally {
     file.close();
   }
-  const folderAfter = lstatOrNull(folder);
-  if (folderAfter === null || !folderAfter.isDirectory || !sameFile(folderBefore, folderAfter)) {
-    return { problem: "lies in a folder that was replaced while it was read (refused)" };
+}
+
+/** open(2) flags that never follow a link nor wait on a FIFO (POSIX; null on Windows). */
+const NO_FOLLOW = Deno.build.os === "windows"
+  ? null
+  : nodeFs.constants.O_RDONLY | nodeFs.constants.O_NOFOLLOW | nodeFs.constants.O_NONBLOCK;
+
+/**
+ * readFileNoFollow's open and read on POSIX: opened without following a
+ * link and without waiting on a FIFO (a link, FIFO or device swapped in
+ * after the check is refused, never read), then the open file must be the
+ * regular file that was checked (same device and inode), read up to the cap.
+ */
+function readOpenedNoFollow(path: string, info: Deno.FileInfo, max: number): SafeRead | null {
+  let fd: number;
+  try {
+    fd = nodeFs.openSync(path, NO_FOLLOW!);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT") return null;
+    if (code === "ELOOP" || code === "ENXIO" || code === "EISDIR") {
+      return { problem: "was replaced while it was read (refused)" };
+    }
+    throw error;
   }
-  return { bytes };
+  try {
+    const opened = nodeFs.fstatSync(fd);
+    if (!opened.isFile() || opened.dev !== info.dev || opened.ino !== info.ino) {
+      return { problem: "was replaced while it was read (refused)" };
+    }
+    const buffer = new Uint8Array(max + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = nodeFs.readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    if (length > max) return { problem: `is larger than ${max} bytes (oversized)` };
+    return { bytes: buffer.slice(0, length) };
+  } finally {
+    nodeFs.closeSync(fd);
+  }
 }
 
 /**

@@ -18,7 +18,8 @@ import {
   RecordProblem,
   type ShareRecord,
 } from "./record.ts";
-import { seenVector, SHARE_FOLDER, type ShareContext } from "./state.ts";
+import { seenVector, SHARE_FOLDER } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 import { backwardsEntry, type Vector } from "./vector.ts";
 import { screenRecord } from "../guard/share_record.ts";
 

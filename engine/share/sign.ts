@@ -18,6 +18,7 @@ import {
 } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { BimriError } from "../errors.ts";
+import { visible } from "../model/visible.ts";
 import { isJsonObject, type JsonValue } from "../model/json.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
@@ -26,7 +27,7 @@ import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "..
 import { gitOperationInProgress } from "../store/git_tree.ts";
 import { MAX_SEQ, REPLICA_ID } from "./ids.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
-import type { ShareContext } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 
 /** The public key file in every signing replica's folder. */
 export const KEY_FILE = "key.json";
@@ -116,6 +117,18 @@ function readOwnKey(ctx: ShareContext): OwnKey | null {
 export function ensureOwnKey(ctx: ShareContext): OwnKey {
   const existing = readOwnKey(ctx);
   if (existing !== null && lstatOrNull(join(ctx.shareDir, ctx.state.replica, KEY_FILE))) {
+    const there = publishedKey(ctx, ctx.state.replica);
+    if (typeof there !== "object" || there === null || there.publicKey !== existing.publicKey) {
+      // A pusher replaced this clone's published key: other clones would take
+      // its records as another key's (or trust the pusher's key as this replica).
+      const file = `.bimri-share/${ctx.state.replica}/${KEY_FILE}`;
+      throw new BimriError(
+        "refused",
+        `${file} is not the key this clone published (it ${
+          typeof there === "string" ? visible(there) : "names another public key"
+        }): someone replaced it, and this clone does not sign or export under it; nothing was exported. Restore this clone's key (the bytes it published are kept in .bimri/share-sent/${ctx.state.replica}/${KEY_FILE}, and are in git history): \`cp .bimri/share-sent/${ctx.state.replica}/${KEY_FILE} ${file}\`, then commit it with git.`,
+      );
+    }
     keepPublishedKey(ctx, existing.publicKey);
     return existing;
   }

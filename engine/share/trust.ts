@@ -16,7 +16,8 @@ import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { REPLICA_ID } from "./ids.ts";
 import { fingerprint, KEY_FILE, type PublishedKey, publishedKey } from "./sign.ts";
-import { loadShare, type ShareContext } from "./state.ts";
+import { loadShare } from "./state.ts";
+import type { ShareContext } from "./context.ts";
 import { scanShare } from "./scan.ts";
 
 /** One owner decision about a replica. */
@@ -221,4 +222,24 @@ export function pendingTrustQuestions(paths: StorePaths): TrustQuestion[] {
   if (ctx === null) return [];
   const scan = scanShare(ctx, { countOnly: true });
   return holdUntrusted(ctx, scan.pending, scan.waiting);
+}
+
+/**
+ * One line per replica the owner distrusts in this clone (for doctor), other
+ * than those in `asked` (already named by a trust question with the records
+ * they hold), with when the owner decided and how to undo it.
+ */
+export function distrustedLines(paths: StorePaths, asked: ReadonlySet<string>): string[] {
+  const lines: string[] = [];
+  for (const [replica, entry] of Object.entries(readTrust(paths)).sort()) {
+    if (entry.status !== "distrusted" || asked.has(replica)) continue;
+    lines.push(
+      `BIMRI: replica ${replica} is distrusted by the owner (since ${
+        visible(entry.at)
+      }, key fingerprint ${
+        fingerprint(entry.publicKey)
+      }); none of its records are imported (\`bimri share trust ${replica} --human-approved\` to trust it).`,
+    );
+  }
+  return lines;
 }

@@ -24,12 +24,12 @@ import {
   fetchMemory,
   gitInit,
   gitOk,
-  handReplica,
   originAndClone,
   publish,
   pullTrusting,
   textOf as keyText,
 } from "../helpers/share.ts";
+import { handReplica } from "../helpers/share_records.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 import { sha256Hex } from "../../engine/model/text.ts";
 import { parseRecordBytes, recordText } from "../../engine/share/record.ts";

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, gitInit, handReplica, textOf, trustEveryReplica } from "../helpers/share.ts";
+import { agentSets, gitInit, textOf, trustEveryReplica } from "../helpers/share.ts";
+import { changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 
@@ -45,29 +46,7 @@ function unsignedRecord(
   seq: number,
   vector: Record<string, number>,
 ): ShareRecord {
-  return {
-    replica,
-    seq,
-    kind: "change",
-    key: `bad.key${seq}`,
-    operation: "set",
-    entry: {
-      tier: 2,
-      text: `Foreign ${seq}.`,
-      importance: 3,
-      status: "active",
-      trust: "working",
-      source: "agent",
-      tags: [],
-    },
-    replaces: null,
-    resolves: [],
-    run: "R000001",
-    actor: "codex",
-    at: "2026-12-02T12:00:00Z",
-    source: `R000001-Q00${seq}`,
-    vector: { ...vector, ...(seq > 1 ? { [replica]: seq - 1 } : {}) },
-  };
+  return changeRecord(replica, seq, `bad.key${seq}`, shareEntry(`Foreign ${seq}.`), null, vector);
 }
 
 /** A fresh clone folder holding the source's records plus whatever `damage` adds. */

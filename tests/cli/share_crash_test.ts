@@ -174,7 +174,16 @@ function acceptedImports(root: string): Record<string, number> {
   return out;
 }
 
-for (const point of ["after-propose-entry", "after-proposal-file", "after-state"]) {
+for (
+  const point of [
+    "after-propose-entry",
+    "after-proposal-file",
+    "after-applying-decision",
+    "after-archive",
+    "after-revision",
+    "after-state",
+  ]
+) {
   for (const next of ["share pull", "start"]) {
     Deno.test(`a share pull killed at ${point} is finished exactly once by the next ${next}`, async () => {
       const from = await tempStore();

@@ -7,6 +7,9 @@ import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, must, startRun, tempStore } from "../helpers/cli.ts";
 import { agentSets, gitInit, textOf } from "../helpers/share.ts";
+import { changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
+import { mintReplicaId } from "../../engine/share/ids.ts";
+import { lstatOrNull } from "../../engine/store/files.ts";
 import { copyTree } from "../helpers/portable.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 
@@ -216,4 +219,72 @@ Deno.test("a hostile folder name in .bimri-share/ is printed with its control ch
   assert(!pulled.stdout.includes("\u001b") && !/^=== BIMRI BRIEF/m.test(pulled.stdout));
   const status = await must(root, ["share", "status"]);
   assert(status.includes(`REFUSED: .bimri-share/${shown} is not a replica folder`), status);
+});
+
+Deno.test("a pusher replacing this clone's own published key.json is refused by name: nothing is exported under it, and the kept bytes restore it", async () => {
+  const { root, replica } = await sharedStore();
+  const keyFile = join(root, ".bimri-share", replica, "key.json");
+  const published = Deno.readTextFileSync(keyFile);
+  // The pusher publishes its own key as this replica's.
+  handReplica(join(root, ".bimri-share"), replica);
+  const before = hashTree(join(root, ".bimri"));
+  const pulled = await bimri(root, ["share", "pull"]);
+  assertEquals(pulled.code, 2, pulled.stderr);
+  assertMatch(
+    pulled.stderr,
+    new RegExp(
+      `^BIMRI ERROR: \\.bimri-share/${replica}/key\\.json is not the key this clone published .*cp \\.bimri/share-sent/${replica}/key\\.json \\.bimri-share/${replica}/key\\.json`,
+      "m",
+    ),
+  );
+  assertEquals(diffTrees(before, hashTree(join(root, ".bimri"))), null);
+  // A change made meanwhile is not exported under the pusher's key.
+  const run = await startRun(root);
+  await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
+  const closed = await bimri(root, ["close", "--run", run, "--outcome", "success"]);
+  assertMatch(closed.stderr, /^BIMRI ERROR: .*key\.json is not the key this clone published/m);
+  assertEquals(lstatOrNull(join(root, ".bimri-share", replica, "00000002.json")), null);
+  // The next step the error names restores the key, and the change is exported.
+  Deno.copyFileSync(join(root, ".bimri", "share-sent", replica, "key.json"), keyFile);
+  assertEquals(Deno.readTextFileSync(keyFile), published);
+  await must(root, ["share", "pull"]);
+  const record = JSON.parse(
+    Deno.readTextFileSync(join(root, ".bimri-share", replica, "00000002.json")),
+  );
+  assertEquals(record.entry.text, "Good two.");
+});
+
+Deno.test({
+  // POSIX-only: a FIFO (mkfifo) and open(2) flags.
+  ignore: Deno.build.os === "windows",
+  name:
+    "a FIFO swapped in for a record between its check and its open is refused without blocking or being read",
+  fn: async () => {
+    const { root } = await sharedStore();
+    const share = join(root, ".bimri-share");
+    const other = mintReplicaId();
+    const hand = handReplica(share, other);
+    const record = changeRecord(other, 1, "k.swap", shareEntry("Swapped."), null, {});
+    Deno.writeTextFileSync(join(share, other, "00000001.json"), recordText(hand.sign(record)));
+    await must(root, ["share", "trust", other, "--human-approved"]);
+    // The attacker's FIFO, renamed over the record right after bimri checked it.
+    const made = await new Deno.Command("mkfifo", {
+      args: [join(share, other, "00000001.json.swap")],
+    }).output();
+    assertEquals(made.code, 0);
+    const pulled = await bimri(root, ["share", "pull"], {
+      env: { BIMRI_FAULT: "share-swap-before-open" },
+      signal: AbortSignal.timeout(30_000),
+    });
+    // Finished (not blocked), refusing the record by name as every bad record is.
+    assertEquals(pulled.code, 2, pulled.stderr);
+    assertMatch(
+      pulled.stderr,
+      new RegExp(
+        `^BIMRI ERROR: share record \\.bimri-share/${other}/00000001\\.json was replaced while it was read \\(refused\\)`,
+        "m",
+      ),
+    );
+    assertEquals(await textOf(root, "k.swap"), null);
+  },
 });

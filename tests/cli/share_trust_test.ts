@@ -15,13 +15,17 @@ import {
   fetchMemory,
   gitInit,
   gitOk,
-  type HandReplica,
-  handReplica,
   openConflicts,
   originAndClone,
   publish,
   textOf,
 } from "../helpers/share.ts";
+import {
+  changeRecord,
+  type HandReplica,
+  handReplica,
+  shareEntry,
+} from "../helpers/share_records.ts";
 import { recordText, type SharedEntry, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 
@@ -107,7 +111,8 @@ Deno.test("signed records round-trip across three git clones; each clone applies
   }
 });
 
-Deno.test("a replica that changes its key is refused until the owner trusts the new key; a distrusted replica applies nothing", async () => {
+/** A clone b whose owner trusts clone a's replica `ra` and has pulled all of it. */
+async function trustedClone(): Promise<{ b: string; ra: string }> {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
   await gitInit(a); // share init needs a git work tree
@@ -118,6 +123,11 @@ Deno.test("a replica that changes its key is refused until the owner trusts the 
   await must(b, ["share", "pull"]);
   await must(b, ["share", "trust", ra, "--human-approved"]);
   await must(b, ["share", "pull"]);
+  return { b, ra };
+}
+
+Deno.test("a replica that changes its key is refused until the owner trusts the new key; a distrusted replica applies nothing", async () => {
+  const { b, ra } = await trustedClone();
   // A pusher replaces a's key with its own and signs a record with it.
   const share = join(b, ".bimri-share");
   const forger = handReplica(share, ra, 2);
@@ -149,42 +159,20 @@ Deno.test("a replica that changes its key is refused until the owner trusts the 
   assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
 });
 
-function entry(text: string, trust: "working" | "confirmed" = "working"): SharedEntry {
-  return {
-    tier: 2,
-    text,
-    importance: 3,
-    status: "active",
-    trust,
-    source: trust === "confirmed" ? "user" : "agent",
-    tags: [],
-  };
-}
-
-function change(
-  replica: string,
-  seq: number,
-  key: string,
-  e: SharedEntry,
-  replaces: string | null,
-  vector: Record<string, number>,
-): ShareRecord {
-  return {
-    replica,
-    seq,
-    kind: "change",
-    key,
-    operation: "set",
-    entry: e,
-    replaces,
-    resolves: [],
-    run: "R000001",
-    actor: "codex",
-    at: "2026-12-02T12:00:00Z",
-    source: `R000001-Q00${seq}`,
-    vector: seq > 1 ? { ...vector, [replica]: seq - 1 } : vector,
-  };
-}
+Deno.test("doctor lists every replica the owner distrusts, also one with no records waiting", async () => {
+  const { b, ra } = await trustedClone();
+  // Everything of a is imported; then the owner distrusts a.
+  await must(b, ["share", "distrust", ra, "--human-approved"]);
+  const doctor = await bimri(b, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 0, doctor.stdout);
+  assertMatch(
+    doctor.stdout,
+    new RegExp(
+      `^  - BIMRI: replica ${ra} is distrusted by the owner \\(since [0-9T:Z-]+, key fingerprint ([0-9a-f]{2}:){15}[0-9a-f]{2}\\); none of its records are imported`,
+      "m",
+    ),
+  );
+});
 
 /** A shared store whose k.one (seed X:1) two trusted hand replicas changed concurrently: one open conflict. */
 async function conflicted(): Promise<
@@ -203,7 +191,7 @@ async function conflicted(): Promise<
     signers.set(r, hand);
     Deno.writeTextFileSync(
       join(share, r, "00000001.json"),
-      recordText(hand.sign(change(r, 1, "k.one", entry(text), `${x}:1`, { [x]: 1 }))),
+      recordText(hand.sign(changeRecord(r, 1, "k.one", shareEntry(text), `${x}:1`, { [x]: 1 }))),
     );
     await must(root, ["share", "trust", r, "--human-approved"]);
   }
@@ -218,7 +206,7 @@ Deno.test("a forged answer from an untrusted replica does not close the owner's 
   const d = mintReplicaId();
   const hand = handReplica(share, d);
   const forged: ShareRecord = {
-    ...change(d, 1, "k.one", entry("Attacker text.", "confirmed"), cb, {
+    ...changeRecord(d, 1, "k.one", shareEntry("Attacker text.", "confirmed"), cb, {
       [x]: 1,
       [cb.split(":")[0]]: 1,
       [cc.split(":")[0]]: 1,
@@ -239,7 +227,7 @@ Deno.test("a forged answer from an untrusted replica does not close the owner's 
   // The same answer, signed by a trusted replica that never saw the question, is refused by name.
   const liar = cb.split(":")[0];
   const lie: ShareRecord = {
-    ...change(liar, 2, "k.one", entry("Liar text.", "confirmed"), cb, { [x]: 1 }),
+    ...changeRecord(liar, 2, "k.one", shareEntry("Liar text.", "confirmed"), cb, { [x]: 1 }),
     kind: "resolution",
     actor: "user",
     run: null,
@@ -258,6 +246,26 @@ Deno.test("a forged answer from an untrusted replica does not close the owner's 
   );
   assertEquals((await openConflicts(root)).length, 1);
   assertNotMatch(await textOf(root, "k.one") ?? "", /Liar/);
+  // A change by the other trusted replica that claims to replace the owner's
+  // event, which its vector never saw, is refused by name too.
+  const other = cc.split(":")[0];
+  const replacing = changeRecord(other, 2, "k.one", shareEntry("Other text."), `${x}:1`, {
+    [other]: 1,
+  });
+  Deno.writeTextFileSync(
+    join(share, other, "00000002.json"),
+    recordText(signers.get(other)!.sign(replacing)),
+  );
+  const refusedToo = await bimri(root, ["share", "pull"]);
+  assertMatch(
+    refusedToo.stderr,
+    new RegExp(
+      `^BIMRI ERROR: share record \\.bimri-share/${other}/00000002\\.json claims to replace ${x}:1, which its vector shows it never saw`,
+      "m",
+    ),
+  );
+  assertEquals((await openConflicts(root)).length, 1);
+  assertNotMatch(await textOf(root, "k.one") ?? "", /Other text/);
 });
 
 Deno.test("another clone's change to a rule the owner confirmed here is put to the owner, not applied", async () => {
@@ -299,7 +307,7 @@ Deno.test("another clone's change to a rule the owner confirmed here is put to t
   };
   Deno.writeTextFileSync(
     join(share, e, "00000001.json"),
-    recordText(hand.sign(change(e, 1, "rule.one", rule, `${x}:1`, { [x]: 1 }))),
+    recordText(hand.sign(changeRecord(e, 1, "rule.one", rule, `${x}:1`, { [x]: 1 }))),
   );
   // Untrusted: held with the owner question, nothing changed.
   const before = hashTree(join(root, ".bimri"));
@@ -323,7 +331,9 @@ Deno.test("a pull takes at most --max records and says how many remain", async (
   for (let seq = 1; seq <= 5; seq++) {
     Deno.writeTextFileSync(
       join(share, r, `0000000${seq}.json`),
-      recordText(hand.sign(change(r, seq, `k.cap${seq}`, entry(`Cap ${seq}.`), null, {}))),
+      recordText(
+        hand.sign(changeRecord(r, seq, `k.cap${seq}`, shareEntry(`Cap ${seq}.`), null, {})),
+      ),
     );
   }
   await must(root, ["share", "trust", r, "--human-approved"]);
@@ -352,7 +362,7 @@ for (const next of ["start", "share pull"]) {
       const hand = handReplica(share, r);
       Deno.writeTextFileSync(
         join(share, r, "00000001.json"),
-        recordText(hand.sign(change(r, 1, "k.one", entry(text), `${x}:1`, { [x]: 1 }))),
+        recordText(hand.sign(changeRecord(r, 1, "k.one", shareEntry(text), `${x}:1`, { [x]: 1 }))),
       );
       await must(root, ["share", "trust", r, "--human-approved"]);
     }

@@ -1,9 +1,6 @@
 /** Helpers for the team-memory tests: real git clones and shared stores driven through the CLI. */
 import { join } from "node:path";
-import { generateKeyPairSync, sign } from "node:crypto";
 import { bimri, must, startRun, tempStore } from "./cli.ts";
-import { recordHash, type ShareRecord } from "../../engine/share/record.ts";
-import { canonicalJson } from "../../engine/store/canonical_json.ts";
 
 /** Result of one git invocation. */
 export type GitResult = { code: number; out: string };
@@ -146,38 +143,6 @@ export async function trustEveryReplica(clone: string): Promise<void> {
       throw new Error(`share trust ${entry.name} failed: ${r.stderr}`);
     }
   }
-}
-
-/** A replica a test writes by hand: its folder, its published key, and a signer. */
-export type HandReplica = { replica: string; sign: (record: ShareRecord) => ShareRecord };
-
-/** Creates `<share>/<replica>/` with a published key; records signed by `sign` verify against it. */
-export function handReplica(share: string, replica: string, fromSeq = 1): HandReplica {
-  const pair = generateKeyPairSync("ed25519");
-  const x = pair.publicKey.export({ format: "jwk" }).x!;
-  Deno.mkdirSync(join(share, replica), { recursive: true });
-  Deno.writeTextFileSync(
-    join(share, replica, "key.json"),
-    canonicalJson({
-      actor: "tester",
-      created_at: "2026-12-02T12:00:00Z",
-      format: "bimri-share-key/1",
-      from_seq: fromSeq,
-      host: "testhost",
-      public_key: x,
-      replica,
-    }) + "\n",
-  );
-  return {
-    replica,
-    sign(record) {
-      const message = new TextEncoder().encode(`bimri-share/1 record ${recordHash(record)}`);
-      return {
-        ...record,
-        signature: sign(null, message, pair.privateKey).toString("base64url"),
-      };
-    },
-  };
 }
 
 /** Copies `<from>/.bimri-share` into `<to>` (a stand-in for a git pull without git). */

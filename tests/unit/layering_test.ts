@@ -17,21 +17,6 @@ import {
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-/**
- * Violations in rooms other helpers of issue 43 are fixing at the same time
- * (integrity, doctor, memory, share, guard). Exact lines: anything else fails,
- * and so does a line here that no longer occurs. The lead empties this list
- * once their branches are merged.
- */
-const KNOWN_ELSEWHERE: readonly string[] = [
-  // memory (engine/model/time.ts, engine/store/*, engine/memory/*)
-  // doctor (engine/integrity/doctor.ts, engine/migrate/*)
-  // integrity (engine/integrity/*, engine/records/*)
-  // guard (engine/guard/*; redact.ts moves to engine/redaction/)
-  // share (engine/share/*)
-  "file circle: engine/share/keep.ts -> engine/share/own.ts -> engine/share/sign.ts -> engine/share/state.ts",
-];
-
 /** Every .ts file of the checked folders and main.ts, by repo-relative path. */
 function repositorySources(): Map<string, string> {
   const files = new Map<string, string>();
@@ -49,18 +34,12 @@ function repositorySources(): Map<string, string> {
   return files;
 }
 
-Deno.test("the repository keeps every layering rule (besides the known ones being fixed)", () => {
+Deno.test("the repository keeps every layering rule", () => {
   const files = repositorySources();
   ok(files.has("engine/model/state.ts") && files.has("commands/mod.ts") && files.has("main.ts"));
   const total = [...files.values()].reduce((n, s) => n + importSpecifiers(s).length, 0);
   ok(total > 1000, `only ${total} imports found; is the scanner broken?`);
-  const known = new Set(KNOWN_ELSEWHERE);
-  deepStrictEqual(layeringViolations(files).filter((line) => !known.has(line)), []);
-});
-
-Deno.test("KNOWN_ELSEWHERE lists only violations that still occur", () => {
-  const found = new Set(layeringViolations(repositorySources()));
-  deepStrictEqual(KNOWN_ELSEWHERE.filter((line) => !found.has(line)), []);
+  deepStrictEqual(layeringViolations(files), []);
 });
 
 /** The file each violation line names first. */

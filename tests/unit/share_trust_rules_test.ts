@@ -47,6 +47,15 @@ Deno.test("an answer may name only events its vector covers or its own earlier r
   );
 });
 
+Deno.test("a record may replace only an event its vector covers or its own earlier record, and its own vector entry precedes it", () => {
+  const change = { kind: "change" as const, actor: "codex", source: "R000001-Q001" };
+  strictEqual(claimProblem(record({ ...change, replaces: `${B}:4` })), null);
+  strictEqual(claimProblem(record({ ...change, replaces: `${A}:2` })), null);
+  ok(claimProblem(record({ ...change, replaces: `${B}:5` }))?.includes(`claims to replace ${B}:5`));
+  ok(claimProblem(record({ ...change, replaces: `${A}:3` }))?.includes("never saw"));
+  ok(claimProblem(record({ ...change, vector: { [A]: 3 } }))?.includes("had not written yet"));
+});
+
 Deno.test("only an owner's answer changes confirmed memory without a question", () => {
   const confirmed = { ...record({}).entry!, trust: "confirmed" } as ShareRecord["entry"];
   strictEqual(needsOwner(record({ kind: "change" }), confirmed), true);
