@@ -49,6 +49,7 @@ export function finishPendingRedactions(verb: string, root: string, readOnly: bo
     if (error instanceof BimriError) return []; // the commands that read the policy report it
     throw error;
   }
+  if (pending.length === 0) return [];
   const notices: string[] = [];
   // An interrupted rewrite of hash-bound records first: until then the store cannot load.
   finishSavedRechains(root);

@@ -9,11 +9,10 @@
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
 import { OlderV5FormatPending } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
-import { secretPolicy } from "../engine/guard/policy.ts";
-import { redactText } from "../engine/model/credentials.ts";
 import { mapStrings } from "../engine/model/json.ts";
+import { lstatOrNull } from "../engine/store/files.ts";
+import { join } from "../engine/store/os_path.ts";
 import { printShareNotices, wireShareFor } from "./share_wiring.ts";
-import { finishPendingRedactions } from "./redaction_resume.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
@@ -26,9 +25,16 @@ export async function runCommand(
   await wireShareFor(command.name, ctx.root);
   try {
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
-    const resumed = finishPendingRedactions(command.name, ctx.root, flags["read-only"] === true);
+    // Only a store with a policy file can have one: the redaction modules load only then.
+    const resumed = policyMayExist(ctx.root)
+      ? (await import("./redaction_resume.ts")).finishPendingRedactions(
+        command.name,
+        ctx.root,
+        flags["read-only"] === true,
+      )
+      : [];
     const result = await runUpgrading(command, ctx, flags, positionals);
-    return maskRedacted(
+    return await maskRedacted(
       ctx.root,
       resumed.length === 0 ? result : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] },
     );
@@ -36,6 +42,13 @@ export async function runCommand(
     printShareNotices(); // share: refusals noted by engine/share, printed here
   }
 }
+
+/**
+ * The owner's policy file's name at the project root (engine/guard/policy.ts
+ * POLICY_FILE; a unit test keeps the two equal). Only a store that has one
+ * can have redacted secrets, so without it the guard's modules never load.
+ */
+export const POLICY_FILE_NAME = ".bimri-secrets.json";
 
 /** Runs `command`, upgrading an older v5 state first when the verb needs it. */
 async function runUpgrading(
@@ -84,9 +97,14 @@ async function runFinishingRetirement(
 /**
  * `result` with every secret the owner redacted (`secrets redact`) replaced
  * by its marker, in text, stderr and JSON alike; unchanged (and free) when
- * nothing was redacted.
+ * nothing was redacted (no policy file: nothing loaded, one lstat).
  */
-function maskRedacted(root: string, result: CommandResult): CommandResult {
+async function maskRedacted(root: string, result: CommandResult): Promise<CommandResult> {
+  if (!policyMayExist(root)) return result;
+  const [{ secretPolicy }, { redactText }] = await Promise.all([
+    import("../engine/guard/policy.ts"),
+    import("../engine/model/credentials.ts"),
+  ]);
   let redacted: ReadonlyMap<string, string> | undefined;
   try {
     redacted = secretPolicy(root).redacted;
@@ -102,4 +120,13 @@ function maskRedacted(root: string, result: CommandResult): CommandResult {
     data: mapStrings(result.data, mask) as Record<string, unknown>,
     jsonText: result.jsonText === undefined ? undefined : mask(result.jsonText),
   };
+}
+
+/** False only when the project at `root` surely has no policy file (an lstat found nothing). */
+function policyMayExist(root: string): boolean {
+  try {
+    return lstatOrNull(join(root, POLICY_FILE_NAME)) !== null;
+  } catch {
+    return true; // the guard's own reader reports what is wrong with it
+  }
 }

@@ -80,3 +80,18 @@ Deno.test("the everyday check (get, recall, propose) loads none of the full chec
     deepStrictEqual(graph.filter((s) => s === "engine/integrity/settled.ts"), [], verb);
   }
 });
+
+Deno.test("the runner loads the credential guard only for a store with a policy file", async () => {
+  // get and sync screen no text: without .bimri-secrets.json nothing can be
+  // redacted, so the policy reader and the credential rules stay unloaded.
+  for (const entry of ["commands/run.ts", "commands/get.ts", "commands/sync.ts"]) {
+    const graph = await staticGraph(entry);
+    const guard = graph.filter((s) =>
+      s === "engine/guard/policy.ts" || s === "engine/model/credentials.ts"
+    );
+    deepStrictEqual(guard, [], entry);
+  }
+  const { POLICY_FILE_NAME } = await import("../../commands/run.ts");
+  const { POLICY_FILE } = await import("../../engine/guard/policy.ts");
+  deepStrictEqual(POLICY_FILE_NAME, POLICY_FILE);
+});
