@@ -18,7 +18,7 @@ import { utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import type { JsonObject } from "../model/json.ts";
-import { atomicReplace, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { atomicReplace, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { faultPoint } from "../store/fault.ts";
 import { StorePaths } from "../store/paths.ts";
@@ -169,7 +169,10 @@ export async function codeOnlyUpdate(
   const backupRoot = join(target, UPDATE_BACKUPS);
   // An activation's folder keeps its preparing name until this update's
   // receipt is in it (see PREPARING_PREFIX).
-  let backupDir = join(backupRoot, activation?.transaction ?? transactionName());
+  let backupDir = join(
+    backupRoot,
+    activation?.transaction ?? transactionName(listNames(backupRoot)),
+  );
   let backupRel = rel(target, backupDir);
   const stateBackup = `state-v${AUTHORITY_FORMAT}-exact.json`;
   const records: Record<string, UpdateRecord> = {};

@@ -7,12 +7,13 @@ import { transactionName } from "../migrate/v502.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { rebuildIndex } from "../retrieval/index_tsv.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
-import { atomicReplace } from "../store/files.ts";
+import { atomicReplace, listNames } from "../store/files.ts";
 import { StorePaths } from "../store/paths.ts";
 import { openExisting, withStore } from "../store/store.ts";
 import { writeGitattributes } from "./gitattributes.ts";
 import type { RuntimePrefix } from "./runtime.ts";
 import {
+  INSTALL_BACKUPS,
   packageFilesFor,
   rel,
   validateWriteTargets,
@@ -52,7 +53,7 @@ export async function freshInstall(
   quiescent: boolean,
 ): Promise<InstallReport> {
   validateWriteTargets(target);
-  const stamp = transactionName();
+  const stamp = transactionName(listNames(join(target, INSTALL_BACKUPS)));
   const snapshot = snapshotTarget(target, stamp);
   const backupRel = rel(target, snapshot.backupDir);
   const newStore = format === "empty" || format === "v5-view";

@@ -173,17 +173,29 @@ export type ActivationReceiptFile = JsonObject & {
   before_tree_digest: string;
 };
 
-/** `YYYYmmdd-HHMMSS-<8 hex>` in local time, the reference's transaction folder naming. */
-export function transactionName(): string {
+/**
+ * `YYYYmmdd-HHMMSS-<8 hex>` in local time, the reference's transaction folder
+ * naming, sorting after every name in `existing` that has the same second:
+ * readers (the reference's among them) take these folders in name order as
+ * the order of the updates, and two updates within one second would otherwise
+ * sort by their random suffix.
+ */
+export function transactionName(existing: readonly string[] = []): string {
   const d = now();
   const p = (n: number) => String(n).padStart(2, "0");
-  const random = Array.from(
-    crypto.getRandomValues(new Uint8Array(4)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${
+  const second = `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${
     p(d.getMinutes())
-  }${p(d.getSeconds())}-${random}`;
+  }${p(d.getSeconds())}`;
+  const floor = existing
+    .map((name) => name.startsWith(PREPARING_PREFIX) ? name.slice(PREPARING_PREFIX.length) : name)
+    .filter((name) => /^\d{8}-\d{6}-[0-9a-f]{8}$/.test(name) && name.startsWith(`${second}-`))
+    .map((name) => parseInt(name.slice(-8), 16))
+    .reduce((highest, value) => Math.max(highest, value), -1);
+  const [random] = crypto.getRandomValues(new Uint32Array(1));
+  // Above the highest suffix of this second (uniform in what is left), or any suffix when none.
+  const room = 0xffffffff - floor;
+  const suffix = room <= 0 ? random : floor + 1 + (random % room);
+  return `${second}-${suffix.toString(16).padStart(8, "0")}`;
 }
 
 function receiptPath(root: string, transaction: string): string {
@@ -494,8 +506,9 @@ export function activateV502(root: string, options: { quiescent: boolean }): Mig
       const fresh = (name: string) =>
         lstatOrNull(join(root, UPDATE_BACKUPS, name)) === null &&
         lstatOrNull(join(root, UPDATE_BACKUPS, name.slice(PREPARING_PREFIX.length))) === null;
-      let transaction = PREPARING_PREFIX + transactionName();
-      while (!fresh(transaction)) transaction = PREPARING_PREFIX + transactionName();
+      const taken = listNames(join(root, UPDATE_BACKUPS));
+      let transaction = PREPARING_PREFIX + transactionName(taken);
+      while (!fresh(transaction)) transaction = PREPARING_PREFIX + transactionName(taken);
       // The root was refused above if it is a link; the transaction folder is
       // created exclusively, so an entry that appeared since is never reused.
       Deno.mkdirSync(join(root, UPDATE_BACKUPS), { recursive: true });
