@@ -95,3 +95,15 @@ Deno.test("the runner loads the credential guard only for a store with a policy 
   const { POLICY_FILE } = await import("../../engine/guard/policy.ts");
   deepStrictEqual(POLICY_FILE_NAME, POLICY_FILE);
 });
+
+Deno.test("a read of a store with no active run loads neither the record schemas nor everyday.ts", async () => {
+  // recall.ts loads summary_match.ts and takes everyday.ts only when the
+  // summary names an active run whose records must be validated.
+  for (const entry of ["engine/retrieval/recall.ts", "engine/integrity/summary_match.ts"]) {
+    const graph = await staticGraph(entry);
+    const heavy = graph.filter((s) =>
+      s === "engine/integrity/schemas.ts" || s === "engine/integrity/everyday.ts"
+    );
+    deepStrictEqual(heavy, [], entry);
+  }
+});
