@@ -107,3 +107,17 @@ Deno.test("a read of a store with no active run loads neither the record schemas
     deepStrictEqual(heavy, [], entry);
   }
 });
+
+Deno.test("the runner loads share wiring only for a share verb or a shared store", async () => {
+  // Without a replica file (and outside share/install) wiring does nothing,
+  // so run.ts checks with one lstat and leaves share_wiring.ts unloaded.
+  for (const entry of ["commands/run.ts", "commands/get.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "commands/share_wiring.ts"), [], entry);
+  }
+  const { REPLICA_FILE_NAME, SHARE_WIRED_VERBS } = await import("../../commands/run.ts");
+  const { REPLICA_FILE } = await import("../../engine/memory/share_observer.ts");
+  const { SHARE_VERBS } = await import("../../commands/share_wiring.ts");
+  deepStrictEqual(REPLICA_FILE_NAME, REPLICA_FILE);
+  deepStrictEqual([...SHARE_WIRED_VERBS].sort(), [...SHARE_VERBS].sort());
+});
