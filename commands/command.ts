@@ -4,7 +4,7 @@
  */
 import { BimriError } from "../engine/errors.ts";
 import { parsePyInt } from "../engine/model/py_int.ts";
-import { invalidChoice } from "../engine/model/py_json.ts";
+import { invalidChoice } from "../engine/model/py_repr.ts";
 
 /**
  * One flag: a string value or a boolean switch, optionally with a one-letter

@@ -121,3 +121,11 @@ Deno.test("the runner loads share wiring only for a share verb or a shared store
   deepStrictEqual(REPLICA_FILE_NAME, REPLICA_FILE);
   deepStrictEqual([...SHARE_WIRED_VERBS].sort(), [...SHARE_VERBS].sort());
 });
+
+Deno.test("the CLI's flag parser loads Python's string repr without the Python JSON reader", async () => {
+  // commands/command.ts needs only invalidChoice (py_repr.ts) for its refusals.
+  for (const entry of ["main.ts", "commands/get.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/model/py_json.ts"), [], entry);
+  }
+});
