@@ -4,7 +4,13 @@
  */
 
 // str.isprintable() is false for these categories (the space character aside).
-const NOT_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+// Built on first use: a \p{...} regex literal at a module's top level costs
+// every process that loads it ~4M instructions (V8 checks it while parsing).
+let notPrintable: RegExp | null = null;
+function isNotPrintable(ch: string): boolean {
+  notPrintable ??= /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+  return notPrintable.test(ch);
+}
 
 /** Python's `repr(str)`: single quotes unless only double quotes avoid escaping. */
 export function pyStringRepr(text: string): string {
@@ -17,7 +23,7 @@ export function pyStringRepr(text: string): string {
     else if (ch === "\n") out += "\\n";
     else if (ch === "\r") out += "\\r";
     else if (code < 0x20 || code === 0x7f) out += "\\x" + hex(code, 2);
-    else if (code < 0x7f || ch === " " || !NOT_PRINTABLE.test(ch)) out += ch;
+    else if (code < 0x7f || ch === " " || !isNotPrintable(ch)) out += ch;
     else if (code <= 0xff) out += "\\x" + hex(code, 2);
     else if (code <= 0xffff) out += "\\u" + hex(code, 4);
     else out += "\\U" + hex(code, 8);

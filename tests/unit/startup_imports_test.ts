@@ -129,3 +129,24 @@ Deno.test("the CLI's flag parser loads Python's string repr without the Python J
     deepStrictEqual(graph.filter((s) => s === "engine/model/py_json.ts"), [], entry);
   }
 });
+
+Deno.test("the everyday verbs load no top-level regex literal with a Unicode property class", async () => {
+  // V8 checks a regex literal at a module's top level while parsing the
+  // module: a \p{...} class costs every process ~4M instructions even when
+  // never used. Inside a function (built on first use) it costs nothing until then.
+  const offenders: string[] = [];
+  for (const verb of ["start", "journal", "propose", "sync", "close", "get"]) {
+    for (
+      const file of [...await staticGraph("main.ts"), ...await staticGraph(`commands/${verb}.ts`)]
+    ) {
+      if (!file.endsWith(".ts") || file.includes(":")) continue;
+      const lines = Deno.readTextFileSync(`${ROOT}${file}`).split("\n");
+      lines.forEach((line, i) => {
+        if (/^(export )?(const|let|var) /.test(line) && /\\p\{/.test(line)) {
+          offenders.push(`${file}:${i + 1}`);
+        }
+      });
+    }
+  }
+  deepStrictEqual([...new Set(offenders)], []);
+});
