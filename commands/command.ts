@@ -4,7 +4,7 @@
  */
 import { BimriError } from "../engine/errors.ts";
 import { parsePyInt } from "../engine/model/py_int.ts";
-import { invalidChoice } from "../engine/model/py_json.ts";
+import { invalidChoice } from "../engine/model/py_repr.ts";
 
 /**
  * One flag: a string value or a boolean switch, optionally with a one-letter
@@ -87,7 +87,14 @@ const DISPATCHER_FLAGS: ReadonlySet<string> = new Set(["root", "json"]);
 // (its parsers declare no such option): `--offset -1` must reach the verb's
 // range check instead of being refused as a forgotten value. Python's \d
 // matches any Unicode decimal digit, and `$` also matches before a final newline.
-const NEGATIVE_NUMBER = /^-(?:\p{Nd}+|\p{Nd}*\.\p{Nd}+)\n?$/u;
+// Built on first use: a \p{...} regex literal at a module's top level costs
+// every process ~4M instructions of start-up (V8 checks it while parsing the
+// module); inside a function it is checked only when the function first runs.
+let negativeNumber: RegExp | null = null;
+function isNegativeNumber(value: string): boolean {
+  negativeNumber ??= /^-(?:\p{Nd}+|\p{Nd}*\.\p{Nd}+)\n?$/u;
+  return negativeNumber.test(value);
+}
 
 /**
  * The flag `name` (as written after `--`) stands for: an exact name always
@@ -175,7 +182,7 @@ export function parseFlags(
     if (value === undefined) {
       value = args[i + 1];
       if (value === undefined) throw new Error(`Option '--${name} <value>' argument missing.`);
-      if (value.startsWith("-") && value !== "-" && !NEGATIVE_NUMBER.test(value)) {
+      if (value.startsWith("-") && value !== "-" && !isNegativeNumber(value)) {
         throw new Error(
           `Option '--${name} <value>' argument is ambiguous: did you forget its value? ` +
             `To pass a value starting with a dash use '--${name}=${value}'.`,

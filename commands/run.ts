@@ -12,7 +12,7 @@ import type { Command, CommandContext, CommandResult, FlagValues } from "./comma
 import { mapStrings } from "../engine/model/json.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
 import { join } from "../engine/store/os_path.ts";
-import { printShareNotices, wireShareFor } from "./share_wiring.ts";
+import { StorePaths } from "../engine/store/paths.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
 export async function runCommand(
@@ -21,8 +21,12 @@ export async function runCommand(
   flags: FlagValues,
   positionals: string[],
 ): Promise<CommandResult> {
-  // Team memory joins the write path only for a store that is shared (share_wiring.ts).
-  await wireShareFor(command.name, ctx.root);
+  // Team memory joins the write path only for a store that is shared (share_wiring.ts);
+  // for any other store (one lstat) its wiring module is not even loaded.
+  if (shareWiring === null && shareMayBeWired(command.name, ctx.root)) {
+    shareWiring = await import("./share_wiring.ts");
+  }
+  await shareWiring?.wireShareFor(command.name, ctx.root);
   try {
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
     // Only a store with a policy file can have one: the redaction modules load only then.
@@ -39,7 +43,30 @@ export async function runCommand(
       resumed.length === 0 ? result : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] },
     );
   } finally {
-    printShareNotices(); // share: refusals noted by engine/share, printed here
+    shareWiring?.printShareNotices(); // share: refusals noted by engine/share, printed here
+  }
+}
+
+/** share_wiring.ts once a verb or store needed it (then kept for the process, as its wiring is). */
+let shareWiring: typeof import("./share_wiring.ts") | null = null;
+
+/**
+ * The verbs that wire team memory whatever the store, and the file that marks
+ * a shared store (share_wiring.ts SHARE_VERBS, share_observer.ts
+ * REPLICA_FILE; a unit test keeps them equal): without either, wiring would
+ * do nothing, so share_wiring.ts stays unloaded.
+ */
+export const SHARE_WIRED_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
+/** The replica file's name under `.bimri/` (share_observer.ts REPLICA_FILE). */
+export const REPLICA_FILE_NAME = "replica.local.json";
+
+/** False only when wiring share for `name` at `root` surely does nothing (an lstat found no replica file). */
+function shareMayBeWired(name: string, root: string): boolean {
+  if (SHARE_WIRED_VERBS.has(name)) return true;
+  try {
+    return lstatOrNull(new StorePaths(root).folder(REPLICA_FILE_NAME)) !== null;
+  } catch {
+    return true; // share_wiring.ts's own check decides
   }
 }
 

@@ -11,7 +11,8 @@ import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory
 import type { ShareContext } from "../engine/share/context.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
-const SHARE_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
+/** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
+export const SHARE_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
 
 type Loaded = {
   /** Refusals team memory noted for the command to print (own.ts). */

@@ -92,10 +92,10 @@ import {
   basisFromSummary,
   issueLine,
   refreshAuthoritySummary,
-  summaryMatches,
   verified,
   writeFactsCache,
 } from "./everyday.ts";
+import { summaryMatches } from "./summary_match.ts";
 // Layers 1 and 2 as doctor.ts has always imported them (doctor.ts is being split apart).
 export { collectFacts, hashCandidates } from "./authority_facts.ts";
 export { authorityIssues } from "./authority_graph.ts";
@@ -109,12 +109,12 @@ export {
   noteHeldDecision,
   noteResolutionApplying,
   noteResolutionSettled,
-  proveBeforeStart,
   QUARANTINED_PROBLEM,
   refreshAuthoritySummary,
   scanLogMarkers,
-  unchangedSinceHealthyWrite,
 } from "./everyday.ts";
+// The summary match (summary_match.ts) as start and hooks have always imported it.
+export { proveBeforeStart, unchangedSinceHealthyWrite } from "./summary_match.ts";
 export type {
   AuthorityIssue,
   CacheDoc,

@@ -11,17 +11,10 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts"
 import { lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
-import type { State } from "../model/state.ts";
 import { RUN_ID } from "../model/ids.ts";
-import {
-  loadSummary,
-  loadSummaryText,
-  type Summary,
-  SUMMARY_SCHEMA,
-  summaryPath,
-  WATCHED_FOLDERS,
-} from "./summary.ts";
-import { fingerprint, folderPrint } from "../store/fingerprint.ts";
+import { loadSummaryText, type Summary, SUMMARY_SCHEMA, summaryPath } from "./summary.ts";
+import { activeKey, folderPrints, summaryMatches } from "./summary_match.ts";
+import { fingerprint } from "../store/fingerprint.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import {
   type AuthorityKind,
@@ -315,71 +308,6 @@ export const verified = new WeakMap<Store, HealthBasis>();
 /** Held decisions this operation wrote (commit's loop reports them). */
 const heldWritten = new WeakMap<Store, Set<string>>();
 
-function folderPrints(paths: StorePaths): Record<string, string> | null {
-  const out: Record<string, string> = {};
-  for (const folder of WATCHED_FOLDERS) {
-    const print = folderPrint(paths, folder);
-    if (print === null) return null;
-    out[folder] = print;
-  }
-  return out;
-}
-
-function activeKey(state: State, without: string | null = null): string {
-  return Object.keys(state.active_runs).filter((r) => r !== without).sort()
-    .map((r) => `${r}:${state.active_runs[r].base_revision}`).join(",");
-}
-
-/** Stores whose summary vouched for every folder before this start created its run's log. */
-const provenBeforeStart = new WeakSet<Store>();
-
-/**
- * Call under the engine lock before `startRun`: records whether the summary
- * vouches for the store before the run's log is created, so the new log can
- * be the one explained change of the log folder afterwards. Without this
- * proof the folder's new fingerprint could hide another change made there
- * since the last healthy write (a log removed or added by someone else).
- */
-export function proveBeforeStart(store: Store): void {
-  if (summaryMatches(store, null) !== null) provenBeforeStart.add(store);
-}
-
-/** True when this start found the store exactly as the engine's last healthy write left it (`proveBeforeStart`). */
-export function unchangedSinceHealthyWrite(store: Store): boolean {
-  return provenBeforeStart.has(store);
-}
-
-/**
- * True when the summary proves that no authority folder changed since the
- * engine's last healthy write. `ownStart` names the run this `start` just
- * created, whose new log is the one explained change, provided the summary
- * vouched for the log folder before that log was created (`proveBeforeStart`).
- */
-export function summaryMatches(store: Store, ownStart: string | null): Summary | null {
-  const summary = loadSummary(store.paths);
-  const prints = folderPrints(store.paths);
-  if (!summary || !prints) return null;
-  const state = store.state;
-  if (summary.conflict_count !== state.conflict_count) return null;
-  let explainedLog = false;
-  if (ownStart !== null && summary.run_count + 1 === state.run_count) {
-    const own = state.active_runs[ownStart];
-    explainedLog = provenBeforeStart.has(store) && own !== undefined &&
-      runIdNumber(ownStart) === state.run_count &&
-      own.base_revision === store.head.revision &&
-      summary.active === activeKey(state, ownStart) &&
-      lstatOrNull(store.paths.log(ownStart))?.isFile === true;
-    if (!explainedLog) return null;
-  } else if (summary.run_count !== state.run_count || summary.active !== activeKey(state)) {
-    return null;
-  }
-  for (const folder of WATCHED_FOLDERS) {
-    if (folder === "log" && explainedLog) continue;
-    if (summary.folders[folder] !== prints[folder]) return null;
-  }
-  return summary;
-}
-
 /** What a matching summary proves: held decisions and applying resolutions as it lists them. */
 export function basisFromSummary(summary: Summary): HealthBasis {
   return { cache: null, held: new Set(summary.held), applying: new Set(summary.applying) };
@@ -410,10 +338,6 @@ export function noteHeldDecision(store: Store, id: string): void {
   let set = heldWritten.get(store);
   if (!set) heldWritten.set(store, set = new Set());
   set.add(id);
-}
-
-function runIdNumber(run: string): number {
-  return RUN_ID.test(run) ? Number(run.slice(1)) : -1;
 }
 
 /**

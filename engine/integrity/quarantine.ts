@@ -22,7 +22,7 @@ import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { idNumber, RUN_ID } from "../model/ids.ts";
 import { AUTHORITY_FORMAT } from "../versions.ts";
-import { invalidChoice } from "../model/py_json.ts";
+import { invalidChoice } from "../model/py_repr.ts";
 import { type AuthorityFacts, collectFacts } from "./authority_facts.ts";
 import { authorityIssues } from "./authority_graph.ts";
 import {

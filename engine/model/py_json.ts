@@ -3,6 +3,7 @@
  * integers exact and tells them from floats, and `str()` of what it decoded
  * prints Python's repr (`True`, `{'a': 1.0}`), not JSON.
  */
+import { pyStringRepr } from "./py_repr.ts";
 
 /** A JSON number with its literal kept: Python decodes `2` as int and `2.0` as float. */
 export class PyNumber {
@@ -144,41 +145,4 @@ export function pyFloatRepr(x: number): string {
   const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, "0");
   const fraction = digits.slice(exponent + 1);
   return `${sign}${whole}.${fraction || "0"}`;
-}
-
-// str.isprintable() is false for these categories (the space character aside).
-const NOT_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
-
-/** Python's `repr(str)`: single quotes unless only double quotes avoid escaping. */
-export function pyStringRepr(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of text) {
-    const code = ch.codePointAt(0) ?? 0;
-    if (ch === quote || ch === "\\") out += "\\" + ch;
-    else if (ch === "\t") out += "\\t";
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (code < 0x20 || code === 0x7f) out += "\\x" + hex(code, 2);
-    else if (code < 0x7f || ch === " " || !NOT_PRINTABLE.test(ch)) out += ch;
-    else if (code <= 0xff) out += "\\x" + hex(code, 2);
-    else if (code <= 0xffff) out += "\\u" + hex(code, 4);
-    else out += "\\U" + hex(code, 8);
-  }
-  return out + quote;
-}
-
-function hex(code: number, width: number): string {
-  return code.toString(16).padStart(width, "0");
-}
-
-/**
- * The refusal of a value outside a flag's choices in argparse's own words
- * (`argument --trust: invalid choice: 'contested' (choose from 'confirmed',
- * 'working')`), which scripts written against the reference engine look for.
- */
-export function invalidChoice(name: string, value: string, choices: readonly string[]): string {
-  return `argument --${name}: invalid choice: ${pyStringRepr(value)} (choose from ${
-    choices.map(pyStringRepr).join(", ")
-  })`;
 }

@@ -3,6 +3,13 @@
  * loading node:crypto's compatibility layer costs more process start-up time
  * than all of bimri's hashing, so the digest is computed here.
  */
+import {
+  CHUNK_BLOCKS,
+  DATA_OFFSET,
+  type Sha256Wasm,
+  sha256Wasm,
+  STATE_OFFSET,
+} from "./sha256_wasm.ts";
 
 // Int32 arrays keep every intermediate a small integer for V8 (Uint32
 // values above 2^31 would become heap numbers in the inner loop).
@@ -73,8 +80,69 @@ const K = new Int32Array([
   0xc67178f2,
 ]);
 
+/**
+ * Bytes hashed in JavaScript after which the WebAssembly block function pays
+ * for its set-up (~8M instructions): a cold process interprets the
+ * JavaScript rounds at ~5M instructions per KB, WebAssembly runs them
+ * compiled from the first block. Below it (a few small records) JavaScript is cheaper.
+ */
+export const WASM_AFTER_BYTES = 2048;
+let hashedInJs = 0;
+
 /** SHA-256 of `bytes` as 64 lowercase hex characters. */
 export function sha256HexOfBytes(bytes: Uint8Array): string {
+  if (wasmReady !== null || hashedInJs + bytes.length >= WASM_AFTER_BYTES) {
+    wasmReady ??= sha256Wasm() ?? false;
+    if (wasmReady !== false) return sha256WithWasm(wasmReady, bytes);
+  }
+  hashedInJs += bytes.length;
+  return sha256HexOfBytesJs(bytes);
+}
+
+/** The block function once set up, false where WebAssembly is unavailable (--jitless). */
+let wasmReady: Sha256Wasm | false | null = null;
+
+const INITIAL_STATE = [
+  0x6a09e667,
+  0xbb67ae85,
+  0x3c6ef372,
+  0xa54ff53a,
+  0x510e527f,
+  0x9b05688c,
+  0x1f83d9ab,
+  0x5be0cd19,
+];
+
+/** The digest through the WebAssembly block function: input in chunks, padding here. */
+function sha256WithWasm(wasm: Sha256Wasm, bytes: Uint8Array): string {
+  const memory = new Uint8Array(wasm.memory.buffer);
+  const state = new Int32Array(wasm.memory.buffer, STATE_OFFSET, 8);
+  state.set(INITIAL_STATE);
+  const full = bytes.length >>> 6;
+  for (let done = 0; done < full;) {
+    const n = Math.min(full - done, CHUNK_BLOCKS);
+    memory.set(bytes.subarray(done << 6, (done + n) << 6), DATA_OFFSET);
+    wasm.compress(n);
+    done += n;
+  }
+  const rest = bytes.subarray(full << 6);
+  const tailBlocks = rest.length + 9 <= 64 ? 1 : 2;
+  const end = DATA_OFFSET + (tailBlocks << 6);
+  memory.fill(0, DATA_OFFSET, end);
+  memory.set(rest, DATA_OFFSET);
+  memory[DATA_OFFSET + rest.length] = 0x80;
+  const view = new DataView(wasm.memory.buffer);
+  const bitLength = bytes.length * 8;
+  view.setUint32(end - 8, Math.floor(bitLength / 0x100000000));
+  view.setUint32(end - 4, bitLength >>> 0);
+  wasm.compress(tailBlocks);
+  let hex = "";
+  for (let i = 0; i < 8; i++) hex += (state[i] >>> 0).toString(16).padStart(8, "0");
+  return hex;
+}
+
+/** The same digest in plain JavaScript (small inputs, and where WebAssembly is unavailable; tests compare the two). */
+export function sha256HexOfBytesJs(bytes: Uint8Array): string {
   const length = bytes.length;
   const blocks = (length + 9 + 63) >> 6;
   // Only the final one or two blocks need padding; the rest is read in place.

@@ -13,6 +13,7 @@ import { BimriError } from "../errors.ts";
 import { requireKey } from "../model/ids.ts";
 import { pyStrip } from "../model/text.ts";
 import type { Store } from "../store/store.ts";
+import { StorePaths } from "../store/paths.ts";
 import { withReadOnlyStore } from "./read_store.ts";
 import { exactCurrentRecords, keyRecords } from "./records.ts";
 import { compareOrder, type RecallMatch } from "./matches.ts";
@@ -106,8 +107,16 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   // case at the cost of what the active runs hold, not what history holds (its
   // folder fingerprints vouch for the rest); only when it cannot is the full
   // check loaded and the read done again under it.
-  const { everydayVouches } = await import("../integrity/everyday.ts");
-  let found = withReadOnlyStore(root, (store) => everydayVouches(store) ? read(store) : null);
+  // A store whose summary names no active run needs only the summary match
+  // (summary_match.ts); the record schemas and per-record checks of
+  // everyday.ts load when an active run's records must be validated.
+  const { idleStoreVouched, summaryNamesActiveRuns } = await import(
+    "../integrity/summary_match.ts"
+  );
+  const vouches = summaryNamesActiveRuns(new StorePaths(root))
+    ? (await import("../integrity/everyday.ts")).everydayVouches
+    : idleStoreVouched;
+  let found = withReadOnlyStore(root, (store) => vouches(store) ? read(store) : null);
   if (found === null) {
     const proveAuthority = await authorityCheck();
     found = withReadOnlyStore(root, (store) => {

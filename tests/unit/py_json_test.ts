@@ -1,6 +1,7 @@
 /** engine/model/py_json.ts: Python's view of a decoded JSON value (number kinds, repr). */
 import { assertEquals, assertThrows } from "../helpers/assert.ts";
-import { parsePyJson, pyFloatRepr, pyRepr, pyStringRepr } from "../../engine/model/py_json.ts";
+import { parsePyJson, pyFloatRepr, pyRepr } from "../../engine/model/py_json.ts";
+import { pyStringRepr } from "../../engine/model/py_repr.ts";
 
 Deno.test("pyFloatRepr prints floats as Python's repr does", () => {
   const cases: [number, string][] = [

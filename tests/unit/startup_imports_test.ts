@@ -95,3 +95,58 @@ Deno.test("the runner loads the credential guard only for a store with a policy 
   const { POLICY_FILE } = await import("../../engine/guard/policy.ts");
   deepStrictEqual(POLICY_FILE_NAME, POLICY_FILE);
 });
+
+Deno.test("a read of a store with no active run loads neither the record schemas nor everyday.ts", async () => {
+  // recall.ts loads summary_match.ts and takes everyday.ts only when the
+  // summary names an active run whose records must be validated.
+  for (const entry of ["engine/retrieval/recall.ts", "engine/integrity/summary_match.ts"]) {
+    const graph = await staticGraph(entry);
+    const heavy = graph.filter((s) =>
+      s === "engine/integrity/schemas.ts" || s === "engine/integrity/everyday.ts"
+    );
+    deepStrictEqual(heavy, [], entry);
+  }
+});
+
+Deno.test("the runner loads share wiring only for a share verb or a shared store", async () => {
+  // Without a replica file (and outside share/install) wiring does nothing,
+  // so run.ts checks with one lstat and leaves share_wiring.ts unloaded.
+  for (const entry of ["commands/run.ts", "commands/get.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "commands/share_wiring.ts"), [], entry);
+  }
+  const { REPLICA_FILE_NAME, SHARE_WIRED_VERBS } = await import("../../commands/run.ts");
+  const { REPLICA_FILE } = await import("../../engine/memory/share_observer.ts");
+  const { SHARE_VERBS } = await import("../../commands/share_wiring.ts");
+  deepStrictEqual(REPLICA_FILE_NAME, REPLICA_FILE);
+  deepStrictEqual([...SHARE_WIRED_VERBS].sort(), [...SHARE_VERBS].sort());
+});
+
+Deno.test("the CLI's flag parser loads Python's string repr without the Python JSON reader", async () => {
+  // commands/command.ts needs only invalidChoice (py_repr.ts) for its refusals.
+  for (const entry of ["main.ts", "commands/get.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/model/py_json.ts"), [], entry);
+  }
+});
+
+Deno.test("the everyday verbs load no top-level regex literal with a Unicode property class", async () => {
+  // V8 checks a regex literal at a module's top level while parsing the
+  // module: a \p{...} class costs every process ~4M instructions even when
+  // never used. Inside a function (built on first use) it costs nothing until then.
+  const offenders: string[] = [];
+  for (const verb of ["start", "journal", "propose", "sync", "close", "get"]) {
+    for (
+      const file of [...await staticGraph("main.ts"), ...await staticGraph(`commands/${verb}.ts`)]
+    ) {
+      if (!file.endsWith(".ts") || file.includes(":")) continue;
+      const lines = Deno.readTextFileSync(`${ROOT}${file}`).split("\n");
+      lines.forEach((line, i) => {
+        if (/^(export )?(const|let|var) /.test(line) && /\\p\{/.test(line)) {
+          offenders.push(`${file}:${i + 1}`);
+        }
+      });
+    }
+  }
+  deepStrictEqual([...new Set(offenders)], []);
+});
