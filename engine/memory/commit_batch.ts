@@ -32,7 +32,7 @@ import { lineHash, sha256Hex } from "../model/text.ts";
 import { BimriError } from "../errors.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { createExclusive, lstatOrNull, syncDir } from "../store/files.ts";
+import { createExclusive, createExclusiveMany, lstatOrNull, syncDir } from "../store/files.ts";
 import { noteHeadVerified } from "../store/head_cache.ts";
 import { renameOver } from "../store/rename.ts";
 import { nativePath } from "../store/os_path.ts";
@@ -114,20 +114,22 @@ export function commitPlainTogether(store: Store, run: string): number {
   const before = store.head.revision;
 
   // Step 1: every intent, with its frozen base generation.
-  for (const { proposal, live } of group) {
-    const decision = decisionRecord(proposal.proposal_id, "applying", {
+  const intents = group.map(({ proposal, live }) => ({
+    path: paths.decision(proposal.proposal_id),
+    data: canonicalJson(decisionRecord(proposal.proposal_id, "applying", {
       base_hash: proposal.base_hash,
       revision_before: before,
       ...baseEvidence(
         live === null ? { raw: null, storage: "absent" } : { raw: live.raw, storage: "hot" },
       ),
-    });
-    if (!createExclusive(paths.decision(proposal.proposal_id), canonicalJson(decision), false)) {
-      throw new BimriError(
-        "io",
-        `decision ${proposal.proposal_id} appeared during commit; retry.`,
-      );
-    }
+    })),
+  }));
+  const taken = createExclusiveMany(intents);
+  if (taken >= 0) {
+    throw new BimriError(
+      "io",
+      `decision ${group[taken].proposal.proposal_id} appeared during commit; retry.`,
+    );
   }
   syncDir(paths.folder("decisions"));
   faultPoint("after-applying-decision");
@@ -178,18 +180,19 @@ export function commitPlainTogether(store: Store, run: string): number {
   // Step 6: the final decisions (the view, step 5, is the caller's): each
   // replaces its `applying` atomically (a synced temp renamed over it), the
   // folder synced once after the last.
-  for (const { proposal } of group) {
-    const path = paths.decision(proposal.proposal_id);
-    const decision = decisionRecord(proposal.proposal_id, "accepted", { revision });
-    const temp = nativePath.join(
+  const finals = group.map(({ proposal }) => ({
+    final: paths.decision(proposal.proposal_id),
+    path: nativePath.join(
       paths.folder("decisions"),
       `.bimri-tmp-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`,
-    );
-    if (!createExclusive(temp, canonicalJson(decision), false)) {
-      throw new BimriError("io", `${temp} appeared during commit; retry.`);
-    }
-    renameOver(temp, path);
+    ),
+    data: canonicalJson(decisionRecord(proposal.proposal_id, "accepted", { revision })),
+  }));
+  const clash = createExclusiveMany(finals);
+  if (clash >= 0) {
+    throw new BimriError("io", `${finals[clash].path} appeared during commit; retry.`);
   }
+  for (const { path, final } of finals) renameOver(path, final);
   syncDir(paths.folder("decisions"));
   for (const { proposal } of group) {
     shareObserver(store)?.afterAcceptedCommit(store, proposal.proposal_id, proposal.actor);

@@ -16,7 +16,7 @@ import type { JsonObject } from "../model/json.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { createExclusive, pathExists, syncDir } from "../store/files.ts";
+import { createExclusiveMany, pathExists, syncDir } from "../store/files.ts";
 import { readRecord, replaceRecord } from "../store/records.ts";
 import { saveState, type Store } from "../store/store.ts";
 import { readDecision } from "../records/decision.ts";
@@ -95,12 +95,14 @@ export function contestCandidates(
   }
   if (candidates.length === 0) return outcomes;
   // Each file is synced as it is written; the folder once, before the count and decisions name them.
+  const creates: { id: string; path: string; data: string }[] = [];
   for (const [id, { record, created }] of written) {
-    if (!created) {
-      replaceRecord(paths.conflict(id), record);
-    } else if (!createExclusive(paths.conflict(id), canonicalJson(record), false)) {
-      throw new BimriError("io", `conflict ${id} appeared while raising; retry.`);
-    }
+    if (!created) replaceRecord(paths.conflict(id), record);
+    else creates.push({ id, path: paths.conflict(id), data: canonicalJson(record) });
+  }
+  const taken = createExclusiveMany(creates);
+  if (taken >= 0) {
+    throw new BimriError("io", `conflict ${creates[taken].id} appeared while raising; retry.`);
   }
   syncDir(paths.folder("conflicts"));
   faultPoint("after-conflict-created");
@@ -109,6 +111,7 @@ export function contestCandidates(
     saveState(paths, store.state);
   }
   const decided = new Set<string>();
+  let decisions: { path: string; data: string }[] = [];
   for (const [i, c] of candidates.entries()) {
     if (decided.has(c.candidateId) || readDecision(paths, c.candidateId) !== null) continue;
     decided.add(c.candidateId);
@@ -116,7 +119,11 @@ export function contestCandidates(
       conflict_id: outcomes[i].conflictId,
       revision,
     });
-    createExclusive(paths.decision(c.candidateId), canonicalJson(decision), false);
+    decisions.push({ path: paths.decision(c.candidateId), data: canonicalJson(decision) });
+  }
+  // A decision already there (decided meanwhile) is kept; the others are still written.
+  for (let taken = 0; taken >= 0; decisions = decisions.slice(taken + 1)) {
+    taken = createExclusiveMany(decisions);
   }
   syncDir(paths.folder("decisions"));
   // The derived cache of proposal numbers named in conflicts, read afresh once for the batch.

@@ -6,7 +6,7 @@ import { BimriError } from "../errors.ts";
 import { proposalId as formatProposalId } from "../model/ids.ts";
 import type { JsonObject } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { appendLine, createExclusive, lstatOrNull, syncDir } from "../store/files.ts";
+import { appendLine, createExclusiveMany, lstatOrNull, syncDir } from "../store/files.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { afterProposalWrite, beforeProposalWrite } from "./pattern_ids.ts";
@@ -48,11 +48,15 @@ export function writeProposalBatch(store: Store, batch: ProposalBatch): void {
   appendLine(logPath, batch.entries.join("\n"));
   faultPoint("after-propose-entry");
   const patternsBefore = beforeProposalWrite(store.paths, null);
-  for (const { id, record } of batch.files) {
-    // The folder is synced once below, before any marker names these files.
-    if (!createExclusive(store.paths.proposal(id), canonicalJson(record), false)) {
-      throw new BimriError("io", `proposal ${id} appeared while staging; retry.`);
-    }
+  // The folder is synced once below, before any marker names these files.
+  const taken = createExclusiveMany(
+    batch.files.map(({ id, record }) => ({
+      path: store.paths.proposal(id),
+      data: canonicalJson(record),
+    })),
+  );
+  if (taken >= 0) {
+    throw new BimriError("io", `proposal ${batch.files[taken].id} appeared while staging; retry.`);
   }
   syncDir(store.paths.folder("proposals"));
   afterProposalWrite(store.paths, patternsBefore, null);

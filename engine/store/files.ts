@@ -122,6 +122,15 @@ export function createExclusive(
 ): boolean {
   const folder = nativePath.dirname(path);
   const temp = writeTemp(folder, ".bimri-new-", [toBytes(data)], true);
+  if (!claimName(temp, path)) return false;
+  // Without `syncFolder` the caller syncs the folder itself before anything
+  // durable may depend on the new name (one sync for many records).
+  if (syncFolder) syncDir(folder);
+  return true;
+}
+
+/** Gives the complete, synced `temp` the name `path` unless it is taken; `temp` is gone after. */
+function claimName(temp: string, path: string): boolean {
   try {
     if (simulatedLimit("no-hard-links")) {
       throw new Deno.errors.PermissionDenied("Operation not permitted (os error 1): link");
@@ -140,10 +149,51 @@ export function createExclusive(
   } finally {
     removeQuietly(temp);
   }
-  // Without `syncFolder` the caller syncs the folder itself before anything
-  // durable may depend on the new name (one sync for many records).
-  if (syncFolder) syncDir(folder);
   return true;
+}
+
+/** Temp files written and synced together before any is named (bounds open handles). */
+const SYNC_GROUP = 128;
+
+/**
+ * `createExclusive` for many records of one command (no folder sync: the
+ * caller syncs each folder once). Every content is written to its temp file
+ * and synced before any of them takes its name, so each name still appears
+ * only over complete, durable bytes; the syncs of a group run back to back
+ * instead of between creates. Names are then taken in order, stopping at the
+ * first that exists: returns its index (nothing after it was created, its
+ * temp files are removed), or -1 when every record was created.
+ */
+export function createExclusiveMany(
+  records: readonly { path: string; data: Uint8Array | string }[],
+): number {
+  const temps: string[] = [];
+  try {
+    for (let start = 0; start < records.length; start += SYNC_GROUP) {
+      const open: Deno.FsFile[] = [];
+      try {
+        for (const { path, data } of records.slice(start, start + SYNC_GROUP)) {
+          const temp = nativePath.join(nativePath.dirname(path), `.bimri-new-${randomSuffix()}`);
+          const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
+          open.push(file);
+          temps.push(temp);
+          writeAll(file, toBytes(data));
+        }
+        for (const file of open) file.syncSync();
+      } finally {
+        for (const file of open) file.close();
+      }
+    }
+    for (const [i, { path }] of records.entries()) {
+      const taken = !claimName(temps[i], path);
+      temps[i] = "";
+      if (taken) return i;
+    }
+    return -1;
+  } finally {
+    // Temp files not named (a failed write, a name taken) leave nothing behind.
+    for (const temp of temps) if (temp !== "") removeQuietly(temp);
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
  * false; a free path gets the bytes and true.
  */
 import { assertEquals } from "../helpers/assert.ts";
-import { createExclusive } from "../../engine/store/files.ts";
+import { createExclusive, createExclusiveMany } from "../../engine/store/files.ts";
 
 const FILES_TS = new URL("../../engine/store/files.ts", import.meta.url).href;
 
@@ -45,6 +45,24 @@ console.log(JSON.stringify([
     assertEquals(Deno.readTextFileSync(`${dir}/R.json`), "original\n");
     assertEquals(Deno.readTextFileSync(`${dir}/S.json`), "fresh\n");
     assertEquals([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["R.json", "S.json"]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("many at once: names taken in order, stopping at the first existing one", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "bimri-exclusive-" });
+  try {
+    Deno.writeTextFileSync(`${dir}/B.json`, "original\n");
+    const records = ["A", "B", "C"].map((n) => ({ path: `${dir}/${n}.json`, data: `${n} new\n` }));
+    assertEquals(createExclusiveMany(records), 1);
+    assertEquals(Deno.readTextFileSync(`${dir}/A.json`), "A new\n");
+    assertEquals(Deno.readTextFileSync(`${dir}/B.json`), "original\n");
+    // Nothing after the taken name was created, and no temp file is left.
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["A.json", "B.json"]);
+    assertEquals(createExclusiveMany(records.slice(2)), -1);
+    assertEquals(Deno.readTextFileSync(`${dir}/C.json`), "C new\n");
+    assertEquals(createExclusiveMany([]), -1);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
