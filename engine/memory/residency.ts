@@ -73,10 +73,16 @@ export function retentionKey(
   entry: Tier2Entry,
   state: State,
   today: string,
+  ages?: Map<string | undefined, number>,
 ): [number, number, string, string, string] {
   const runDate = state.run_dates[entry.last_run];
+  let age = ages?.get(runDate);
+  if (age === undefined) {
+    age = ageMultiplier(runDate, today);
+    ages?.set(runDate, age);
+  }
   return [
-    entry.importance * ageMultiplier(runDate, today),
+    entry.importance * age,
     STATUS_RANK[entry.status] ?? 3,
     runDate ?? "0001-01-01",
     entry.key,
@@ -103,9 +109,11 @@ export function retentionOrder(
   today: string = localDate(now()),
 ): ViewEntry[] {
   const candidates = view.entries.filter((e) => e.entry.tier === 2 && e.entry.key !== exceptKey);
+  // Entries share few run dates: each date's age multiplier is computed once per call.
+  const ages = new Map<string | undefined, number>();
   const keyed = candidates.map((e) => ({
     e,
-    k: retentionKey(e.entry as Tier2Entry, state, today),
+    k: retentionKey(e.entry as Tier2Entry, state, today, ages),
   }));
   keyed.sort((x, y) => compareTuples(x.k, y.k));
   return keyed.map((x) => x.e);
@@ -145,11 +153,22 @@ export function planCooling(
   const order = retentionOrder(parsed, state, incomingKey);
   const cooled: ViewEntry[] = [];
   let lines = splitLines(content);
+  // The entries of the text left so far, kept in step with `lines` rather
+  // than parsed again after each removal: removing an entry line changes no
+  // other line's parse, only the index of the lines after it.
+  const start = linesToText(lines);
+  let current = start === content
+    ? parsed.entries
+    : parseViewShared(start, state.entry_max_chars).entries;
   const removeKey = (key: string): boolean => {
-    const current = parseViewShared(linesToText(lines), state.entry_max_chars);
-    const live = current.entries.find((e) => e.entry.key === key);
+    const at = current.findIndex((e) => e.entry.key === key);
+    const live = at < 0 ? undefined : current[at];
     if (!live || live.entry.tier !== 2) return false;
     lines = [...lines.slice(0, live.line), ...lines.slice(live.line + 1)];
+    current = [
+      ...current.slice(0, at),
+      ...current.slice(at + 1).map((e) => ({ ...e, line: e.line - 1 })),
+    ];
     cooled.push(live);
     return true;
   };
