@@ -9,7 +9,10 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+// Pinned here (and in deno.lock), not in deno.json's imports: an npm entry there costs
+// every bimri process ~28M instructions of start-up (bench/everyday_ab.ts, issue 42).
+// deno-lint-ignore no-import-prefix
+import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.2";
 import {
   bimri,
   diffTrees,
