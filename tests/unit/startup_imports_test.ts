@@ -167,3 +167,11 @@ Deno.test("the credential rules' patterns are built on first use, not while the 
   }
   deepStrictEqual([...new Set(offenders)], []);
 });
+
+Deno.test("main.ts loads the command runner and the store only once a verb runs", async () => {
+  // `--version` and `--help` answer from main.ts's own graph: commands/run.ts
+  // (and with it store.ts and its dozen modules) is imported right before a verb runs.
+  const graph = await staticGraph("main.ts");
+  const runner = graph.filter((s) => s === "commands/run.ts" || s === "engine/store/store.ts");
+  deepStrictEqual(runner, []);
+});
