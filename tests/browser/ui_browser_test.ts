@@ -9,10 +9,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-// Pinned here (and in deno.lock), not in deno.json's imports: an npm entry there costs
-// every bimri process ~28M instructions of start-up (bench/everyday_ab.ts, issue 42).
-// deno-lint-ignore no-import-prefix
-import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.2";
+import { type Browser, chromium, type Page } from "playwright-core";
 import {
   bimri,
   diffTrees,
