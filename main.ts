@@ -14,7 +14,6 @@ import {
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
 import { loadCommand } from "./commands/loaders.ts";
-import { runCommand } from "./commands/run.ts";
 import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 import {
   QUIET_CREATORS,
@@ -227,6 +226,8 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       : null;
     let result: CommandResult;
     try {
+      // run.ts brings the store's modules: `--version` and `--help` never load them.
+      const { runCommand } = await import("./commands/run.ts");
       result = await runCommand(command, ctx, flags, positionals);
     } finally {
       await stop?.();

@@ -70,87 +70,93 @@ const B64 = "A-Za-z0-9+/";
 const URLSAFE = "A-Za-z0-9_\\-";
 
 // Rules are tried in order; a later rule's hit inside an earlier one's is dropped.
-const RULES: Rule[] = [
-  {
-    kind: "private-key",
-    pattern:
-      /-----BEGIN[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)/g,
-    group: 0,
-  },
-  {
-    kind: "anthropic-key",
-    pattern: new RegExp(`\\bsk-ant-(?:api|admin|oat|sid)\\d{2}-[${URLSAFE}]{80,}`, "g"),
-    group: 0,
-  },
-  {
-    kind: "openai-key",
-    pattern: new RegExp(
-      `\\bsk-(?:(?:proj|svcacct|admin)-[${URLSAFE}]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48})(?![${URLSAFE}])`,
-      "g",
-    ),
-    group: 0,
-  },
-  {
-    kind: "github-token",
-    pattern:
-      /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?![A-Za-z0-9_])/g,
-    group: 0,
-  },
-  {
-    kind: "gitlab-token",
-    pattern:
-      /\b(?:gl(?:pat|dt|rt|ptt|ft|oas|cbt|imt|agent|soat)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})/g,
-    group: 0,
-  },
-  { kind: "npm-token", pattern: /\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g, group: 0 },
-  { kind: "pypi-token", pattern: /\bpypi-AgE[A-Za-z0-9_-]{50,}/g, group: 0 },
-  {
-    kind: "slack-token",
-    pattern:
-      /\b(?:xox[abposre]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]{20,})/g,
-    group: 0,
-  },
-  { kind: "stripe-key", pattern: /\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}/g, group: 0 },
-  { kind: "google-api-key", pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g, group: 0 },
-  {
-    kind: "azure-connection-string",
-    pattern: new RegExp(
-      `\\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|AccessKey)=([${B64}=%]{20,})`,
-      "g",
-    ),
-    group: 1,
-  },
-  {
-    kind: "aws-access-key",
-    // The secret access key (40 characters) near an access key ID.
-    pattern: new RegExp(`(?<![${B64}])([${B64}]{40})(?![${B64}=])`, "g"),
-    group: 1,
-    accept: (secret, text, index) =>
-      /[A-Z]/.test(secret) && /[a-z]/.test(secret) && /[0-9]/.test(secret) &&
-      !/^[0-9a-f]+$/i.test(secret) &&
-      /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/.test(
-        text.slice(Math.max(0, index - 200), index + 240),
+// Built on first use: a process whose text never passes TRIGGER (most
+// journal lines) parses none of these patterns.
+let rules: Rule[] | null = null;
+
+function credentialRules(): Rule[] {
+  return rules ??= [
+    {
+      kind: "private-key",
+      pattern:
+        /-----BEGIN[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)/g,
+      group: 0,
+    },
+    {
+      kind: "anthropic-key",
+      pattern: new RegExp(`\\bsk-ant-(?:api|admin|oat|sid)\\d{2}-[${URLSAFE}]{80,}`, "g"),
+      group: 0,
+    },
+    {
+      kind: "openai-key",
+      pattern: new RegExp(
+        `\\bsk-(?:(?:proj|svcacct|admin)-[${URLSAFE}]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48})(?![${URLSAFE}])`,
+        "g",
       ),
-  },
-  {
-    kind: "jwt",
-    pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
-    group: 0,
-  },
-  {
-    kind: "url-password",
-    pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s/:@'"<>]{1,64}:([^\s/@'"<>]{3,128})@[\w.-]/g,
-    group: 1,
-    accept: (secret) => !isPlaceholder(secret),
-  },
-  {
-    kind: "generic-secret",
-    pattern:
-      /(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|token|credentials?|client[_-]?secret|private[_-]?key)(?:[_.-][A-Za-z0-9]+)*["']?\s*(?::|=|:=|=>)\s*["']?([^\s"'`,;]{12,200})/gi,
-    group: 1,
-    accept: (secret) => looksRandom(secret),
-  },
-];
+      group: 0,
+    },
+    {
+      kind: "github-token",
+      pattern:
+        /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?![A-Za-z0-9_])/g,
+      group: 0,
+    },
+    {
+      kind: "gitlab-token",
+      pattern:
+        /\b(?:gl(?:pat|dt|rt|ptt|ft|oas|cbt|imt|agent|soat)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})/g,
+      group: 0,
+    },
+    { kind: "npm-token", pattern: /\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g, group: 0 },
+    { kind: "pypi-token", pattern: /\bpypi-AgE[A-Za-z0-9_-]{50,}/g, group: 0 },
+    {
+      kind: "slack-token",
+      pattern:
+        /\b(?:xox[abposre]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]{20,})/g,
+      group: 0,
+    },
+    { kind: "stripe-key", pattern: /\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}/g, group: 0 },
+    { kind: "google-api-key", pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g, group: 0 },
+    {
+      kind: "azure-connection-string",
+      pattern: new RegExp(
+        `\\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|AccessKey)=([${B64}=%]{20,})`,
+        "g",
+      ),
+      group: 1,
+    },
+    {
+      kind: "aws-access-key",
+      // The secret access key (40 characters) near an access key ID.
+      pattern: new RegExp(`(?<![${B64}])([${B64}]{40})(?![${B64}=])`, "g"),
+      group: 1,
+      accept: (secret, text, index) =>
+        /[A-Z]/.test(secret) && /[a-z]/.test(secret) && /[0-9]/.test(secret) &&
+        !/^[0-9a-f]+$/i.test(secret) &&
+        /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/.test(
+          text.slice(Math.max(0, index - 200), index + 240),
+        ),
+    },
+    {
+      kind: "jwt",
+      pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+      group: 0,
+    },
+    {
+      kind: "url-password",
+      pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s/:@'"<>]{1,64}:([^\s/@'"<>]{3,128})@[\w.-]/g,
+      group: 1,
+      accept: (secret) => !isPlaceholder(secret),
+    },
+    {
+      kind: "generic-secret",
+      pattern:
+        /(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|token|credentials?|client[_-]?secret|private[_-]?key)(?:[_.-][A-Za-z0-9]+)*["']?\s*(?::|=|:=|=>)\s*["']?([^\s"'`,;]{12,200})/gi,
+      group: 1,
+      accept: (secret) => looksRandom(secret),
+    },
+  ];
+}
 
 /** Placeholder passwords in examples: `${X}`, `<x>`, `***`, `xxx`, `password`. */
 function isPlaceholder(secret: string): boolean {
@@ -232,7 +238,7 @@ export function findCredentials(
   if (!TRIGGER.test(text)) return [];
   const found: CredentialFinding[] = [];
   const covered: Array<[number, number]> = [];
-  for (const rule of RULES) {
+  for (const rule of credentialRules()) {
     if (policy.disabled.has(rule.kind)) continue;
     rule.pattern.lastIndex = 0;
     for (const match of text.matchAll(rule.pattern)) {
