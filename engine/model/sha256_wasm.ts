@@ -8,16 +8,8 @@
  * message blocks from 1024. `compress(n)` folds the n blocks at 1024 into H.
  */
 
-/** Where the caller puts message blocks. */
-export const DATA_OFFSET = 1024;
-/** Where the eight state words live (native-endian i32). */
-export const STATE_OFFSET = 512;
-/** Blocks the memory holds at once (the caller feeds longer input in chunks). */
-export const CHUNK_BLOCKS = 4096;
-const PAGES = Math.ceil((DATA_OFFSET + CHUNK_BLOCKS * 64) / 65536);
-
-/** The round constants. */
-const K = [
+/** The 64 round constants of FIPS 180-4 (section 4.2.2), as unsigned 32-bit values. */
+export const SHA256_K: readonly number[] = [
   0x428a2f98,
   0x71374491,
   0xb5c0fbcf,
@@ -83,6 +75,15 @@ const K = [
   0xbef9a3f7,
   0xc67178f2,
 ];
+const K = SHA256_K;
+
+/** Where the caller puts message blocks. */
+export const DATA_OFFSET = 1024;
+/** Where the eight state words live (native-endian i32). */
+export const STATE_OFFSET = 512;
+/** Blocks the memory holds at once (the caller feeds longer input in chunks). */
+export const CHUNK_BLOCKS = 4096;
+const PAGES = Math.ceil((DATA_OFFSET + CHUNK_BLOCKS * 64) / 65536);
 
 // Opcodes used below.
 const LOCAL_GET = 0x20, LOCAL_SET = 0x21, LOCAL_TEE = 0x22, I32_CONST = 0x41;
