@@ -91,16 +91,7 @@ export function sha256HexOfBytesJs(bytes: Uint8Array): string {
   // Lengths stay far below 2^53 bits; split into the two 32-bit words.
   tailView.setUint32(tail.length - 8, Math.floor(bitLength / 0x100000000));
   tailView.setUint32(tail.length - 4, bitLength >>> 0);
-  const h = new Int32Array([
-    0x6a09e667,
-    0xbb67ae85,
-    0x3c6ef372,
-    0xa54ff53a,
-    0x510e527f,
-    0x9b05688c,
-    0x1f83d9ab,
-    0x5be0cd19,
-  ]);
+  const h = new Int32Array(INITIAL_STATE);
   const w = new Int32Array(64);
   for (let block = 0; block < blocks; block++) {
     const offset = block << 6;
