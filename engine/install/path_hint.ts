@@ -6,6 +6,7 @@
 import { nativePath } from "../store/os_path.ts";
 import { RUN_PERMISSIONS } from "./permissions.ts";
 import { RUN_V8_FLAGS } from "./v8_flags.ts";
+import { LAZY_IMPORTS_FLAG } from "./runtime.ts";
 
 /** Whether a `bimri` executable is in one of the PATH folders. */
 export function bimriOnPath(
@@ -60,7 +61,7 @@ export function pathHintLine(argv: readonly string[]): string {
   }
   const module = argv[argv.length - 1];
   const at = argv.indexOf("--config");
-  const config = at >= 0 ? ["--config", argv[at + 1]] : ["--no-config"];
+  const config = at >= 0 ? ["--config", argv[at + 1]] : ["--no-config", LAZY_IMPORTS_FLAG];
   return denoInstallLine(module, config);
 }
 

@@ -10,6 +10,7 @@ import { join, normalize, sep } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { RUN_PERMISSIONS, tempStore } from "../helpers/cli.ts";
 import { RUN_V8_FLAGS } from "../../engine/install/v8_flags.ts";
+import { currentRuntimePrefix, LAZY_IMPORTS_FLAG } from "../../engine/install/runtime.ts";
 import { registeredVerbs, REPO_ROOT, runProcess, smokeSession } from "./dist_helpers.ts";
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -83,6 +84,10 @@ Deno.test("bimri runs from an http:// URL in another folder, then offline from t
       binding.argv_prefix.includes("--no-config"),
       "a remote run must not use a local deno.json",
     );
+    assert(
+      binding.argv_prefix.includes(LAZY_IMPORTS_FLAG),
+      "a remote binding must load a verb's modules only when the verb runs",
+    );
     for (const flag of [...RUN_V8_FLAGS, ...RUN_PERMISSIONS]) {
       assert(binding.argv_prefix.includes(flag), flag);
     }
@@ -118,6 +123,40 @@ Deno.test("bimri runs from an http:// URL in another folder, then offline from t
   assertMatch(status.stdout, /active [1-9]/);
   await Deno.remove(project, { recursive: true });
   await Deno.remove(denoDir, { recursive: true });
+});
+
+Deno.test("the URL binding fetches and loads only the modules a verb runs", async () => {
+  const { server, base, asked } = serveCheckout();
+  const url = `${base}/main.ts`;
+  const deno = Deno.execPath();
+  // Two fresh caches, so each run fetches exactly the modules its graph needs.
+  const lazyDir = await tempStore("bimri-url-lazy-");
+  const eagerDir = await tempStore("bimri-url-eager-");
+  try {
+    const binding = currentRuntimePrefix(deno, url).argv;
+    const lazy = await runProcess(binding[0], [...binding.slice(1), "--version"], {
+      env: { DENO_DIR: lazyDir },
+    });
+    assertEquals(lazy.code, 0, lazy.stderr);
+    const lazyAsked = new Set(asked);
+    assert(lazyAsked.has("/main.ts"), "main.ts was not fetched");
+    for (const verbOnly of ["/commands/mod.ts", "/commands/run.ts", "/commands/ui.ts"]) {
+      assert(!lazyAsked.has(verbOnly), `--version through the binding fetched ${verbOnly}`);
+    }
+    // The same URL without the flag builds every verb's graph first (what the flag avoids).
+    asked.length = 0;
+    const eager = await runProcess(
+      deno,
+      ["run", "--quiet", "--no-config", ...RUN_PERMISSIONS, url, "--version"],
+      { env: { DENO_DIR: eagerDir } },
+    );
+    assertEquals(eager.code, 0, eager.stderr);
+    assert(asked.includes("/commands/ui.ts"), "an eager run should fetch every verb's modules");
+  } finally {
+    await server.shutdown();
+    await Deno.remove(lazyDir, { recursive: true });
+    await Deno.remove(eagerDir, { recursive: true });
+  }
 });
 
 type InfoModule = { specifier: string; dependencies?: { specifier: string }[] };

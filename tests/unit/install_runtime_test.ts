@@ -26,6 +26,7 @@ Deno.test("runtime prefix: compiled binary, URL, checkout with deno.json", () =>
       "--quiet",
       ...RUN_V8_FLAGS,
       "--no-config",
+      "--unstable-lazy-dynamic-imports",
       ...RUN_PERMISSIONS,
       "https://example.test/bimri/main.ts",
     ],
