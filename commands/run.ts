@@ -57,12 +57,29 @@ let shareWiring: typeof import("./share_wiring.ts") | null = null;
  * do nothing, so share_wiring.ts stays unloaded.
  */
 export const SHARE_WIRED_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
+/**
+ * Verbs that commit no memory, so team memory's observer never runs for them:
+ * even on a shared store they leave engine/share/ unloaded (its signing and
+ * no-follow reads load node:crypto and node:fs, some 25 ms of start-up). Were
+ * one of them ever to commit, share_observer.ts refuses it rather than skip
+ * an export.
+ */
+export const SHARE_UNWIRED_VERBS: ReadonlySet<string> = new Set([
+  "journal",
+  "get",
+  "search",
+  "recall",
+]);
 /** The replica file's name under `.bimri/` (share_observer.ts REPLICA_FILE). */
 export const REPLICA_FILE_NAME = "replica.local.json";
 
-/** False only when wiring share for `name` at `root` surely does nothing (an lstat found no replica file). */
-function shareMayBeWired(name: string, root: string): boolean {
+/**
+ * False when wiring share for `name` at `root` surely does nothing: the verb
+ * commits no memory, or an lstat found no replica file.
+ */
+export function shareMayBeWired(name: string, root: string): boolean {
   if (SHARE_WIRED_VERBS.has(name)) return true;
+  if (SHARE_UNWIRED_VERBS.has(name)) return false;
   try {
     return lstatOrNull(new StorePaths(root).folder(REPLICA_FILE_NAME)) !== null;
   } catch {

@@ -4,7 +4,7 @@
  * state's cursor moves past them, so a pull killed before raising them all
  * has the next command (`finishImport`) raise the rest, each once.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { isJsonObject, type JsonValue } from "../model/json.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import { canonicalJson } from "../store/canonical_json.ts";

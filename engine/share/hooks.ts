@@ -6,7 +6,7 @@
  * runs first, with its own exit status; bimri itself never blocks or fails a
  * git command (a failure prints one line). Uninstall puts everything back.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import { atomicReplace, lstatOrNull, readTextOrNull } from "../store/files.ts";
 import { SHARE_FOLDER } from "./state.ts";

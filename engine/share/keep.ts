@@ -8,7 +8,7 @@
  * On the everyday path this costs one directory listing compared with the
  * export cursor.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { gitOperationInProgress } from "../store/git_tree.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";

@@ -5,7 +5,7 @@
  * anything else found there is refused by name, and exports go on at the
  * next free seq.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { recordName } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, recordHash, type ShareRecord } from "./record.ts";
 import { readFileNoFollow } from "./safe_read.ts";

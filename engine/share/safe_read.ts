@@ -6,7 +6,7 @@
  * checked before reading, and reading stops at the cap). `.gitignore` is
  * read the same way, and refused when it is a link.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import * as nodeFs from "node:fs";
 import { simulatedLimit } from "../store/fault.ts";
 import { BimriError } from "../errors.ts";

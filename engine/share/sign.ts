@@ -7,7 +7,7 @@
  * canonical body, so the body and hash rules are unchanged). Records below
  * `from_seq` were written by an earlier bimri before the replica had a key.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import {
   createPrivateKey,
   createPublicKey,

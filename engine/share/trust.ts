@@ -5,7 +5,7 @@
  * while the key its folder publishes is the one the owner trusted; a replica
  * that is new, re-keyed, distrusted or unsigned waits as one owner question.
  */
-import { join } from "node:path";
+import { join } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
