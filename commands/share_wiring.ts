@@ -24,14 +24,14 @@ type Loaded = {
 
 let loaded: Loaded | null = null;
 
-/** Loads share's export and wires it (once per process). */
-async function wireShare(): Promise<void> {
+/** Loads share's export and wires it (once per process); `counting`: also what start's count needs. */
+async function wireShare(counting: boolean): Promise<void> {
   if (loaded !== null) return;
-  const [exporting, scanning, trusting, owning] = await Promise.all([
+  const [exporting, owning, scanning, trusting] = await Promise.all([
     import("../engine/share/export.ts"),
-    import("../engine/share/scan.ts"),
-    import("../engine/share/trust.ts"),
     import("../engine/share/own.ts"),
+    counting ? import("../engine/share/scan.ts") : null,
+    counting ? import("../engine/share/trust.ts") : null,
   ]);
   wireShareObserver({
     finishPendingExports: exporting.finishPendingExports,
@@ -41,6 +41,9 @@ async function wireShare(): Promise<void> {
     takeNotices: owning.takeForeignNotices,
     finishPendingExports: exporting.finishPendingExports,
     waitingAndGaps: (ctx) => {
+      if (scanning === null || trusting === null) {
+        throw new Error("share wiring: only start counts waiting records");
+      }
       const scan = scanning.scanShare(ctx, { countOnly: true });
       // Records an untrusted replica holds wait for the owner, not for a pull: say so.
       const questions = trusting.holdUntrusted(ctx, new Map(), scan.waiting);
@@ -56,7 +59,60 @@ async function wireShare(): Promise<void> {
 export async function wireShareFor(name: string, root: string): Promise<void> {
   if (loaded !== null) return;
   if (SHARE_VERBS.has(name) || lstatOrNull(new StorePaths(root).folder(REPLICA_FILE)) !== null) {
-    await wireShare();
+    const everyday = EVERYDAY_VERBS.has(name);
+    await wireShare(!everyday || START_VERBS.has(name));
+    if (!everyday || await pullLeftUnfinished(root)) await loadPullMachinery();
+  }
+}
+
+/** The everyday verbs that count the records other clones left waiting (the brief says so). */
+const START_VERBS: ReadonlySet<string> = new Set(["start", "hook-start"]);
+
+/**
+ * The verbs of every agent session. They export this clone's own changes
+ * (signed by engine/model/ed25519.ts) and read no other clone's record, so
+ * they skip loading the readers of those (node:crypto and node:fs, ~25 ms of
+ * start-up) unless a pull was left unfinished, which they finish first.
+ */
+const EVERYDAY_VERBS: ReadonlySet<string> = new Set([
+  "start",
+  "propose",
+  "sync",
+  "close",
+  "hook-start",
+  "hook-close",
+]);
+
+/**
+ * Loads what reading other clones' records needs: the pull (import.ts, which
+ * registers itself with export's hook), signature checks and no-follow opens.
+ */
+async function loadPullMachinery(): Promise<void> {
+  const [signing, reading] = await Promise.all([
+    import("../engine/share/sign.ts"),
+    import("../engine/share/safe_read.ts"),
+    import("../engine/share/import.ts"),
+  ]);
+  await Promise.all([signing.loadSignatureChecks(), reading.loadNoFollowOpen()]);
+}
+
+/**
+ * True when a share pull was left unfinished (records being imported, or
+ * conflicts being raised), which the next command finishes by reading the
+ * records again; also true when the bookkeeping cannot be read (the verb
+ * itself then says what is wrong).
+ */
+async function pullLeftUnfinished(root: string): Promise<boolean> {
+  try {
+    const [state, deferred] = await Promise.all([
+      import("../engine/share/state.ts"),
+      import("../engine/share/deferred.ts"),
+    ]);
+    const ctx = state.loadShare(new StorePaths(root), false);
+    if (ctx === null) return false;
+    return ctx.state.importing.length > 0 || deferred.readContesting(ctx).length > 0;
+  } catch {
+    return true;
   }
 }
 

@@ -23,7 +23,8 @@ import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
-import { finishImport, pullInProgress } from "./import.ts";
+import { importFinisher } from "./import_hook.ts";
+import { readContesting } from "./deferred.ts";
 import { eventId, isImportActor, parseEventId, recordName } from "./ids.ts";
 import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
 import { exportedOwnSlot, ownSlot, reportForeign } from "./own.ts";
@@ -268,9 +269,18 @@ export function finishPendingExports(store: Store): ShareContext | null {
   restoreOwn(ctx);
   finishSeeding(store, ctx);
   // A pull killed while committing: finished before anything else moves memory.
-  finishImport(store, ctx);
+  const importing = importFinisher();
+  if (importing !== null) {
+    importing.finishImport(store, ctx);
+  } else if (ctx.state.importing.length > 0 || readContesting(ctx).length > 0) {
+    // The command loaded no pull machinery (it saw no unfinished pull as it started).
+    throw new BimriError(
+      "busy",
+      "a share pull was left unfinished after this command started; nothing was changed. Run the command again (it finishes the pull first).",
+    );
+  }
   finalizeInterruptedCommit(store);
-  if (!pullInProgress()) exportOutsideChanges(store, ctx);
+  if (!(importing?.pullInProgress() ?? false)) exportOutsideChanges(store, ctx);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason !== null && reason[1] !== ctx.state.lastSource) {
     const decision = readDecision(store.paths, reason[1]);

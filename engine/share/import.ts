@@ -29,6 +29,7 @@ import { holdUntrusted } from "./trust.ts";
 import { readContesting, saveContesting } from "./deferred.ts";
 import { Pull, type PullResult } from "./pull.ts";
 import { ImportOrder } from "./import_order.ts";
+import { registerImportFinisher } from "./import_hook.ts";
 
 /**
  * Finishes a pull killed while committing its decided effects (the share
@@ -177,3 +178,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
 export function problemLines(problems: ShareProblem[]): string[] {
   return problems.map((p) => `BIMRI ERROR: ${problemMessage(p)}`);
 }
+
+// Export (export.ts) finishes a pull killed part-way through this module,
+// reached by the hook whenever this module is loaded.
+registerImportFinisher({ finishImport, pullInProgress });

@@ -9,7 +9,7 @@ import { join } from "../store/os_path.ts";
 import { recordName } from "./ids.ts";
 import { parseRecordBytes, RECORD_MAX_BYTES, recordHash, type ShareRecord } from "./record.ts";
 import { readFileNoFollow } from "./safe_read.ts";
-import { ownPublicKey, publishedKey, verifyRecordHash } from "./sign.ts";
+import { ownPublicKey, publishedKey, signedByThisClone } from "./sign.ts";
 import type { ShareContext } from "./context.ts";
 import { visible } from "../model/visible.ts";
 
@@ -39,10 +39,9 @@ export function ownSlot(ctx: ShareContext, seq: number): OwnSlot {
   } catch (error) {
     return { kind: "foreign", file, why: error instanceof Error ? error.message : String(error) };
   }
-  const key = ownPublicKey(ctx);
   if (
-    key === null || record.signature === undefined ||
-    !verifyRecordHash(key, recordHash(record), record.signature)
+    record.signature === undefined ||
+    !signedByThisClone(ctx, recordHash(record), record.signature)
   ) {
     return { kind: "foreign", file, why: "is not signed by this clone's key" };
   }

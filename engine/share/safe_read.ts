@@ -5,9 +5,18 @@
  * between check and open is refused), and every read is bounded (the size is
  * checked before reading, and reading stops at the cap). `.gitignore` is
  * read the same way, and refused when it is a link.
+ *
+ * On POSIX the verbs that read other clones' records (share, doctor, review,
+ * resolve, ui, mcp...) first load `node:fs` (loadNoFollowOpen), whose open(2)
+ * flags also refuse a FIFO swapped in between check and open instead of
+ * waiting on it. The everyday verbs (start, propose, sync, close) read at
+ * most their own replica's files and keys, and skip that load (node:fs costs
+ * a short command ~20 ms of start-up): they open as Windows does, where a
+ * swapped link, folder or device is still refused by the fstat comparison and
+ * only a FIFO swapped in by a local process at that instant could make the
+ * open wait.
  */
 import { join } from "../store/os_path.ts";
-import * as nodeFs from "node:fs";
 import { simulatedLimit } from "../store/fault.ts";
 import { BimriError } from "../errors.ts";
 import { lstatOrNull } from "../store/files.ts";
@@ -43,8 +52,8 @@ export function readFileNoFollow(folder: string, name: string, max: number): Saf
   if (simulatedLimit("share-swap-before-open") && lstatOrNull(`${path}.swap`) !== null) {
     Deno.renameSync(`${path}.swap`, path);
   }
-  const read = NO_FOLLOW !== null
-    ? readOpenedNoFollow(path, info, max)
+  const read = posixFs !== null
+    ? readOpenedNoFollow(posixFs, path, info, max)
     : readOpened(path, info, max);
   if (read === null || "problem" in read) return read;
   const folderAfter = lstatOrNull(folder);
@@ -54,7 +63,7 @@ export function readFileNoFollow(folder: string, name: string, max: number): Saf
   return read;
 }
 
-/** readFileNoFollow's open and read where open(2) flags are not available (Windows). */
+/** readFileNoFollow's open and read without open(2) flags (Windows, and the everyday verbs). */
 function readOpened(path: string, info: Deno.FileInfo, max: number): SafeRead | null {
   let file: Deno.FsFile;
   try {
@@ -82,10 +91,19 @@ function readOpened(path: string, info: Deno.FileInfo, max: number): SafeRead | 
   }
 }
 
-/** open(2) flags that never follow a link nor wait on a FIFO (POSIX; null on Windows). */
-const NO_FOLLOW = Deno.build.os === "windows"
-  ? null
-  : nodeFs.constants.O_RDONLY | nodeFs.constants.O_NOFOLLOW | nodeFs.constants.O_NONBLOCK;
+type NodeFs = typeof import("node:fs");
+
+/** node:fs once loadNoFollowOpen ran on POSIX (null: open as Windows does). */
+let posixFs: NodeFs | null = null;
+
+/**
+ * Loads the open(2) path (POSIX; nothing on Windows): from then on files are
+ * opened with O_NOFOLLOW | O_NONBLOCK, so a link or FIFO swapped in after the
+ * check is refused, never followed or waited on.
+ */
+export async function loadNoFollowOpen(): Promise<void> {
+  if (posixFs === null && Deno.build.os !== "windows") posixFs = await import("node:fs");
+}
 
 /**
  * readFileNoFollow's open and read on POSIX: opened without following a
@@ -93,10 +111,17 @@ const NO_FOLLOW = Deno.build.os === "windows"
  * after the check is refused, never read), then the open file must be the
  * regular file that was checked (same device and inode), read up to the cap.
  */
-function readOpenedNoFollow(path: string, info: Deno.FileInfo, max: number): SafeRead | null {
+function readOpenedNoFollow(
+  nodeFs: NodeFs,
+  path: string,
+  info: Deno.FileInfo,
+  max: number,
+): SafeRead | null {
+  const flags = nodeFs.constants.O_RDONLY | nodeFs.constants.O_NOFOLLOW |
+    nodeFs.constants.O_NONBLOCK;
   let fd: number;
   try {
-    fd = nodeFs.openSync(path, NO_FOLLOW!);
+    fd = nodeFs.openSync(path, flags);
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === "ENOENT") return null;

@@ -6,17 +6,16 @@
  * signature of `bimri-share/1 record <sha256>` (the record's own hash of its
  * canonical body, so the body and hash rules are unchanged). Records below
  * `from_seq` were written by an earlier bimri before the replica had a key.
+ *
+ * Signing is synchronous and pure (engine/model/ed25519.ts): it runs inside
+ * the commit under the engine lock, where Deno's WebCrypto (async) cannot,
+ * and node:crypto would cost every exporting command ~16 ms of start-up.
+ * Checking other replicas' signatures uses node:crypto, loaded only by the
+ * verbs that read their records (loadSignatureChecks).
  */
 import { join } from "../store/os_path.ts";
-import {
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-  sign,
-  verify,
-} from "node:crypto";
-import { Buffer } from "node:buffer";
+import type { KeyObject } from "node:crypto";
+import { ed25519PublicKey, ed25519Sign } from "../model/ed25519.ts";
 import { BimriError } from "../errors.ts";
 import { visible } from "../model/visible.ts";
 import { isJsonObject, type JsonValue } from "../model/json.ts";
@@ -79,7 +78,28 @@ function hostName(): string | undefined {
   return bytes === null ? undefined : (decodeUtf8Strict(bytes) ?? "").trim();
 }
 
-type OwnKey = { replica: string; privateKey: KeyObject; publicKey: string };
+type OwnKey = {
+  replica: string;
+  /** The 32-byte Ed25519 seed (the JWK `d`). */
+  seed: Uint8Array;
+  /** The raw public key, base64url (the JWK `x`). */
+  publicKey: string;
+};
+
+function base64url(bytes: Uint8Array): string {
+  return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+/** The bytes of base64url `text`, or null when it is not exactly `length` bytes of base64url. */
+function fromBase64url(text: string, length: number): Uint8Array | null {
+  try {
+    const bytes = Uint8Array.fromBase64(text, { alphabet: "base64url" });
+    // Only the canonical spelling (no padding, no stray bits) is the key.
+    return bytes.length === length && base64url(bytes) === text ? bytes : null;
+  } catch {
+    return null;
+  }
+}
 const ownKeys = new Map<string, OwnKey>();
 
 function readOwnKey(ctx: ShareContext): OwnKey | null {
@@ -91,8 +111,9 @@ function readOwnKey(ctx: ShareContext): OwnKey | null {
   try {
     raw = JSON.parse(decodeUtf8Strict(bytes) ?? "") as JsonValue;
   } catch { /* reported below */ }
+  const seed = isJsonObject(raw) && typeof raw.d === "string" ? fromBase64url(raw.d, 32) : null;
   if (
-    !isJsonObject(raw) || typeof raw.d !== "string" || typeof raw.x !== "string" ||
+    !isJsonObject(raw) || seed === null || typeof raw.x !== "string" ||
     typeof raw.replica !== "string"
   ) {
     throw new BimriError(
@@ -101,11 +122,7 @@ function readOwnKey(ctx: ShareContext): OwnKey | null {
     );
   }
   if (raw.replica !== ctx.state.replica) return null; // a retired replica's key
-  const privateKey = createPrivateKey({
-    key: { kty: "OKP", crv: "Ed25519", d: raw.d, x: raw.x },
-    format: "jwk",
-  });
-  const own = { replica: raw.replica, privateKey, publicKey: raw.x };
+  const own = { replica: raw.replica, seed, publicKey: raw.x };
   ownKeys.set(ctx.paths.dir, own);
   return own;
 }
@@ -134,17 +151,15 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
   }
   let own = existing;
   if (own === null) {
-    const pair = generateKeyPairSync("ed25519");
-    const jwk = pair.privateKey.export({ format: "jwk" });
-    if (typeof jwk.d !== "string" || typeof jwk.x !== "string") {
-      throw new BimriError("io", "could not make a signing key for this replica");
-    }
-    // The private key first (mode 0600 by the atomic helper), then the public one.
+    const seed = crypto.getRandomValues(new Uint8Array(32));
+    const publicKey = base64url(ed25519PublicKey(seed));
+    // The private key first (mode 0600 by the atomic helper), then the public
+    // one; stored as the JWK fields of an OKP Ed25519 key, as before.
     atomicReplace(
       privateKeyFile(ctx),
-      canonicalJson({ d: jwk.d, replica: ctx.state.replica, x: jwk.x }),
+      canonicalJson({ d: base64url(seed), replica: ctx.state.replica, x: publicKey }),
     );
-    own = { replica: ctx.state.replica, privateKey: pair.privateKey, publicKey: jwk.x };
+    own = { replica: ctx.state.replica, seed, publicKey };
     ownKeys.set(ctx.paths.dir, own);
   }
   // Mid-rebase (or merge, cherry-pick) the published key may be one git is
@@ -230,7 +245,18 @@ export function restoreOwnKey(ctx: ShareContext): boolean {
 /** The signature of a record whose hash is `sha256`, by this replica's key. */
 export function signRecordHash(ctx: ShareContext, sha256: string): string {
   const own = ensureOwnKey(ctx);
-  return sign(null, signedMessage(sha256), own.privateKey).toString("base64url");
+  return base64url(ed25519Sign(own.seed, signedMessage(sha256)));
+}
+
+/**
+ * True when `signature` is this clone's own signature of a record hashed
+ * `sha256`: Ed25519 signing is deterministic, so signing again must give the
+ * same bytes (no other key, and no other signature of this key, matches).
+ */
+export function signedByThisClone(ctx: ShareContext, sha256: string, signature: string): boolean {
+  const own = readOwnKey(ctx);
+  if (own === null || !B64URL_SIG.test(signature)) return false;
+  return base64url(ed25519Sign(own.seed, signedMessage(sha256))) === signature;
 }
 
 /** This replica's own public key (null: none yet). */
@@ -303,17 +329,46 @@ export function publishedKey(ctx: ShareContext, replica: string): PublishedKey |
   return value;
 }
 
+type NodeCrypto = typeof import("node:crypto");
+
+/** node:crypto once loadSignatureChecks ran (null: this command checks no other replica's record). */
+let nodeCrypto: NodeCrypto | null = null;
+
+/**
+ * Loads the check of other replicas' signatures (node:crypto, ~16 ms of a
+ * short command's start-up): run by the verbs that read their records before
+ * they start (commands/share_wiring.ts).
+ */
+export async function loadSignatureChecks(): Promise<void> {
+  nodeCrypto ??= await import("node:crypto");
+}
+
+/** True once loadSignatureChecks ran. */
+export function signatureChecksLoaded(): boolean {
+  return nodeCrypto !== null;
+}
+
 const verifiers = new Map<string, KeyObject>();
 
 /** True when `signature` is `publicKey`'s signature of a record hashed `sha256`. */
 export function verifyRecordHash(publicKey: string, sha256: string, signature: string): boolean {
   if (!B64URL_SIG.test(signature)) return false;
+  if (nodeCrypto === null) {
+    throw new BimriError(
+      "busy",
+      "another clone's record must have its signature checked, which this command did not expect when it started (a share pull left unfinished, or records arrived meanwhile); nothing of it was imported. Run the command again.",
+    );
+  }
   let key = verifiers.get(publicKey);
   if (!key) {
-    key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: publicKey }, format: "jwk" });
+    key = nodeCrypto.createPublicKey({
+      key: { kty: "OKP", crv: "Ed25519", x: publicKey },
+      format: "jwk",
+    });
     verifiers.set(publicKey, key);
   }
-  return verify(null, signedMessage(sha256), key, Buffer.from(signature, "base64url"));
+  const bytes = Uint8Array.fromBase64(signature, { alphabet: "base64url" });
+  return nodeCrypto.verify(null, signedMessage(sha256), key, bytes);
 }
 
 /**

@@ -2,7 +2,12 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { claimProblem, needsOwner } from "../../engine/share/governance.ts";
-import { fingerprint, parseKeyBytes, verifyRecordHash } from "../../engine/share/sign.ts";
+import {
+  fingerprint,
+  loadSignatureChecks,
+  parseKeyBytes,
+  verifyRecordHash,
+} from "../../engine/share/sign.ts";
 import type { ShareRecord } from "../../engine/share/record.ts";
 import { canonicalJson } from "../../engine/store/canonical_json.ts";
 
@@ -64,7 +69,7 @@ Deno.test("only an owner's answer changes confirmed memory without a question", 
   strictEqual(needsOwner(record({ kind: "seed" }), null), false);
 });
 
-Deno.test("a key file parses strictly and a signature verifies only for its own hash and key", () => {
+Deno.test("a key file parses strictly and a signature verifies only for its own hash and key", async () => {
   const pair = generateKeyPairSync("ed25519");
   const x = pair.publicKey.export({ format: "jwk" }).x!;
   const key = {
@@ -82,6 +87,7 @@ Deno.test("a key file parses strictly and a signature verifies only for its own 
   const extra = { ...key, trusted: true };
   strictEqual(typeof parseKeyBytes(new TextEncoder().encode(canonicalJson(extra)), A), "string");
   const hash = "0".repeat(64);
+  await loadSignatureChecks();
   const sig = sign(null, new TextEncoder().encode(`bimri-share/1 record ${hash}`), pair.privateKey)
     .toString("base64url");
   strictEqual(verifyRecordHash(x, hash, sig), true);

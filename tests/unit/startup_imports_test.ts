@@ -175,3 +175,34 @@ Deno.test("main.ts loads the command runner and the store only once a verb runs"
   const runner = graph.filter((s) => s === "commands/run.ts" || s === "engine/store/store.ts");
   deepStrictEqual(runner, []);
 });
+
+// --- share on the everyday path (issue 38): exporting loads no node: module ---
+Deno.test("exporting a change of a shared store loads no node: module (signing is pure)", async () => {
+  // What share_wiring.ts loads for every verb on a shared store; node:crypto
+  // and node:fs load only through loadSignatureChecks and loadNoFollowOpen.
+  for (
+    const entry of [
+      "engine/share/export.ts",
+      "engine/share/scan.ts",
+      "engine/share/trust.ts",
+      "engine/share/own.ts",
+      "engine/share/sign.ts",
+      "engine/share/safe_read.ts",
+    ]
+  ) {
+    const runtime = (await staticGraph(entry)).filter((s) => /^(node|npm|jsr):/.test(s));
+    deepStrictEqual(runtime, [], entry);
+  }
+});
+
+Deno.test("exporting one change loads no pull machinery (import.ts joins through its hook)", async () => {
+  for (
+    const entry of ["engine/share/export.ts", "engine/share/own.ts", "commands/share_wiring.ts"]
+  ) {
+    const pull = (await staticGraph(entry)).filter((s) =>
+      /^engine\/(share\/(import|pull|scan|trust)|memory\/(contest_batch|commit_batch|propose))\.ts$/
+        .test(s)
+    );
+    deepStrictEqual(pull, [], entry);
+  }
+});
