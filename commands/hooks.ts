@@ -12,7 +12,12 @@ import {
 import { closeRun } from "../engine/memory/close_run.ts";
 import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
-import { finishCommittedAnswersAtStart } from "../engine/memory/start_recovery.ts";
+import {
+  finishCommittedAnswersAtStart,
+  requireStartRecovery,
+  withStartRecovery,
+} from "../engine/memory/start_recovery.ts";
+import { loadedShareWiring } from "./run.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";
@@ -46,22 +51,26 @@ created.`,
         }. [hook-identity-missing]`,
       );
     }
-    return withStore(ctx.root, (store) => {
-      proveBeforeStart(store);
-      const result = startRun(store, HOOK_ACTOR, session);
-      const recovery = authorityBriefLines(store);
-      if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
-      const brief = renderBrief(result, recovery.lines);
-      return ok(brief, {
-        run: result.run,
-        resumed: result.resumed,
-        actor: result.actor,
-        date: result.date,
-        revision: result.head.revision,
-        authority_recovery_needed: recovery.issues,
-        brief,
-      }, [...result.notices, ...result.warnings]);
-    });
+    const shared = loadedShareWiring() !== null;
+    return withStartRecovery((finishers) =>
+      withStore(ctx.root, (store) => {
+        proveBeforeStart(store);
+        finishers = requireStartRecovery(store, finishers, shared);
+        const result = startRun(store, HOOK_ACTOR, session);
+        const recovery = authorityBriefLines(store);
+        if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store, finishers);
+        const brief = renderBrief(result, recovery.lines);
+        return ok(brief, {
+          run: result.run,
+          resumed: result.resumed,
+          actor: result.actor,
+          date: result.date,
+          revision: result.head.revision,
+          authority_recovery_needed: recovery.issues,
+          brief,
+        }, [...result.notices, ...result.warnings]);
+      })
+    );
   },
 };
 

@@ -50,6 +50,11 @@ export async function runCommand(
 /** share_wiring.ts once a verb or store needed it (then kept for the process, as its wiring is). */
 let shareWiring: typeof import("./share_wiring.ts") | null = null;
 
+/** share_wiring.ts when a verb or store of this process needed it, else null (nothing is wired). */
+export function loadedShareWiring(): typeof import("./share_wiring.ts") | null {
+  return shareWiring;
+}
+
 /**
  * The verbs that wire team memory whatever the store, and the file that marks
  * a shared store (share_wiring.ts SHARE_VERBS, share_observer.ts
