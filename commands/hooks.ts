@@ -18,6 +18,7 @@ import {
   withStartRecovery,
 } from "../engine/memory/start_recovery.ts";
 import { loadedShareWiring } from "./run.ts";
+import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";
@@ -38,7 +39,7 @@ already mapped to that session, then prints the brief. A payload without
 either identity is refused with exit 2 and [hook-identity-missing]; nothing is
 created.`,
   flags: {},
-  run(ctx) {
+  async run(ctx) {
     const { payload, diagnosis } = parseHookPayload(ctx.readStdin());
     const session = hookSessionIdentity(payload);
     if (session === null) {
@@ -52,11 +53,12 @@ created.`,
       );
     }
     const shared = loadedShareWiring() !== null;
+    const screen = await loadTextScreen(ctx.root, [session]);
     return withStartRecovery((finishers) =>
       withStore(ctx.root, (store) => {
         proveBeforeStart(store);
         finishers = requireStartRecovery(store, finishers, shared);
-        const result = startRun(store, HOOK_ACTOR, session);
+        const result = startRun(store, HOOK_ACTOR, session, screen);
         const recovery = authorityBriefLines(store);
         if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store, finishers);
         const brief = renderBrief(result, recovery.lines);

@@ -1,5 +1,6 @@
 /** `start [--actor A] [--session S]`: open (or resume) a run and print the brief. */
 import { startRun } from "../engine/memory/runs.ts";
+import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { withStore } from "../engine/store/store.ts";
 import { loadedShareWiring } from "./run.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
@@ -20,17 +21,18 @@ export const startCommand: Command = {
   --actor ACTOR      slug naming the agent (codex, claude, ...; lowercased; default agent)
   --session SESSION  harness session identity; the same actor and session resume their run`,
   flags: { actor: { type: "string" }, session: { type: "string" } },
-  run(ctx, flags) {
+  async run(ctx, flags) {
     const actor = stringFlag(flags, "actor") ?? "agent";
     const session = stringFlag(flags, "session");
     // share_wiring.ts is loaded only when run.ts wired team memory (a shared store).
     const wiring = loadedShareWiring();
+    const screen = await loadTextScreen(ctx.root, [session]);
     return withStartRecovery((finishers) =>
       withStore(ctx.root, (store) => {
         proveBeforeStart(store);
         finishers = requireStartRecovery(store, finishers, wiring !== null);
         const share = wiring === null ? null : wiring.finishShareAtStart(store);
-        const result = startRun(store, actor, session);
+        const result = startRun(store, actor, session, screen);
         const recovery = authorityBriefLines(store);
         if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store, finishers);
         const report = share === null ? null : share();

@@ -8,8 +8,7 @@
 import { BimriError } from "../errors.ts";
 import { requireActor, runId } from "../model/ids.ts";
 import { cleanScalar } from "../model/scalar.ts";
-import { refuseCredentials } from "../model/credentials.ts";
-import { secretPolicy } from "../guard/policy.ts";
+import type { TextScreen } from "../model/unsafe_text.ts";
 import { lineRunRefs } from "../model/hot.ts";
 import type { ActiveRun, State } from "../model/state.ts";
 import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";
@@ -101,15 +100,19 @@ export function validateSession(session: string): string {
   return cleanScalar(session, "session", 500);
 }
 
-/** Starts a run for `actor`, or resumes the run mapped to the same actor and session. */
+/**
+ * Starts a run for `actor`, or resumes the run mapped to the same actor and
+ * session; `screen` refuses a credential in the session.
+ */
 export function startRun(
   store: Store,
   actorInput: string,
   sessionInput: string | undefined,
+  screen: TextScreen,
 ): StartResult {
   const actor = requireActor(actorInput);
   const session = sessionInput ? validateSession(sessionInput) : undefined;
-  if (session !== undefined) refuseCredentials(session, "session", secretPolicy(store.paths.root));
+  if (session !== undefined) screen.refuseCredentials(session, "session");
   const sync = syncView(store);
   const state = store.state;
   const base = {
