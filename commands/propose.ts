@@ -1,6 +1,5 @@
 /** `propose`: stage one memory change for a run; prints the proposal ID. */
 import { propose, validateProposeFlags } from "../engine/memory/propose.ts";
-import { heldNextStep } from "../engine/memory/held_notice.ts";
 import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, choiceFlag, type Command, ok, requiredFlag, stringFlag } from "./command.ts";
@@ -90,21 +89,23 @@ key's current generation.`,
       input.question,
       input.falsifier,
     ]);
-    return withStore(ctx.root, (store) => {
-      const result = propose(store, input, screen);
-      // Said now rather than only at sync: this proposal will be held (issue 45).
-      const held = result.created && result.hold_reason !== null
-        ? [
-          `BIMRI: ${result.proposal_id} [${input.key}] will be held at sync: ${
-            heldNextStep(input.key, result.hold_reason)
-          }.`,
-        ]
-        : [];
-      return ok(`${result.proposal_id}\n`, {
-        proposal_id: result.proposal_id,
-        created: result.created,
-        hold_reason: result.hold_reason,
-      }, [...result.notices, ...held]);
-    });
+    const result = withStore(ctx.root, (store) => propose(store, input, screen));
+    // Said now rather than only at sync: this proposal will be held (issue 45).
+    // held_notice.ts loads only then.
+    const held = result.created && result.hold_reason !== null
+      ? [
+        `BIMRI: ${result.proposal_id} [${input.key}] will be held at sync: ${
+          (await import("../engine/memory/held_notice.ts")).heldNextStep(
+            input.key,
+            result.hold_reason,
+          )
+        }.`,
+      ]
+      : [];
+    return ok(`${result.proposal_id}\n`, {
+      proposal_id: result.proposal_id,
+      created: result.created,
+      hold_reason: result.hold_reason,
+    }, [...result.notices, ...held]);
   },
 };

@@ -175,3 +175,50 @@ Deno.test("main.ts loads the command runner and the store only once a verb runs"
   const runner = graph.filter((s) => s === "commands/run.ts" || s === "engine/store/store.ts");
   deepStrictEqual(runner, []);
 });
+
+// ---- trimB (issue 42): start, journal, propose ------------------------------------------------
+
+Deno.test("start loads commit, resolve and share wiring only when it needs them", async () => {
+  // start_recovery.ts loads commit.ts and resolve.ts for a store a crash may
+  // have left something to finish; run.ts loads share_wiring.ts for a shared store.
+  const graph = await staticGraph("commands/start.ts");
+  const lazy = graph.filter((s) =>
+    /^(engine\/memory\/(commit|resolve)|commands\/share_wiring)\.ts$/.test(s)
+  );
+  deepStrictEqual(lazy, []);
+});
+
+Deno.test("the writers load the credential rules only for text that could hold one", async () => {
+  // run_input.ts loadTextScreen loads credentials.ts and policy.ts only when a
+  // text passes the cheap first pass (unsafe_text.ts) or a policy file exists.
+  for (const entry of ["commands/start.ts", "commands/journal.ts", "commands/propose.ts"]) {
+    const graph = await staticGraph(entry);
+    const guard = graph.filter((s) =>
+      s === "engine/model/credentials.ts" || s === "engine/guard/policy.ts"
+    );
+    deepStrictEqual(guard, [], entry);
+  }
+  // The screen finds the policy file by the name policy.ts reads.
+  const { loadTextScreen } = await import("../../engine/memory/run_input.ts");
+  const { POLICY_FILE } = await import("../../engine/guard/policy.ts");
+  const root = Deno.makeTempDirSync();
+  try {
+    Deno.writeTextFileSync(`${root}/${POLICY_FILE}`, "{not json");
+    let refused = "";
+    try {
+      await loadTextScreen(root, ["plain text"], true);
+    } catch (error) {
+      refused = (error as Error).message;
+    }
+    deepStrictEqual(refused.includes(POLICY_FILE), true, refused);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("propose loads the held notice only for a proposal that will be held", async () => {
+  const graph = await staticGraph("commands/propose.ts");
+  deepStrictEqual(graph.filter((s) => s === "engine/memory/held_notice.ts"), []);
+});
+
+// ---- end trimB -------------------------------------------------------------------------------
