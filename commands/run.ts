@@ -7,7 +7,11 @@
  * loads only then.
  */
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
-import { OlderV5FormatPending } from "../engine/store/store.ts";
+import {
+  ColdAgreementPending,
+  loadColdAgreement,
+  OlderV5FormatPending,
+} from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { mapStrings } from "../engine/model/json.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
@@ -27,6 +31,12 @@ export async function runCommand(
     shareWiring = await import("./share_wiring.ts");
   }
   await shareWiring?.wireShareFor(command.name, ctx.root);
+  // The check of a foreign state.json's cold records (store.ts) loads up front for
+  // every verb but the three that load it on demand (runVerb), and for those too
+  // when a policy file may exist (a redaction resumed below opens the store first).
+  if (!COLD_CHECK_ON_DEMAND.has(command.name) || policyMayExist(ctx.root)) {
+    await loadColdAgreement();
+  }
   try {
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
     // Only a store with a policy file can have one: the redaction modules load only then.
@@ -45,6 +55,32 @@ export async function runCommand(
   } finally {
     shareWiring?.printShareNotices(); // share: refusals noted by engine/share, printed here
   }
+}
+
+/**
+ * Verbs that open the store through `withStore` before writing anything, so
+ * `ColdAgreementPending` can stop them and `runVerb` run them once more.
+ */
+const COLD_CHECK_ON_DEMAND: ReadonlySet<string> = new Set(["start", "journal", "propose"]);
+
+/**
+ * Runs the verb; when its store turns out to hold a foreign state.json with
+ * cold records, the check loads and the verb (stopped before it wrote
+ * anything) runs once more.
+ */
+async function runVerb(
+  command: Command,
+  ctx: CommandContext,
+  flags: FlagValues,
+  positionals: string[],
+): Promise<CommandResult> {
+  try {
+    return await command.run(ctx, flags, positionals);
+  } catch (error) {
+    if (!(error instanceof ColdAgreementPending)) throw error;
+  }
+  await loadColdAgreement();
+  return await command.run(ctx, flags, positionals);
 }
 
 /** share_wiring.ts once a verb or store needed it (then kept for the process, as its wiring is). */
@@ -96,6 +132,7 @@ async function runUpgrading(
     if (!(error instanceof OlderV5FormatPending)) throw error;
     // As the reference's loader: a writer first brings an older v5 state to
     // 5.1.0, by the same upgrade `migrate` performs, then runs.
+    await loadColdAgreement();
     const { upgradeV50State } = await import("../engine/migrate/v50.ts");
     upgrade = upgradeV50State(ctx.root, error.version);
   }
@@ -111,14 +148,15 @@ async function runFinishingRetirement(
   positionals: string[],
 ): Promise<CommandResult> {
   try {
-    return await command.run(ctx, flags, positionals);
+    return await runVerb(command, ctx, flags, positionals);
   } catch (error) {
     if (!(error instanceof LegacyRetirementPending)) throw error;
+    await loadColdAgreement();
     const { finishLegacyRetirement } = await import("../engine/migrate/legacy.ts");
     finishLegacyRetirement(ctx.root);
   }
   try {
-    return await command.run(ctx, flags, positionals);
+    return await runVerb(command, ctx, flags, positionals);
   } catch (error) {
     // What is still there is not the migration's to retire.
     if (error instanceof LegacyRetirementPending) throw unclaimedLegacyRootsError(error.files);

@@ -12,7 +12,13 @@ import {
   parseView,
   parseViewShared,
 } from "../model/hot.ts";
-import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
+import {
+  type ColdRecord,
+  genesisState,
+  parseState,
+  type State,
+  stateToJson,
+} from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { canonicalJson } from "./canonical_json.ts";
 import type { JsonValue } from "../model/json.ts";
@@ -43,7 +49,6 @@ import {
   pendingRetirementError,
   unclaimedLegacyRootsError,
 } from "./legacy_root.ts";
-import { verifyColdBindings } from "./archive_month.ts";
 
 /** The accepted head: revision number, exact text, hash, parsed view and its facts. */
 export type Head = {
@@ -277,7 +282,33 @@ function requireColdAgreement(store: Store): void {
       );
     }
   }
-  verifyColdBindings(store.paths, cold);
+  if (coldBindings === null) throw new ColdAgreementPending();
+  coldBindings(store.paths, cold);
+}
+
+/** archive_month.ts `verifyColdBindings` once `loadColdAgreement` loaded it. */
+let coldBindings: ((paths: StorePaths, cold: Record<string, ColdRecord>) => void) | null = null;
+
+/**
+ * Loads what `withStore` needs to check the cold records of a state.json
+ * someone else wrote against the archive (archive_month.ts). commands/run.ts
+ * loads it before a verb runs, except for start, journal and propose: for
+ * those it loads only when `ColdAgreementPending` says that such a state is
+ * there, and then runs the verb once more.
+ */
+export async function loadColdAgreement(): Promise<void> {
+  coldBindings ??= (await import("./archive_month.ts")).verifyColdBindings;
+}
+
+/**
+ * Thrown by `withStore`, before its action runs (nothing is written yet),
+ * when a state.json someone else wrote holds cold records and the check of
+ * their archive rows is not loaded (see `loadColdAgreement`).
+ */
+export class ColdAgreementPending extends Error {
+  constructor() {
+    super("internal: the cold records of a foreign state.json need their check loaded");
+  }
 }
 
 /** Stands in for `cold_current` while the rest of state is serialized; a NUL keeps it unique. */

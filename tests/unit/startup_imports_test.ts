@@ -221,4 +221,21 @@ Deno.test("propose loads the held notice only for a proposal that will be held",
   deepStrictEqual(graph.filter((s) => s === "engine/memory/held_notice.ts"), []);
 });
 
+Deno.test("the store loads the cold records' archive check only for a state.json someone else wrote", async () => {
+  // store.ts withStore stops with ColdAgreementPending; commands/run.ts loads
+  // archive_month.ts up front for the other verbs, on demand for these.
+  for (
+    const entry of [
+      "engine/store/store.ts",
+      "commands/run.ts",
+      "commands/start.ts",
+      "commands/journal.ts",
+      "commands/propose.ts",
+    ]
+  ) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/store/archive_month.ts"), [], entry);
+  }
+});
+
 // ---- end trimB -------------------------------------------------------------------------------
