@@ -10,7 +10,8 @@ import {
   parseHookPayload,
 } from "../engine/install/hook_payload.ts";
 import { closeRun } from "../engine/memory/close_run.ts";
-import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
+import { sessionKey, validateSession } from "../engine/memory/runs.ts";
+import { startRun } from "../engine/memory/start_run.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
 import {
   finishCommittedAnswersAtStart,

@@ -7,11 +7,7 @@
  * loads only then.
  */
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
-import {
-  ColdAgreementPending,
-  loadColdAgreement,
-  OlderV5FormatPending,
-} from "../engine/store/store.ts";
+import { loadColdAgreement, LoadPending, OlderV5FormatPending } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { mapStrings } from "../engine/model/json.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
@@ -34,7 +30,7 @@ export async function runCommand(
   // The check of a foreign state.json's cold records (store.ts) loads up front for
   // every verb but the three that load it on demand (runVerb), and for those too
   // when a policy file may exist (a redaction resumed below opens the store first).
-  if (!COLD_CHECK_ON_DEMAND.has(command.name) || policyMayExist(ctx.root)) {
+  if (!ON_DEMAND_VERBS.has(command.name) || policyMayExist(ctx.root)) {
     await loadColdAgreement();
   }
   try {
@@ -58,15 +54,17 @@ export async function runCommand(
 }
 
 /**
- * Verbs that open the store through `withStore` before writing anything, so
- * `ColdAgreementPending` can stop them and `runVerb` run them once more.
+ * Verbs that write nothing before the points that may throw `LoadPending`
+ * (their first `withStore`, and the view check of startRun and propose), so
+ * `runVerb` may run them once more.
  */
-const COLD_CHECK_ON_DEMAND: ReadonlySet<string> = new Set(["start", "journal", "propose"]);
+const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose"]);
 
 /**
- * Runs the verb; when its store turns out to hold a foreign state.json with
- * cold records, the check loads and the verb (stopped before it wrote
- * anything) runs once more.
+ * Runs the verb; when its store needs a module the verb loads on demand
+ * (`LoadPending`: a foreign state.json with cold records, a bimri.md that
+ * differs from the head), that module loads and the verb, stopped before it
+ * wrote anything, runs once more.
  */
 async function runVerb(
   command: Command,
@@ -74,13 +72,16 @@ async function runVerb(
   flags: FlagValues,
   positionals: string[],
 ): Promise<CommandResult> {
-  try {
-    return await command.run(ctx, flags, positionals);
-  } catch (error) {
-    if (!(error instanceof ColdAgreementPending)) throw error;
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await command.run(ctx, flags, positionals);
+    } catch (error) {
+      // Each module loads once, so a verb stops at most once per module.
+      if (!(error instanceof LoadPending) || attempt >= 3) throw error;
+      if (!ON_DEMAND_VERBS.has(command.name)) throw error;
+      await error.load();
+    }
   }
-  await loadColdAgreement();
-  return await command.run(ctx, flags, positionals);
 }
 
 /** share_wiring.ts once a verb or store needed it (then kept for the process, as its wiring is). */

@@ -1,6 +1,7 @@
 /** `start [--actor A] [--session S]`: open (or resume) a run and print the brief. */
-import { startRun } from "../engine/memory/runs.ts";
+import { startRun } from "../engine/memory/start_run.ts";
 import { loadTextScreen } from "../engine/memory/run_input.ts";
+import { loadViewRepair } from "../engine/memory/view_on_demand.ts";
 import { withStore } from "../engine/store/store.ts";
 import { loadedShareWiring } from "./run.ts";
 import { type Command, ok, stringFlag } from "./command.ts";
@@ -26,6 +27,8 @@ export const startCommand: Command = {
     const session = stringFlag(flags, "session");
     // share_wiring.ts is loaded only when run.ts wired team memory (a shared store).
     const wiring = loadedShareWiring();
+    // Team memory's exports run before startRun's view check: load the repair first.
+    if (wiring !== null) await loadViewRepair();
     const screen = await loadTextScreen(ctx.root, [session]);
     return withStartRecovery((finishers) =>
       withStore(ctx.root, (store) => {

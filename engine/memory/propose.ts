@@ -53,7 +53,7 @@ import {
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
-import { syncView } from "./view_sync.ts";
+import { syncViewOnDemand } from "./view_on_demand.ts";
 import { nextBatchNumber, type ProposalBatch } from "./proposal_batch.ts";
 import { cleanScalar, validateFixedId } from "../model/scalar.ts";
 import type { TextScreen } from "../model/unsafe_text.ts";
@@ -286,7 +286,7 @@ export function propose(
   const operation = (input.operation ?? "set") as Proposal["operation"];
   const trust = input.trust ?? "working";
   const source = input.source ?? "agent";
-  const sync = syncView(store);
+  const sync = syncViewOnDemand(store);
   const run = requireActiveRun(store.state, input.run);
   const runMeta = store.state.active_runs[run];
   const baseRevision = runMeta.base_revision;

@@ -15,7 +15,7 @@ import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import { faultPoint } from "../store/fault.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { scanStoreForSecrets } from "../integrity/secrets_scan.ts";
-import { startRun } from "../memory/runs.ts";
+import { startRun } from "../memory/start_run.ts";
 import { propose } from "../memory/propose.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { applyShareRewrite, planUnpushedShareRewrites } from "./unpushed_share.ts";

@@ -9,7 +9,7 @@ import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
-import { startRun } from "../memory/runs.ts";
+import { startRun } from "../memory/start_run.ts";
 import { propose, type ProposeOptions } from "../memory/propose.ts";
 import { textScreenOf } from "../guard/policy.ts";
 import {

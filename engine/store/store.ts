@@ -282,7 +282,7 @@ function requireColdAgreement(store: Store): void {
       );
     }
   }
-  if (coldBindings === null) throw new ColdAgreementPending();
+  if (coldBindings === null) throw new LoadPending("the cold-record check", loadColdAgreement);
   coldBindings(store.paths, cold);
 }
 
@@ -293,21 +293,42 @@ let coldBindings: ((paths: StorePaths, cold: Record<string, ColdRecord>) => void
  * Loads what `withStore` needs to check the cold records of a state.json
  * someone else wrote against the archive (archive_month.ts). commands/run.ts
  * loads it before a verb runs, except for start, journal and propose: for
- * those it loads only when `ColdAgreementPending` says that such a state is
- * there, and then runs the verb once more.
+ * those it loads only when a `LoadPending` says that such a state is there,
+ * and then runs the verb once more.
  */
 export async function loadColdAgreement(): Promise<void> {
   coldBindings ??= (await import("./archive_month.ts")).verifyColdBindings;
 }
 
+/** What view_sync.ts `syncView` returns (notices and warnings for stderr). */
+type ViewRepairResult = { notices: string[]; warnings: string[] };
+
+/** view_sync.ts `syncView`, registered as view_sync.ts loads (see view_on_demand.ts). */
+let viewRepair: ((store: Store) => ViewRepairResult) | null = null;
+
+/** Called by view_sync.ts as it loads: its `syncView`, for view_on_demand.ts. */
+export function registerViewRepair(syncView: (store: Store) => ViewRepairResult): void {
+  viewRepair = syncView;
+}
+
+/** view_sync.ts `syncView` when view_sync.ts is loaded, else null (view_on_demand.ts). */
+export function loadedViewRepair(): ((store: Store) => ViewRepairResult) | null {
+  return viewRepair;
+}
+
 /**
- * Thrown by `withStore`, before its action runs (nothing is written yet),
- * when a state.json someone else wrote holds cold records and the check of
- * their archive rows is not loaded (see `loadColdAgreement`).
+ * Thrown, before the verb wrote anything, when its store needs a module that
+ * start, journal and propose load on demand: the check of a foreign
+ * state.json's cold records (`withStore`, before its action runs) or the
+ * repair of a bimri.md that differs from the head (view_on_demand.ts).
+ * commands/run.ts then calls `load` and runs the verb once more.
  */
-export class ColdAgreementPending extends Error {
-  constructor() {
-    super("internal: the cold records of a foreign state.json need their check loaded");
+export class LoadPending extends Error {
+  /** Loads what was missing. */
+  readonly load: () => Promise<void>;
+  constructor(what: string, load: () => Promise<void>) {
+    super(`internal: ${what} is not loaded`);
+    this.load = load;
   }
 }
 

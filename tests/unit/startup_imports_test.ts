@@ -238,4 +238,33 @@ Deno.test("the store loads the cold records' archive check only for a state.json
   }
 });
 
+Deno.test("start and propose load the view repair only for a bimri.md that differs from the head", async () => {
+  // view_on_demand.ts checks the view; view_sync.ts (with the manual-edit
+  // review) loads on demand, registering its syncView with store.ts.
+  for (const entry of ["commands/start.ts", "commands/propose.ts"]) {
+    const graph = await staticGraph(entry);
+    const repair = graph.filter((s) =>
+      /^engine\/(memory\/(view_sync|manual_edit_review|conflicts)|integrity\/manual_edit)\.ts$/
+        .test(s)
+    );
+    deepStrictEqual(repair, [], entry);
+  }
+  // Any other verb that starts a run or stages a proposal (hooks, share pull,
+  // secrets redact) has view_sync.ts in its graph, so the repair is registered
+  // before it runs: commands/run.ts runs only start, journal and propose again.
+  const missing: string[] = [];
+  for (const entry of Deno.readDirSync(`${ROOT}commands`)) {
+    const file = `commands/${entry.name}`;
+    if (!file.endsWith(".ts") || ["commands/start.ts", "commands/propose.ts"].includes(file)) {
+      continue;
+    }
+    const graph = await staticGraph(file);
+    const writes = graph.some((s) =>
+      s === "engine/memory/start_run.ts" || s === "engine/memory/propose.ts"
+    );
+    if (writes && !graph.includes("engine/memory/view_sync.ts")) missing.push(file);
+  }
+  deepStrictEqual(missing, []);
+});
+
 // ---- end trimB -------------------------------------------------------------------------------
