@@ -30,13 +30,12 @@ export async function runCommand(
   // The check of a foreign state.json's cold records (store.ts) loads up front for
   // every verb but the three that load it on demand (runVerb), and for those too
   // when a policy file may exist (a redaction resumed below opens the store first).
-  if (!ON_DEMAND_VERBS.has(command.name) || policyMayExist(ctx.root)) {
-    await loadColdAgreement();
-  }
+  const policyPresent = policyMayExist(ctx.root);
+  if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
   try {
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
     // Only a store with a policy file can have one: the redaction modules load only then.
-    const resumed = policyMayExist(ctx.root)
+    const resumed = policyPresent
       ? (await import("./redaction_resume.ts")).finishPendingRedactions(
         command.name,
         ctx.root,
