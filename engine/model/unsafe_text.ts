@@ -6,13 +6,50 @@
 import { BimriError } from "../errors.ts";
 import { refusedTextCharacter } from "./visible.ts";
 
-// A cheap first pass: text without any of these cannot match a rule.
-const TRIGGER =
-  /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|GR1348941|npm_|pypi-|xox|xapp-|hooks\.slack|_live_|_test_|AIza|Key=|Signature=|AKIA|ASIA|ABIA|ACCA|A3T|eyJ|:\/\/[^\s]*@|pass|pwd|secret|key|token|credential/i;
+// The cheap first pass: text holding none of these cannot match a rule. It
+// was one case-insensitive regular expression (/PRIVATE KEY|sk-|...|credential/i),
+// whose compilation alone cost a process ~0.25 ms; the same words are found in
+// the lowercased text instead. Lowercasing can only add hits (a non-ASCII
+// character may lowercase to an ASCII letter), never lose one, so the pass
+// still lets through everything a rule matches (tests/unit/credentials_test.ts).
+const TRIGGER_WORDS: readonly string[] = [
+  "private key",
+  "sk-",
+  "github_pat_",
+  "gr1348941",
+  "npm_",
+  "pypi-",
+  "xox",
+  "xapp-",
+  "hooks.slack",
+  "_live_",
+  "_test_",
+  "aiza",
+  "key=",
+  "signature=",
+  "akia",
+  "asia",
+  "abia",
+  "acca",
+  "a3t",
+  "eyj",
+  "pass",
+  "pwd",
+  "secret",
+  "key",
+  "token",
+  "credential",
+];
+// The trigger's three patterns, matched in the lowercased text.
+const TRIGGER_SHAPES = /gh[pousr]_|gl[a-z]{1,5}-|:\/\/[^\s]*@/;
 
 /** False when `text` surely holds nothing a credential rule matches (most text). */
 export function mayHoldCredential(text: string): boolean {
-  return TRIGGER.test(text);
+  const lower = text.toLowerCase();
+  for (const word of TRIGGER_WORDS) if (lower.includes(word)) return true;
+  // Each shape begins with one of these: most text never compiles the expression.
+  if (!lower.includes("gh") && !lower.includes("gl") && !lower.includes("://")) return false;
+  return TRIGGER_SHAPES.test(lower);
 }
 
 /**
