@@ -7,7 +7,12 @@
  * loads only then.
  */
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
-import { loadColdAgreement, LoadPending, OlderV5FormatPending } from "../engine/store/store.ts";
+import {
+  loadColdAgreement,
+  loadHeadViews,
+  LoadPending,
+  OlderV5FormatPending,
+} from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { mapStrings } from "../engine/model/json.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
@@ -32,6 +37,8 @@ export async function runCommand(
   // when a policy file may exist (a redaction resumed below opens the store first).
   const policyPresent = policyMayExist(ctx.root);
   if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
+  // The view parsing (hot.ts) likewise, but only journal (which never reads the head) waits.
+  if (command.name !== "journal" || policyPresent) await loadHeadViews();
   try {
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
     // Only a store with a policy file can have one: the redaction modules load only then.

@@ -4,14 +4,7 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
-import {
-  GENESIS_VIEW,
-  type HeadFacts,
-  headFacts,
-  type ParsedView,
-  parseView,
-  parseViewShared,
-} from "../model/hot.ts";
+import type { HeadFacts, ParsedView } from "../model/hot.ts";
 import {
   type ColdRecord,
   genesisState,
@@ -73,9 +66,10 @@ export function makeHead(
   entryMaxChars: number,
   known: { view?: ParsedView; facts?: HeadFacts } = {},
 ): Head {
+  const views = headViews();
   let view = known.view ?? null;
   let facts = known.facts ?? null;
-  const parsed = (): ParsedView => view ??= parseViewShared(text, entryMaxChars);
+  const parsed = (): ParsedView => view ??= views.parseViewShared(text, entryMaxChars);
   return {
     revision,
     text,
@@ -84,7 +78,7 @@ export function makeHead(
       return parsed();
     },
     get facts(): HeadFacts {
-      return facts ??= headFacts(parsed(), entryMaxChars);
+      return facts ??= views.headFacts(parsed(), entryMaxChars);
     },
   };
 }
@@ -172,7 +166,7 @@ function existingV5View(paths: StorePaths): string | null {
   const existing = readBytesOrNull(paths.view);
   if (existing === null) return null;
   const text = decodeUtf8Strict(existing);
-  const parsed = text === null ? null : parseView(text);
+  const parsed = text === null ? null : headViews().parseView(text);
   if (text === null || parsed === null || parsed.errors.length > 0) {
     // "initial hot memory is invalid: ..." are the reference's words for this refusal.
     const why = text === null
@@ -214,6 +208,7 @@ function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
  */
 export function initializeIfNeeded(paths: StorePaths): void {
   if (storeExists(paths)) return;
+  const { GENESIS_VIEW } = headViews(); // before anything is written (see LoadPending)
   // Checked again under the lock: the file may have appeared since the pre-check.
   const existing = existingV5View(paths);
   const genesis = existing ?? GENESIS_VIEW;
@@ -298,6 +293,34 @@ let coldBindings: ((paths: StorePaths, cold: Record<string, ColdRecord>) => void
  */
 export async function loadColdAgreement(): Promise<void> {
   coldBindings ??= (await import("./archive_month.ts")).verifyColdBindings;
+}
+
+/** The view parsing the store needs from hot.ts. */
+type HeadViews = {
+  GENESIS_VIEW: string;
+  parseView: (text: string) => ParsedView;
+  parseViewShared: (text: string, entryMaxChars: number) => ParsedView;
+  headFacts: (view: ParsedView, entryMaxChars: number) => HeadFacts;
+};
+
+/** hot.ts's parsing once `loadHeadViews` loaded it. */
+let views: HeadViews | null = null;
+
+/**
+ * Loads the view parsing (hot.ts). commands/run.ts loads it before every
+ * verb but journal, which never reads the head: a journal that must (a new
+ * store, a state.json someone else wrote) stops with a `LoadPending` before
+ * writing anything and runs again.
+ */
+export async function loadHeadViews(): Promise<void> {
+  if (views !== null) return;
+  const { GENESIS_VIEW, parseView, parseViewShared, headFacts } = await import("../model/hot.ts");
+  views = { GENESIS_VIEW, parseView, parseViewShared, headFacts };
+}
+
+function headViews(): HeadViews {
+  if (views === null) throw new LoadPending("the view parsing (hot.ts)", loadHeadViews);
+  return views;
 }
 
 /** What view_sync.ts `syncView` returns (notices and warnings for stderr). */

@@ -267,4 +267,13 @@ Deno.test("start and propose load the view repair only for a bimri.md that diffe
   deepStrictEqual(missing, []);
 });
 
+Deno.test("journal loads the view parsing (hot.ts) only when it must read the head", async () => {
+  // store.ts loadHeadViews: run.ts loads it up front for every other verb; a
+  // journal on a new store or a foreign state.json stops with LoadPending and runs again.
+  for (const entry of ["main.ts", "commands/run.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/model/hot.ts"), [], entry);
+  }
+});
+
 // ---- end trimB -------------------------------------------------------------------------------
