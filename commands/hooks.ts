@@ -10,9 +10,16 @@ import {
   parseHookPayload,
 } from "../engine/install/hook_payload.ts";
 import { closeRun } from "../engine/memory/close_run.ts";
-import { sessionKey, startRun, validateSession } from "../engine/memory/runs.ts";
+import { sessionKey, validateSession } from "../engine/memory/runs.ts";
+import { startRun } from "../engine/memory/start_run.ts";
 import { authorityBriefLines, proveBeforeStart } from "../engine/integrity/authority.ts";
-import { finishCommittedAnswersAtStart } from "../engine/memory/start_recovery.ts";
+import {
+  finishCommittedAnswersAtStart,
+  requireStartRecovery,
+  withStartRecovery,
+} from "../engine/memory/start_recovery.ts";
+import { loadedShareWiring } from "./run.ts";
+import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
 import { type Command, ok } from "./command.ts";
@@ -33,7 +40,7 @@ already mapped to that session, then prints the brief. A payload without
 either identity is refused with exit 2 and [hook-identity-missing]; nothing is
 created.`,
   flags: {},
-  run(ctx) {
+  async run(ctx) {
     const { payload, diagnosis } = parseHookPayload(ctx.readStdin());
     const session = hookSessionIdentity(payload);
     if (session === null) {
@@ -46,22 +53,27 @@ created.`,
         }. [hook-identity-missing]`,
       );
     }
-    return withStore(ctx.root, (store) => {
-      proveBeforeStart(store);
-      const result = startRun(store, HOOK_ACTOR, session);
-      const recovery = authorityBriefLines(store);
-      if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store);
-      const brief = renderBrief(result, recovery.lines);
-      return ok(brief, {
-        run: result.run,
-        resumed: result.resumed,
-        actor: result.actor,
-        date: result.date,
-        revision: result.head.revision,
-        authority_recovery_needed: recovery.issues,
-        brief,
-      }, [...result.notices, ...result.warnings]);
-    });
+    const shared = loadedShareWiring() !== null;
+    const screen = await loadTextScreen(ctx.root, [session]);
+    return withStartRecovery((finishers) =>
+      withStore(ctx.root, (store) => {
+        proveBeforeStart(store);
+        finishers = requireStartRecovery(store, finishers, shared);
+        const result = startRun(store, HOOK_ACTOR, session, screen);
+        const recovery = authorityBriefLines(store);
+        if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store, finishers);
+        const brief = renderBrief(result, recovery.lines);
+        return ok(brief, {
+          run: result.run,
+          resumed: result.resumed,
+          actor: result.actor,
+          date: result.date,
+          revision: result.head.revision,
+          authority_recovery_needed: recovery.issues,
+          brief,
+        }, [...result.notices, ...result.warnings]);
+      })
+    );
   },
 };
 

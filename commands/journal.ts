@@ -1,7 +1,7 @@
 /** `journal --run R --text T [--importance N]`: append durable detail to a run's log. */
 import { journal, journalInput } from "../engine/memory/journal.ts";
 import { withStore } from "../engine/store/store.ts";
-import { secretPolicy } from "../engine/guard/policy.ts";
+import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 
 /** The journal verb. */
@@ -18,13 +18,14 @@ export const journalCommand: Command = {
     text: { type: "string" },
     importance: { type: "string", integer: true },
   },
-  run(ctx, flags) {
+  async run(ctx, flags) {
     const run = requiredFlag(flags, "journal", "run");
     const text = requiredFlag(flags, "journal", "text");
     const importance = stringFlag(flags, "importance");
-    journalInput(text, importance, secretPolicy(ctx.root)); // refused input must not create a store
+    const screen = await loadTextScreen(ctx.root, [text], true);
+    journalInput(text, importance, screen); // refused input must not create a store
     return withStore(ctx.root, (store) => {
-      const result = journal(store, run, text, importance);
+      const result = journal(store, run, text, importance, screen);
       return ok(`${result.entry_id}\n`, { run: result.run, entry_id: result.entry_id });
     }, { withoutHead: true });
   },

@@ -1,6 +1,6 @@
 /** `propose`: stage one memory change for a run; prints the proposal ID. */
 import { propose, validateProposeFlags } from "../engine/memory/propose.ts";
-import { heldNextStep } from "../engine/memory/held_notice.ts";
+import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { withStore } from "../engine/store/store.ts";
 import { boolFlag, choiceFlag, type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 
@@ -58,7 +58,7 @@ key's current generation.`,
     evidence: { type: "string" },
     falsifier: { type: "string" },
   },
-  run(ctx, flags) {
+  async run(ctx, flags) {
     const input = {
       run: requiredFlag(flags, VERB, "run"),
       key: requiredFlag(flags, VERB, "key"),
@@ -83,21 +83,29 @@ key's current generation.`,
     };
     // Flag-only checks refuse before the store is touched.
     validateProposeFlags(input);
-    return withStore(ctx.root, (store) => {
-      const result = propose(store, input);
-      // Said now rather than only at sync: this proposal will be held (issue 45).
-      const held = result.created && result.hold_reason !== null
-        ? [
-          `BIMRI: ${result.proposal_id} [${input.key}] will be held at sync: ${
-            heldNextStep(input.key, result.hold_reason)
-          }.`,
-        ]
-        : [];
-      return ok(`${result.proposal_id}\n`, {
-        proposal_id: result.proposal_id,
-        created: result.created,
-        hold_reason: result.hold_reason,
-      }, [...result.notices, ...held]);
-    });
+    const screen = await loadTextScreen(ctx.root, [
+      input.text,
+      input.rationale,
+      input.question,
+      input.falsifier,
+    ]);
+    const result = withStore(ctx.root, (store) => propose(store, input, screen));
+    // Said now rather than only at sync: this proposal will be held (issue 45).
+    // held_notice.ts loads only then.
+    const held = result.created && result.hold_reason !== null
+      ? [
+        `BIMRI: ${result.proposal_id} [${input.key}] will be held at sync: ${
+          (await import("../engine/memory/held_notice.ts")).heldNextStep(
+            input.key,
+            result.hold_reason,
+          )
+        }.`,
+      ]
+      : [];
+    return ok(`${result.proposal_id}\n`, {
+      proposal_id: result.proposal_id,
+      created: result.created,
+      hold_reason: result.hold_reason,
+    }, [...result.notices, ...held]);
   },
 };

@@ -7,7 +7,12 @@
  * loads only then.
  */
 import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
-import { OlderV5FormatPending } from "../engine/store/store.ts";
+import {
+  loadColdAgreement,
+  loadHeadViews,
+  LoadPending,
+  OlderV5FormatPending,
+} from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { mapStrings } from "../engine/model/json.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
@@ -27,10 +32,17 @@ export async function runCommand(
     shareWiring = await import("./share_wiring.ts");
   }
   await shareWiring?.wireShareFor(command.name, ctx.root);
+  // The check of a foreign state.json's cold records (store.ts) loads up front for
+  // every verb but the three that load it on demand (runVerb), and for those too
+  // when a policy file may exist (a redaction resumed below opens the store first).
+  const policyPresent = policyMayExist(ctx.root);
+  if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
+  // The view parsing (hot.ts) likewise, but only journal (which never reads the head) waits.
+  if (command.name !== "journal" || policyPresent) await loadHeadViews();
   try {
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
     // Only a store with a policy file can have one: the redaction modules load only then.
-    const resumed = policyMayExist(ctx.root)
+    const resumed = policyPresent
       ? (await import("./redaction_resume.ts")).finishPendingRedactions(
         command.name,
         ctx.root,
@@ -47,8 +59,44 @@ export async function runCommand(
   }
 }
 
+/**
+ * Verbs that write nothing before the points that may throw `LoadPending`
+ * (their first `withStore`, and the view check of startRun and propose), so
+ * `runVerb` may run them once more.
+ */
+const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose"]);
+
+/**
+ * Runs the verb; when its store needs a module the verb loads on demand
+ * (`LoadPending`: a foreign state.json with cold records, a bimri.md that
+ * differs from the head), that module loads and the verb, stopped before it
+ * wrote anything, runs once more.
+ */
+async function runVerb(
+  command: Command,
+  ctx: CommandContext,
+  flags: FlagValues,
+  positionals: string[],
+): Promise<CommandResult> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await command.run(ctx, flags, positionals);
+    } catch (error) {
+      // Each module loads once, so a verb stops at most once per module.
+      if (!(error instanceof LoadPending) || attempt >= 3) throw error;
+      if (!ON_DEMAND_VERBS.has(command.name)) throw error;
+      await error.load();
+    }
+  }
+}
+
 /** share_wiring.ts once a verb or store needed it (then kept for the process, as its wiring is). */
 let shareWiring: typeof import("./share_wiring.ts") | null = null;
+
+/** share_wiring.ts when a verb or store of this process needed it, else null (nothing is wired). */
+export function loadedShareWiring(): typeof import("./share_wiring.ts") | null {
+  return shareWiring;
+}
 
 /**
  * The verbs that wire team memory whatever the store, and the file that marks
@@ -108,6 +156,7 @@ async function runUpgrading(
     if (!(error instanceof OlderV5FormatPending)) throw error;
     // As the reference's loader: a writer first brings an older v5 state to
     // 5.1.0, by the same upgrade `migrate` performs, then runs.
+    await loadColdAgreement();
     const { upgradeV50State } = await import("../engine/migrate/v50.ts");
     upgrade = upgradeV50State(ctx.root, error.version);
   }
@@ -123,14 +172,15 @@ async function runFinishingRetirement(
   positionals: string[],
 ): Promise<CommandResult> {
   try {
-    return await command.run(ctx, flags, positionals);
+    return await runVerb(command, ctx, flags, positionals);
   } catch (error) {
     if (!(error instanceof LegacyRetirementPending)) throw error;
+    await loadColdAgreement();
     const { finishLegacyRetirement } = await import("../engine/migrate/legacy.ts");
     finishLegacyRetirement(ctx.root);
   }
   try {
-    return await command.run(ctx, flags, positionals);
+    return await runVerb(command, ctx, flags, positionals);
   } catch (error) {
     // What is still there is not the migration's to retire.
     if (error instanceof LegacyRetirementPending) throw unclaimedLegacyRootsError(error.files);

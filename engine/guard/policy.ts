@@ -10,8 +10,11 @@ import { BimriError } from "../errors.ts";
 import {
   CREDENTIAL_KINDS,
   DEFAULT_SECRET_POLICY,
+  refuseCredentials,
+  refuseUnsafeText,
   type SecretPolicy,
 } from "../model/credentials.ts";
+import type { TextScreen } from "../model/unsafe_text.ts";
 import { atomicReplace } from "../store/files.ts";
 
 /** The policy file's name at the project root. */
@@ -141,6 +144,21 @@ export function secretPolicy(root: string): SecretPolicy {
       };
   cache.set(root, policy);
   return policy;
+}
+
+/**
+ * The full memory-text screen under the policy of the project at `root`.
+ * The policy file is read at the first refusal check (as the writers always
+ * read it), or at once with `readNow` (journal refuses a malformed policy
+ * before it checks its text).
+ */
+export function textScreenOf(root: string, readNow = false): TextScreen {
+  let policy = readNow ? secretPolicy(root) : null;
+  const current = () => policy ??= secretPolicy(root);
+  return {
+    refuseUnsafe: (value, name) => refuseUnsafeText(value, name, current()),
+    refuseCredentials: (value, name) => refuseCredentials(value, name, current()),
+  };
 }
 
 /** Adds `fingerprint` to the allowed strings; returns false when it was already there. */

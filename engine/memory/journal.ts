@@ -7,8 +7,7 @@ import { saveState, type Store } from "../store/store.ts";
 import { appendJournalLine, nextEntryId, readRunLog, scanRunLog } from "./run_log.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import { parseImportance, requireActiveRun } from "./run_input.ts";
-import { refuseUnsafeText, type SecretPolicy } from "../model/credentials.ts";
-import { secretPolicy } from "../guard/policy.ts";
+import type { TextScreen } from "../model/unsafe_text.ts";
 
 /** Result of `journal`. */
 export type JournalResult = { run: string; entry_id: string };
@@ -21,11 +20,11 @@ export type JournalResult = { run: string; entry_id: string };
 export function journalInput(
   textInput: string,
   importanceInput: string | undefined,
-  policy: SecretPolicy,
+  screen: TextScreen,
 ): { text: string; importance: number } {
   const text = cleanScalar(textInput, "journal text", 8000);
   const importance = parseImportance(importanceInput);
-  refuseUnsafeText(text, "journal text", policy);
+  screen.refuseUnsafe(text, "journal text");
   return { text, importance };
 }
 
@@ -34,14 +33,11 @@ export function journal(
   store: Store,
   runInput: string,
   textInput: string,
-  importanceInput?: string,
+  importanceInput: string | undefined,
+  screen: TextScreen,
 ): JournalResult {
   // The reference checks the text and importance before the run.
-  const { text, importance } = journalInput(
-    textInput,
-    importanceInput,
-    secretPolicy(store.paths.root),
-  );
+  const { text, importance } = journalInput(textInput, importanceInput, screen);
   const run = requireActiveRun(store.state, runInput);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
   const id = nextEntryId(run, facts);

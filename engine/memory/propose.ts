@@ -53,11 +53,10 @@ import {
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
-import { syncView } from "./view_sync.ts";
+import { syncViewOnDemand } from "./view_on_demand.ts";
 import { nextBatchNumber, type ProposalBatch } from "./proposal_batch.ts";
 import { cleanScalar, validateFixedId } from "../model/scalar.ts";
-import { refuseUnsafeText } from "../model/credentials.ts";
-import { secretPolicy } from "../guard/policy.ts";
+import type { TextScreen } from "../model/unsafe_text.ts";
 import { proposalProblems } from "../integrity/schemas.ts";
 
 /** Caller-authored flags of a proposal (strings as given on the command line). */
@@ -276,17 +275,18 @@ function sameRunDuplicate(
   return null;
 }
 
-/** Stages a proposal (must run under the engine lock). */
+/** Stages a proposal (must run under the engine lock); `screen` refuses unsafe authored text. */
 export function propose(
   store: Store,
   input: ProposeInput,
+  screen: TextScreen,
   options: ProposeOptions = {},
 ): ProposeResult {
   const key = validateProposeFlags(input);
   const operation = (input.operation ?? "set") as Proposal["operation"];
   const trust = input.trust ?? "working";
   const source = input.source ?? "agent";
-  const sync = syncView(store);
+  const sync = syncViewOnDemand(store);
   const run = requireActiveRun(store.state, input.run);
   const runMeta = store.state.active_runs[run];
   const baseRevision = runMeta.base_revision;
@@ -434,10 +434,9 @@ export function propose(
     text = cleanScalar(input.text ?? "", "memory text", store.state.entry_max_chars);
   }
   const rationale = cleanScalar(input.rationale || text, "proposal rationale", 4000);
-  const policy = secretPolicy(store.paths.root);
   // Touch and close carry the base entry's text, already in memory: only authored text is checked.
-  if (operation !== "touch" && operation !== "close") refuseUnsafeText(text, "memory text", policy);
-  if (input.rationale) refuseUnsafeText(rationale, "proposal rationale", policy);
+  if (operation !== "touch" && operation !== "close") screen.refuseUnsafe(text, "memory text");
+  if (input.rationale) screen.refuseUnsafe(rationale, "proposal rationale");
 
   let evidence: string[] = [];
   let pattern: string | null = null;
@@ -475,9 +474,9 @@ export function propose(
   }
   const question = cleanScalar(input.question ?? "", "question", 1000, true);
   const falsifier = cleanScalar(falsifierInput ?? "", "falsifier", 500, true);
-  refuseUnsafeText(question, "question", policy);
+  screen.refuseUnsafe(question, "question");
   if (falsifier !== (baseEntry?.tier === 3 ? baseEntry.falsifier : "")) {
-    refuseUnsafeText(falsifier, "falsifier", policy);
+    screen.refuseUnsafe(falsifier, "falsifier");
   }
   if (tier === 3 && (text.includes(" | Falsify: ") || falsifier.includes(" | Falsify: "))) {
     throw invalid(

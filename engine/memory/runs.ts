@@ -1,23 +1,18 @@
 /**
- * The run lifecycle up to its end: start (or resume a harness session),
- * bounded run dates, orphans, and which run a close addresses. Closing
- * applies proposals, so it lives apart (close_run.ts) and `start` does not
- * load the commit machinery. Each reads only the state, the head and the
- * run's own log.
+ * The run lifecycle up to its end: the brief's head numbers, session keys,
+ * bounded run dates, orphans, and which run a close addresses. Starting a run
+ * lives in start_run.ts and closing one, which applies proposals, in
+ * close_run.ts, so a command loads only its own part. Each reads only the
+ * state, the head and the run's own log.
  */
 import { BimriError } from "../errors.ts";
-import { requireActor, runId } from "../model/ids.ts";
+import { requireActor } from "../model/ids.ts";
 import { cleanScalar } from "../model/scalar.ts";
-import { refuseCredentials } from "../model/credentials.ts";
-import { secretPolicy } from "../guard/policy.ts";
 import { lineRunRefs } from "../model/hot.ts";
 import type { ActiveRun, State } from "../model/state.ts";
 import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";
-import { localDate, now, parseTimestamp, utcTimestamp } from "../model/time.ts";
-import { pathExists } from "../store/files.ts";
-import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
-import { createRunLog, runLogHeader } from "./run_log.ts";
-import { syncView } from "./view_sync.ts";
+import { now, parseTimestamp } from "../model/time.ts";
+import type { Store } from "../store/store.ts";
 import { requireActiveRun } from "./run_input.ts";
 
 /** Inactivity after which an active run is an orphan candidate. */
@@ -99,70 +94,6 @@ function lastSeen(run: ActiveRun): number | undefined {
 /** A harness session name, checked as the reference checks it; returns it trimmed. */
 export function validateSession(session: string): string {
   return cleanScalar(session, "session", 500);
-}
-
-/** Starts a run for `actor`, or resumes the run mapped to the same actor and session. */
-export function startRun(
-  store: Store,
-  actorInput: string,
-  sessionInput: string | undefined,
-): StartResult {
-  const actor = requireActor(actorInput);
-  const session = sessionInput ? validateSession(sessionInput) : undefined;
-  if (session !== undefined) refuseCredentials(session, "session", secretPolicy(store.paths.root));
-  const sync = syncView(store);
-  const state = store.state;
-  const base = {
-    actor,
-    date: localDate(),
-    notices: sync.notices,
-    warnings: sync.warnings,
-  };
-  const key = session === undefined ? null : sessionKey(actor, session);
-  if (key !== null) {
-    const mapped = state.session_runs[key];
-    if (mapped && state.active_runs[mapped]) {
-      return {
-        ...base,
-        run: mapped,
-        resumed: true,
-        head: headSummary(store),
-        orphans: orphanCandidates(state, mapped),
-      };
-    }
-  }
-  let n = state.run_count + 1;
-  while (n <= 999999 && pathExists(store.paths.log(runId(n)))) n++;
-  if (n > 999999) throw new BimriError("refused", "the store has used every run number (999999).");
-  const run = runId(n);
-  const startedAt = utcTimestamp();
-  if (!createRunLog(store.paths, run, runLogHeader(run, startedAt, actor, state.head_revision))) {
-    throw new BimriError("io", `the log of ${run} appeared while starting; retry start.`);
-  }
-  state.run_count = n;
-  state.run_dates[run] = base.date;
-  state.active_runs[run] = {
-    actor,
-    base_revision: state.head_revision,
-    last_activity_at: startedAt,
-    session_key: key,
-    started_at: startedAt,
-  };
-  if (key !== null) state.session_runs[key] = run;
-  state.last_started_at = startedAt;
-  trimRunDates(store);
-  // The reference's audit checkpoint covers the run lifecycle (active runs,
-  // run count, sessions, run dates): without it, it re-proves the store
-  // silently instead of recording unexplained drift.
-  invalidateAuditWitness(store.paths);
-  saveState(store.paths, state);
-  return {
-    ...base,
-    run,
-    resumed: false,
-    head: headSummary(store),
-    orphans: orphanCandidates(state, run),
-  };
 }
 
 /** How many run dates state keeps beyond the ones current memory still needs. */

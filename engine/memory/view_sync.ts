@@ -4,7 +4,7 @@
  * difference to manual-edit recovery.
  */
 import { atomicReplace, readBytesOrNull } from "../store/files.ts";
-import type { Store } from "../store/store.ts";
+import { registerViewRepair, type Store } from "../store/store.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { preserveManualEdit } from "./manual_edit_review.ts";
 
@@ -68,3 +68,7 @@ function isReferencedRevision(store: Store, hash: string): boolean {
   }
   return false;
 }
+
+// trimB (issue 42): start and propose reach syncView through view_on_demand.ts,
+// which loads this module only when bimri.md differs from the head.
+registerViewRepair(syncView);

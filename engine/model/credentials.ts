@@ -7,7 +7,7 @@
  */
 import { BimriError } from "../errors.ts";
 import { sha256Hex } from "./text.ts";
-import { refusedTextCharacter } from "./visible.ts";
+import { mayHoldCredential, refuseHiddenCharacter } from "./unsafe_text.ts";
 
 /** The kinds of credential the detector knows, each a rule the owner may switch off. */
 export const CREDENTIAL_KINDS = [
@@ -70,7 +70,7 @@ const B64 = "A-Za-z0-9+/";
 const URLSAFE = "A-Za-z0-9_\\-";
 
 // Rules are tried in order; a later rule's hit inside an earlier one's is dropped.
-// Built on first use: a process whose text never passes TRIGGER (most
+// Built on first use: a process whose text never passes the first pass of unsafe_text.ts (most
 // journal lines) parses none of these patterns.
 let rules: Rule[] | null = null;
 
@@ -223,10 +223,6 @@ export function secretFingerprint(secret: string): string {
   return sha256Hex(secret);
 }
 
-// A cheap first pass: text without any of these cannot match a rule.
-const TRIGGER =
-  /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|GR1348941|npm_|pypi-|xox|xapp-|hooks\.slack|_live_|_test_|AIza|Key=|Signature=|AKIA|ASIA|ABIA|ACCA|A3T|eyJ|:\/\/[^\s]*@|pass|pwd|secret|key|token|credential/i;
-
 /**
  * Every credential-looking string in `text`, in order of offset, skipping
  * strings the policy allows and rules it switches off.
@@ -235,7 +231,7 @@ export function findCredentials(
   text: string,
   policy: SecretPolicy = DEFAULT_SECRET_POLICY,
 ): CredentialFinding[] {
-  if (!TRIGGER.test(text)) return [];
+  if (!mayHoldCredential(text)) return [];
   const found: CredentialFinding[] = [];
   const covered: Array<[number, number]> = [];
   for (const rule of credentialRules()) {
@@ -317,16 +313,7 @@ export function credentialRefusal(
  * the policy does not allow; `name` says which text ("journal text").
  */
 export function refuseUnsafeText(value: string, name: string, policy: SecretPolicy): void {
-  const hidden = refusedTextCharacter(value);
-  if (hidden !== null) {
-    throw new BimriError(
-      "invalid-input",
-      `${name} contains the invisible or direction-changing character ${hidden.escape} ` +
-        `at character ${hidden.offset}; remove it and write the text again (memory text ` +
-        `refuses bidi controls, zero-width characters, C1 controls and DEL, which can hide ` +
-        `or reorder what a reader sees).`,
-    );
-  }
+  refuseHiddenCharacter(value, name);
   refuseCredentials(value, name, policy);
 }
 
@@ -351,7 +338,7 @@ export function redactText(
   redacted: ReadonlyMap<string, string>,
   onlyLine: (line: string) => boolean = () => true,
 ): string {
-  if (redacted.size === 0 || !TRIGGER.test(text)) return text;
+  if (redacted.size === 0 || !mayHoldCredential(text)) return text;
   return text.split("\n").map((line) => {
     if (!onlyLine(line)) return line;
     const hits = findCredentials(line).filter((hit) => redacted.has(hit.fingerprint));

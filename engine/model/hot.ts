@@ -454,14 +454,3 @@ export function headFacts(view: ParsedView, entryMaxChars: number): HeadFacts {
     entryMaxChars,
   };
 }
-
-/** True when `value` has the shape of HeadFacts (a derived record read back from disk). */
-export function isHeadFacts(value: unknown): value is HeadFacts {
-  if (typeof value !== "object" || value === null) return false;
-  const { tiers, tier2Runs, errors, entryMaxChars } = value as Record<string, unknown>;
-  return Array.isArray(tiers) && tiers.length === 3 &&
-    tiers.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
-    Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string") &&
-    Array.isArray(errors) && errors.every((e) => typeof e === "string") &&
-    Number.isSafeInteger(entryMaxChars);
-}

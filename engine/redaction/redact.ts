@@ -15,7 +15,7 @@ import { atomicReplace, readBytesOrNull } from "../store/files.ts";
 import { faultPoint } from "../store/fault.ts";
 import { invalidateAuditWitness, type Store } from "../store/store.ts";
 import { scanStoreForSecrets } from "../integrity/secrets_scan.ts";
-import { startRun } from "../memory/runs.ts";
+import { startRun } from "../memory/start_run.ts";
 import { propose } from "../memory/propose.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { applyShareRewrite, planUnpushedShareRewrites } from "./unpushed_share.ts";
@@ -33,6 +33,7 @@ import {
   readPolicyFile,
   type RedactionEntry,
   requireFingerprint,
+  textScreenOf,
   writePolicyFile,
 } from "../guard/policy.ts";
 
@@ -294,7 +295,8 @@ function redactCurrentMemory(
     (entry.tier === 3 && redactText(entry.falsifier, only) !== entry.falsifier)
   );
   if (holding.length === 0) return { keys: [], held: 0 };
-  const { run } = startRun(store, "owner", `secrets-redact-${fingerprint}`);
+  const screen = textScreenOf(store.paths.root);
+  const { run } = startRun(store, "owner", `secrets-redact-${fingerprint}`, screen);
   const keys: string[] = [];
   for (const { entry } of holding) {
     const rationale = `owner redaction of a credential, sha256:${fingerprint}`;
@@ -306,7 +308,7 @@ function redactCurrentMemory(
         text: redactText(entry.text, only),
         falsifier: redactText(entry.falsifier, only),
         rationale,
-      });
+      }, screen);
     } else {
       propose(store, {
         run,
@@ -317,7 +319,7 @@ function redactCurrentMemory(
         // (--human-approved), and only their statement may carry that trust.
         source: entry.trust === "confirmed" && entry.source !== "system" ? "user" : entry.source,
         rationale,
-      });
+      }, screen);
     }
     keys.push(entry.key);
   }

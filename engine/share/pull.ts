@@ -9,8 +9,9 @@ import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import { applyPendingProposals, commitProposalEffect } from "../memory/commit.ts";
 import { closeRun } from "../memory/close_run.ts";
-import { startRun } from "../memory/runs.ts";
+import { startRun } from "../memory/start_run.ts";
 import { propose, type ProposeOptions } from "../memory/propose.ts";
+import { textScreenOf } from "../guard/policy.ts";
 import {
   newProposalBatch,
   type ProposalBatch,
@@ -443,7 +444,12 @@ export class Pull {
       run = undefined;
     }
     if (!run) {
-      const started = startRun(this.store, importActor(replica), undefined);
+      const started = startRun(
+        this.store,
+        importActor(replica),
+        undefined,
+        textScreenOf(this.store.paths.root),
+      );
       run = { run: started.run, proposals: 0, keys: new Set() };
       this.runs.set(replica, run);
     }
@@ -474,7 +480,7 @@ export class Pull {
     // import may have moved the key since this run last synced).
     this.store.state.active_runs[run.run].base_revision = this.store.head.revision;
     try {
-      return propose(this.store, input, options).proposal_id;
+      return propose(this.store, input, textScreenOf(this.store.paths.root), options).proposal_id;
     } catch (error) {
       if (!(error instanceof BimriError)) throw error;
       this.result.held++;

@@ -17,7 +17,7 @@
  * `audit-integrity-*` files, the reference engine ignores it.
  */
 import { fingerprint } from "./fingerprint.ts";
-import { type HeadFacts, isHeadFacts } from "../model/hot.ts";
+import type { HeadFacts } from "../model/hot.ts";
 import { replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
@@ -128,4 +128,15 @@ export function recordNotedHead(
   }
   // Derived: a crash that loses it only brings back one full hash.
   replaceDerived(cachePath(paths), JSON.stringify(noted.check) + "\n");
+}
+
+/** True when `value` has the shape of HeadFacts (a derived record read back from disk). */
+export function isHeadFacts(value: unknown): value is HeadFacts {
+  if (typeof value !== "object" || value === null) return false;
+  const { tiers, tier2Runs, errors, entryMaxChars } = value as Record<string, unknown>;
+  return Array.isArray(tiers) && tiers.length === 3 &&
+    tiers.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
+    Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string") &&
+    Array.isArray(errors) && errors.every((e) => typeof e === "string") &&
+    Number.isSafeInteger(entryMaxChars);
 }

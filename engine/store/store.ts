@@ -4,15 +4,14 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
+import type { HeadFacts, ParsedView } from "../model/hot.ts";
 import {
-  GENESIS_VIEW,
-  type HeadFacts,
-  headFacts,
-  type ParsedView,
-  parseView,
-  parseViewShared,
-} from "../model/hot.ts";
-import { genesisState, parseState, type State, stateToJson } from "../model/state.ts";
+  type ColdRecord,
+  genesisState,
+  parseState,
+  type State,
+  stateToJson,
+} from "../model/state.ts";
 import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
 import { canonicalJson } from "./canonical_json.ts";
 import type { JsonValue } from "../model/json.ts";
@@ -43,7 +42,6 @@ import {
   pendingRetirementError,
   unclaimedLegacyRootsError,
 } from "./legacy_root.ts";
-import { verifyColdBindings } from "./archive_month.ts";
 
 /** The accepted head: revision number, exact text, hash, parsed view and its facts. */
 export type Head = {
@@ -68,9 +66,10 @@ export function makeHead(
   entryMaxChars: number,
   known: { view?: ParsedView; facts?: HeadFacts } = {},
 ): Head {
+  const views = headViews();
   let view = known.view ?? null;
   let facts = known.facts ?? null;
-  const parsed = (): ParsedView => view ??= parseViewShared(text, entryMaxChars);
+  const parsed = (): ParsedView => view ??= views.parseViewShared(text, entryMaxChars);
   return {
     revision,
     text,
@@ -79,7 +78,7 @@ export function makeHead(
       return parsed();
     },
     get facts(): HeadFacts {
-      return facts ??= headFacts(parsed(), entryMaxChars);
+      return facts ??= views.headFacts(parsed(), entryMaxChars);
     },
   };
 }
@@ -167,7 +166,7 @@ function existingV5View(paths: StorePaths): string | null {
   const existing = readBytesOrNull(paths.view);
   if (existing === null) return null;
   const text = decodeUtf8Strict(existing);
-  const parsed = text === null ? null : parseView(text);
+  const parsed = text === null ? null : headViews().parseView(text);
   if (text === null || parsed === null || parsed.errors.length > 0) {
     // "initial hot memory is invalid: ..." are the reference's words for this refusal.
     const why = text === null
@@ -209,6 +208,7 @@ function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
  */
 export function initializeIfNeeded(paths: StorePaths): void {
   if (storeExists(paths)) return;
+  const { GENESIS_VIEW } = headViews(); // before anything is written (see LoadPending)
   // Checked again under the lock: the file may have appeared since the pre-check.
   const existing = existingV5View(paths);
   const genesis = existing ?? GENESIS_VIEW;
@@ -277,7 +277,82 @@ function requireColdAgreement(store: Store): void {
       );
     }
   }
-  verifyColdBindings(store.paths, cold);
+  if (coldBindings === null) throw new LoadPending("the cold-record check", loadColdAgreement);
+  coldBindings(store.paths, cold);
+}
+
+/** archive_month.ts `verifyColdBindings` once `loadColdAgreement` loaded it. */
+let coldBindings: ((paths: StorePaths, cold: Record<string, ColdRecord>) => void) | null = null;
+
+/**
+ * Loads what `withStore` needs to check the cold records of a state.json
+ * someone else wrote against the archive (archive_month.ts). commands/run.ts
+ * loads it before a verb runs, except for start, journal and propose: for
+ * those it loads only when a `LoadPending` says that such a state is there,
+ * and then runs the verb once more.
+ */
+export async function loadColdAgreement(): Promise<void> {
+  coldBindings ??= (await import("./archive_month.ts")).verifyColdBindings;
+}
+
+/** The view parsing the store needs from hot.ts. */
+type HeadViews = {
+  GENESIS_VIEW: string;
+  parseView: (text: string) => ParsedView;
+  parseViewShared: (text: string, entryMaxChars: number) => ParsedView;
+  headFacts: (view: ParsedView, entryMaxChars: number) => HeadFacts;
+};
+
+/** hot.ts's parsing once `loadHeadViews` loaded it. */
+let views: HeadViews | null = null;
+
+/**
+ * Loads the view parsing (hot.ts). commands/run.ts loads it before every
+ * verb but journal, which never reads the head: a journal that must (a new
+ * store, a state.json someone else wrote) stops with a `LoadPending` before
+ * writing anything and runs again.
+ */
+export async function loadHeadViews(): Promise<void> {
+  if (views !== null) return;
+  const { GENESIS_VIEW, parseView, parseViewShared, headFacts } = await import("../model/hot.ts");
+  views = { GENESIS_VIEW, parseView, parseViewShared, headFacts };
+}
+
+function headViews(): HeadViews {
+  if (views === null) throw new LoadPending("the view parsing (hot.ts)", loadHeadViews);
+  return views;
+}
+
+/** What view_sync.ts `syncView` returns (notices and warnings for stderr). */
+type ViewRepairResult = { notices: string[]; warnings: string[] };
+
+/** view_sync.ts `syncView`, registered as view_sync.ts loads (see view_on_demand.ts). */
+let viewRepair: ((store: Store) => ViewRepairResult) | null = null;
+
+/** Called by view_sync.ts as it loads: its `syncView`, for view_on_demand.ts. */
+export function registerViewRepair(syncView: (store: Store) => ViewRepairResult): void {
+  viewRepair = syncView;
+}
+
+/** view_sync.ts `syncView` when view_sync.ts is loaded, else null (view_on_demand.ts). */
+export function loadedViewRepair(): ((store: Store) => ViewRepairResult) | null {
+  return viewRepair;
+}
+
+/**
+ * Thrown, before the verb wrote anything, when its store needs a module that
+ * start, journal and propose load on demand: the check of a foreign
+ * state.json's cold records (`withStore`, before its action runs) or the
+ * repair of a bimri.md that differs from the head (view_on_demand.ts).
+ * commands/run.ts then calls `load` and runs the verb once more.
+ */
+export class LoadPending extends Error {
+  /** Loads what was missing. */
+  readonly load: () => Promise<void>;
+  constructor(what: string, load: () => Promise<void>) {
+    super(`internal: ${what} is not loaded`);
+    this.load = load;
+  }
 }
 
 /** Stands in for `cold_current` while the rest of state is serialized; a NUL keeps it unique. */

@@ -246,7 +246,15 @@ Deno.test("a writer refuses, changing nothing, a state.json whose cold records d
     const root = await copyStore(base);
     damage(root);
     const before = hashTree(root);
-    for (const args of [["start", "--actor", "late"], ["sync", "--run", run]]) {
+    for (
+      const args of [
+        ["start", "--actor", "late"],
+        ["sync", "--run", run],
+        // start, journal and propose load the check on demand and run again (commands/run.ts).
+        ["journal", "--run", run, "--text", "Noted."],
+        ["propose", "--run", run, "--key", "other.key", "--new-subject", "--text", "New."],
+      ]
+    ) {
       const r = await bimri(root, args);
       assertEquals(r.code, 2, `${what} ${args[0]}: ${r.stdout}`);
       assertMatch(r.stderr, message, what);

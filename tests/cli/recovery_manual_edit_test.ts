@@ -153,3 +153,30 @@ Deno.test("a direct edit made while a conflict record is damaged is still put to
   assertMatch(review.stdout, /Recovery reviews: 1/);
   assertEquals((await bimri(root, ["doctor", "--read-only"])).code, 0);
 });
+
+Deno.test("start and propose preserve a manual edit and restore a missing view as status does", async () => {
+  // start and propose load the view repair only when bimri.md differs from
+  // the head (engine/memory/view_on_demand.ts): each must still repair it.
+  const root = await tempStore();
+  const run = await startRun(root);
+  const view = join(root, "bimri.md");
+  const head = Deno.readFileSync(view);
+  const edited = new Uint8Array([...head, ...new TextEncoder().encode("hand edit\n")]);
+  const file = `.bimri/recovery/manual-hot-${sha256(edited)}.md`;
+  const verbs: string[][] = [
+    ["start", "--actor", "late"],
+    ["propose", "--run", run, "--key", "m.key", "--tier", "2", "--new-subject", "--text", "M."],
+  ];
+  for (const args of verbs) {
+    Deno.writeFileSync(view, edited);
+    const r = await bimri(root, args);
+    assertEquals(r.code, 0, `${args[0]}: ${r.stderr}`);
+    assertEquals(r.stderr, notice(file, "C000001"), args[0]);
+    assertEquals(Deno.readFileSync(join(root, file)), edited, `${args[0]}: exact bytes`);
+    assertEquals(Deno.readFileSync(view), head, `${args[0]}: view restored`);
+  }
+  Deno.removeSync(view);
+  const again = await bimri(root, ["start", "--actor", "again"]);
+  assertEquals([again.code, again.stderr], [0, ""]);
+  assertEquals(Deno.readFileSync(view), head, "a missing view is regenerated");
+});

@@ -152,3 +152,20 @@ Deno.test("refuseUnsafeText names the credential masked, the hidden character as
   match(String(caught), /\\u202e at character 1/);
   refuseUnsafeText("plain text about a token rotation", "journal text", DEFAULT_SECRET_POLICY);
 });
+
+Deno.test("the cheap first pass lets through every text the former trigger expression matched", async () => {
+  // unsafe_text.ts finds the trigger's words in the lowercased text instead of
+  // compiling one case-insensitive expression: it may let more text through, never less.
+  const { mayHoldCredential } = await import("../../engine/model/unsafe_text.ts");
+  const FORMER =
+    /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|GR1348941|npm_|pypi-|xox|xapp-|hooks\.slack|_live_|_test_|AIza|Key=|Signature=|AKIA|ASIA|ABIA|ACCA|A3T|eyJ|:\/\/[^\s]*@|pass|pwd|secret|key|token|credential/i;
+  const texts = fakeCredentials(25).map((c) => c.text);
+  const alphabet = "aAbBcCdDeEgGhHiIjJkKlLnNoOpPrRsStTuUwWxXyYzZ019_-=:/@. \u017f\u212a\u0130";
+  for (let seed = 1; seed <= 20000; seed++) texts.push(randomChars(seed, alphabet, 3 + seed % 14));
+  for (const word of FORMER.source.split("|")) texts.push(word.replace(/\\/g, ""));
+  const missed = texts.filter((text) => FORMER.test(text) && !mayHoldCredential(text));
+  deepStrictEqual(missed, []);
+  const caught = texts.filter((text) => FORMER.test(text)).length;
+  ok(caught > 300, `the corpus exercises the trigger (${caught} hits)`);
+  strictEqual(mayHoldCredential("the nightly backup ran at 02:00"), false);
+});

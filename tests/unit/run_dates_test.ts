@@ -11,8 +11,11 @@ import {
 import { coldRecord, genesisState } from "../../engine/model/state.ts";
 import { splitLines } from "../../engine/model/text.ts";
 import { RUN_DATES_KEPT, trimRunDates } from "../../engine/memory/runs.ts";
-import { makeHead, type Store } from "../../engine/store/store.ts";
+import { loadHeadViews, makeHead, type Store } from "../../engine/store/store.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
+
+// makeHead parses the view through hot.ts, which store.ts loads on demand.
+await loadHeadViews();
 
 const run = (n: number) => `R${String(n).padStart(6, "0")}`;
 

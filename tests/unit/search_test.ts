@@ -27,8 +27,11 @@ import {
 import { parseView } from "../../engine/model/hot.ts";
 import { genesisState } from "../../engine/model/state.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
-import { makeHead, type Store } from "../../engine/store/store.ts";
+import { loadHeadViews, makeHead, type Store } from "../../engine/store/store.ts";
 import { tempStoreSync } from "../helpers/cli.ts";
+
+// makeHead parses the view through hot.ts, which store.ts loads on demand.
+await loadHeadViews();
 
 function record(
   key: string,

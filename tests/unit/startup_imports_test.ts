@@ -206,3 +206,105 @@ Deno.test("exporting one change loads no pull machinery (import.ts joins through
     deepStrictEqual(pull, [], entry);
   }
 });
+
+// ---- trimB (issue 42): start, journal, propose ------------------------------------------------
+
+Deno.test("start loads commit, resolve and share wiring only when it needs them", async () => {
+  // start_recovery.ts loads commit.ts and resolve.ts for a store a crash may
+  // have left something to finish; run.ts loads share_wiring.ts for a shared store.
+  const graph = await staticGraph("commands/start.ts");
+  const lazy = graph.filter((s) =>
+    /^(engine\/memory\/(commit|resolve)|commands\/share_wiring)\.ts$/.test(s)
+  );
+  deepStrictEqual(lazy, []);
+});
+
+Deno.test("the writers load the credential rules only for text that could hold one", async () => {
+  // run_input.ts loadTextScreen loads credentials.ts and policy.ts only when a
+  // text passes the cheap first pass (unsafe_text.ts) or a policy file exists.
+  for (const entry of ["commands/start.ts", "commands/journal.ts", "commands/propose.ts"]) {
+    const graph = await staticGraph(entry);
+    const guard = graph.filter((s) =>
+      s === "engine/model/credentials.ts" || s === "engine/guard/policy.ts"
+    );
+    deepStrictEqual(guard, [], entry);
+  }
+  // The screen finds the policy file by the name policy.ts reads.
+  const { loadTextScreen } = await import("../../engine/memory/run_input.ts");
+  const { POLICY_FILE } = await import("../../engine/guard/policy.ts");
+  const root = Deno.makeTempDirSync();
+  try {
+    Deno.writeTextFileSync(`${root}/${POLICY_FILE}`, "{not json");
+    let refused = "";
+    try {
+      await loadTextScreen(root, ["plain text"], true);
+    } catch (error) {
+      refused = (error as Error).message;
+    }
+    deepStrictEqual(refused.includes(POLICY_FILE), true, refused);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("propose loads the held notice only for a proposal that will be held", async () => {
+  const graph = await staticGraph("commands/propose.ts");
+  deepStrictEqual(graph.filter((s) => s === "engine/memory/held_notice.ts"), []);
+});
+
+Deno.test("the store loads the cold records' archive check only for a state.json someone else wrote", async () => {
+  // store.ts withStore stops with ColdAgreementPending; commands/run.ts loads
+  // archive_month.ts up front for the other verbs, on demand for these.
+  for (
+    const entry of [
+      "engine/store/store.ts",
+      "commands/run.ts",
+      "commands/start.ts",
+      "commands/journal.ts",
+      "commands/propose.ts",
+    ]
+  ) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/store/archive_month.ts"), [], entry);
+  }
+});
+
+Deno.test("start and propose load the view repair only for a bimri.md that differs from the head", async () => {
+  // view_on_demand.ts checks the view; view_sync.ts (with the manual-edit
+  // review) loads on demand, registering its syncView with store.ts.
+  for (const entry of ["commands/start.ts", "commands/propose.ts"]) {
+    const graph = await staticGraph(entry);
+    const repair = graph.filter((s) =>
+      /^engine\/(memory\/(view_sync|manual_edit_review|conflicts)|integrity\/manual_edit)\.ts$/
+        .test(s)
+    );
+    deepStrictEqual(repair, [], entry);
+  }
+  // Any other verb that starts a run or stages a proposal (hooks, share pull,
+  // secrets redact) has view_sync.ts in its graph, so the repair is registered
+  // before it runs: commands/run.ts runs only start, journal and propose again.
+  const missing: string[] = [];
+  for (const entry of Deno.readDirSync(`${ROOT}commands`)) {
+    const file = `commands/${entry.name}`;
+    if (!file.endsWith(".ts") || ["commands/start.ts", "commands/propose.ts"].includes(file)) {
+      continue;
+    }
+    const graph = await staticGraph(file);
+    const writes = graph.some((s) =>
+      s === "engine/memory/start_run.ts" || s === "engine/memory/propose.ts"
+    );
+    if (writes && !graph.includes("engine/memory/view_sync.ts")) missing.push(file);
+  }
+  deepStrictEqual(missing, []);
+});
+
+Deno.test("journal loads the view parsing (hot.ts) only when it must read the head", async () => {
+  // store.ts loadHeadViews: run.ts loads it up front for every other verb; a
+  // journal on a new store or a foreign state.json stops with LoadPending and runs again.
+  for (const entry of ["main.ts", "commands/run.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/model/hot.ts"), [], entry);
+  }
+});
+
+// ---- end trimB -------------------------------------------------------------------------------
