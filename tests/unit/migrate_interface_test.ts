@@ -3,6 +3,10 @@ import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
 import { diffTrees, hashTree, tempStore } from "../helpers/cli.ts";
 import { copyFixture } from "../fixtures/fixtures.ts";
 import { detectStoreFormat, migrateForInstall } from "../../engine/migrate/mod.ts";
+import { loadHeadViews } from "../../engine/store/store.ts";
+
+// The engine parses views with hot.ts, which commands/run.ts loads before a verb runs.
+await loadHeadViews();
 
 Deno.test("detectStoreFormat names every generation without writing", async () => {
   const cases: Array<[string, string]> = [
