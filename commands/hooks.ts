@@ -18,7 +18,6 @@ import {
   requireStartRecovery,
   withStartRecovery,
 } from "../engine/memory/start_recovery.ts";
-import { loadedShareWiring } from "./run.ts";
 import { loadTextScreen } from "../engine/memory/run_input.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { loadState, storeExists, withStore } from "../engine/store/store.ts";
@@ -53,12 +52,11 @@ created.`,
         }. [hook-identity-missing]`,
       );
     }
-    const shared = loadedShareWiring() !== null;
     const screen = await loadTextScreen(ctx.root, [session]);
     return withStartRecovery((finishers) =>
       withStore(ctx.root, (store) => {
         proveBeforeStart(store);
-        finishers = requireStartRecovery(store, finishers, shared);
+        finishers = requireStartRecovery(store, finishers);
         const result = startRun(store, HOOK_ACTOR, session, screen);
         const recovery = authorityBriefLines(store);
         if (recovery.issues.length === 0) finishCommittedAnswersAtStart(store, finishers);

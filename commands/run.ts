@@ -107,13 +107,14 @@ export function loadedShareWiring(): typeof import("./share_wiring.ts") | null {
 export const SHARE_WIRED_VERBS: ReadonlySet<string> = new Set(["share", "install"]);
 /**
  * Verbs that commit no memory, so team memory's observer never runs for them:
- * even on a shared store they leave engine/share/ unloaded (its signing and
- * no-follow reads load node:crypto and node:fs, some 25 ms of start-up). Were
+ * even on a shared store they leave engine/share/ unloaded (export and its
+ * commit-recovery modules, some 10 ms of a short command's start-up). Were
  * one of them ever to commit, share_observer.ts refuses it rather than skip
  * an export.
  */
 export const SHARE_UNWIRED_VERBS: ReadonlySet<string> = new Set([
   "journal",
+  "propose",
   "get",
   "search",
   "recall",

@@ -69,14 +69,14 @@ export async function wireShareFor(name: string, root: string): Promise<void> {
 const START_VERBS: ReadonlySet<string> = new Set(["start", "hook-start"]);
 
 /**
- * The verbs of every agent session. They export this clone's own changes
+ * The verbs of every agent session that run team memory (commands/run.ts
+ * leaves it unloaded for journal, propose and the reads). They export this clone's own changes
  * (signed by engine/model/ed25519.ts) and read no other clone's record, so
  * they skip loading the readers of those (node:crypto and node:fs, ~25 ms of
  * start-up) unless a pull was left unfinished, which they finish first.
  */
 const EVERYDAY_VERBS: ReadonlySet<string> = new Set([
   "start",
-  "propose",
   "sync",
   "close",
   "hook-start",

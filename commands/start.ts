@@ -33,7 +33,7 @@ export const startCommand: Command = {
     return withStartRecovery((finishers) =>
       withStore(ctx.root, (store) => {
         proveBeforeStart(store);
-        finishers = requireStartRecovery(store, finishers, wiring !== null);
+        finishers = requireStartRecovery(store, finishers);
         const share = wiring === null ? null : wiring.finishShareAtStart(store);
         const result = startRun(store, actor, session, screen);
         const recovery = authorityBriefLines(store);

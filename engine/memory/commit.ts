@@ -48,6 +48,7 @@
  * repeated (archive appends are idempotent, an orphan revision number is
  * skipped), so every effect lands exactly once.
  */
+import { registerCommitFinisher } from "./commit_finisher.ts";
 import { BimriError } from "../errors.ts";
 import { headFacts, type MemoryEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
 import { idNumber, revisionName } from "../model/ids.ts";
@@ -543,3 +544,7 @@ function raiseConflict(
   }, true);
   return { kind: "contested", conflictId: raised.conflictId, newCandidate: true };
 }
+
+// Team memory's export finishes an interrupted commit through this hook
+// (commit_finisher.ts) whenever this module is loaded.
+registerCommitFinisher(finalizeInterruptedCommit);

@@ -8,6 +8,7 @@ import type { Store } from "../store/store.ts";
 import { listNames } from "../store/files.ts";
 import { unchangedSinceHealthyWrite } from "../integrity/summary_match.ts";
 import { refreshAuthoritySummary } from "../integrity/everyday.ts";
+import { CommitFinisherNeeded } from "./commit_finisher.ts";
 
 /** The two finishers a start may need (commit.ts and resolve.ts, loaded on demand). */
 export type StartRecovery = {
@@ -43,7 +44,10 @@ export async function withStartRecovery<T>(
   try {
     return await attempt(null);
   } catch (error) {
-    if (!(error instanceof StartRecoveryNeeded)) throw error;
+    // Team memory's export stops the same way for a commit left applying (commit_finisher.ts).
+    if (!(error instanceof StartRecoveryNeeded || error instanceof CommitFinisherNeeded)) {
+      throw error;
+    }
   }
   return await attempt(await loadStartRecovery());
 }
@@ -52,8 +56,7 @@ export async function withStartRecovery<T>(
  * Call under the engine lock right after `proveBeforeStart` and before
  * anything is written: returns `recovery`, or stops the attempt (see
  * `withStartRecovery`) when it is null and `finishCommittedAnswersAtStart`
- * may find something to finish. That is when team memory is wired (its
- * exports run first), when the store changed since its last healthy write and
+ * may find something to finish. That is when the store changed since its last healthy write and
  * its last revision accepted a proposal (the commit that may be cut short,
  * see commit.ts finalizeInterruptedCommit), or when any resolution exists
  * (an answer that may be applying, see resolve.ts finalizeCommittedResolutions).
@@ -61,13 +64,12 @@ export async function withStartRecovery<T>(
 export function requireStartRecovery(
   store: Store,
   recovery: StartRecovery | null,
-  shared: boolean,
 ): StartRecovery | null {
   if (recovery !== null) return recovery;
   const mayFinishCommit = !unchangedSinceHealthyWrite(store) &&
     (store.state.last_revision_reason ?? "").startsWith("accepted ");
   if (
-    shared || mayFinishCommit || listNames(store.paths.folder("resolutions")).length > 0
+    mayFinishCommit || listNames(store.paths.folder("resolutions")).length > 0
   ) {
     throw new StartRecoveryNeeded();
   }

@@ -18,7 +18,7 @@ import { PROPOSAL_ID } from "../model/ids.ts";
 import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { finalizeInterruptedCommit } from "../memory/commit.ts";
+import { commitFinisher, CommitFinisherNeeded } from "../memory/commit_finisher.ts";
 import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
@@ -265,6 +265,10 @@ export function restoreOwn(ctx: ShareContext): void {
  */
 export function finishPendingExports(store: Store): ShareContext | null {
   if (!isShared(store.paths)) return null;
+  // Before anything is written: a start that loaded no commit machinery stops
+  // here when the head's last commit was left applying (it loads it and runs again).
+  const finishCommit = commitFinisher();
+  if (finishCommit === null && headCommitLeftApplying(store)) throw new CommitFinisherNeeded();
   const ctx = loadShare(store.paths, true)!;
   restoreOwn(ctx);
   finishSeeding(store, ctx);
@@ -279,7 +283,7 @@ export function finishPendingExports(store: Store): ShareContext | null {
       "a share pull was left unfinished after this command started; nothing was changed. Run the command again (it finishes the pull first).",
     );
   }
-  finalizeInterruptedCommit(store);
+  finishCommit?.(store);
   if (!(importing?.pullInProgress() ?? false)) exportOutsideChanges(store, ctx);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason !== null && reason[1] !== ctx.state.lastSource) {
@@ -292,6 +296,12 @@ export function finishPendingExports(store: Store): ShareContext | null {
     exportResolution(store, ctx, ctx.state.pendingResolution);
   }
   return ctx;
+}
+
+/** True when the head's reason is `accepted <id>` and that decision is still `applying`. */
+function headCommitLeftApplying(store: Store): boolean {
+  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
+  return reason !== null && readDecision(store.paths, reason[1])?.outcome === "applying";
 }
 
 /**

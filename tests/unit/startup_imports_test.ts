@@ -308,3 +308,14 @@ Deno.test("journal loads the view parsing (hot.ts) only when it must read the he
 });
 
 // ---- end trimB -------------------------------------------------------------------------------
+
+Deno.test("team memory's export reaches the commit machinery only through its hook", async () => {
+  // A shared store's start exports without commit.ts; commit.ts, once loaded
+  // by a verb that commits, registers the finisher export calls.
+  const graph = await staticGraph("engine/share/export.ts");
+  deepStrictEqual(graph.filter((s) => s === "engine/memory/commit.ts"), []);
+  const { commitFinisher } = await import("../../engine/memory/commit_finisher.ts");
+  deepStrictEqual(commitFinisher(), null);
+  const commit = await import("../../engine/memory/commit.ts");
+  deepStrictEqual(commitFinisher(), commit.finalizeInterruptedCommit);
+});
