@@ -109,8 +109,7 @@ async function pullLeftUnfinished(root: string): Promise<boolean> {
       import("../engine/share/deferred.ts"),
     ]);
     const ctx = state.loadShare(new StorePaths(root), false);
-    if (ctx === null) return false;
-    return ctx.state.importing.length > 0 || deferred.readContesting(ctx).length > 0;
+    return ctx !== null && deferred.pullLeftUnfinished(ctx);
   } catch {
     return true;
   }

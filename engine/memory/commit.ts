@@ -48,7 +48,7 @@
  * repeated (archive appends are idempotent, an orphan revision number is
  * skipped), so every effect lands exactly once.
  */
-import { registerCommitFinisher } from "./commit_finisher.ts";
+import { headCommitLeftApplying, registerCommitFinisher } from "./commit_finisher.ts";
 import { BimriError } from "../errors.ts";
 import { headFacts, type MemoryEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
 import { idNumber, revisionName } from "../model/ids.ts";
@@ -298,10 +298,8 @@ function acceptAtHead(store: Store, proposal: Proposal): void {
  * Reads one decision on the everyday path. Returns the finished proposal ID.
  */
 export function finalizeInterruptedCommit(store: Store): string | null {
-  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
-  if (reason === null) return null;
-  const id = reason[1];
-  if (readDecision(store.paths, id)?.outcome !== "applying") return null;
+  const id = headCommitLeftApplying(store);
+  if (id === null) return null;
   const proposal = readProposal(store.paths, id)?.proposal;
   if (!proposal) return null;
   const live = findLive(store.head.view, store.state, proposal.key);

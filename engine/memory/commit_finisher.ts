@@ -7,6 +7,18 @@
  */
 import { BimriError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
+import { readDecision } from "../records/decision.ts";
+
+/**
+ * The proposal of the head's last commit when a crash left it unfinished:
+ * the head's reason is `accepted <id>` while that decision is still
+ * `applying` (one decision read). Null otherwise.
+ */
+export function headCommitLeftApplying(store: Store): string | null {
+  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
+  if (reason === null) return null;
+  return readDecision(store.paths, reason[1])?.outcome === "applying" ? reason[1] : null;
+}
 
 /** commit.ts finalizeInterruptedCommit: the finished proposal ID, or null. */
 export type CommitFinisher = (store: Store) => string | null;

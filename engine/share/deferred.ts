@@ -35,3 +35,8 @@ export function readContesting(ctx: ShareContext): string[] {
   if (!isJsonObject(raw) || !Array.isArray(raw.events)) return [];
   return raw.events.filter((e): e is string => typeof e === "string" && EVENT_ID.test(e));
 }
+
+/** True when a pull was left unfinished: records still to import, or questions still to raise. */
+export function pullLeftUnfinished(ctx: ShareContext): boolean {
+  return ctx.state.importing.length > 0 || readContesting(ctx).length > 0;
+}

@@ -18,13 +18,17 @@ import { PROPOSAL_ID } from "../model/ids.ts";
 import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { commitFinisher, CommitFinisherNeeded } from "../memory/commit_finisher.ts";
+import {
+  commitFinisher,
+  CommitFinisherNeeded,
+  headCommitLeftApplying,
+} from "../memory/commit_finisher.ts";
 import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { importFinisher } from "./import_hook.ts";
-import { readContesting } from "./deferred.ts";
+import { pullLeftUnfinished } from "./deferred.ts";
 import { eventId, isImportActor, parseEventId, recordName } from "./ids.ts";
 import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
 import { exportedOwnSlot, ownSlot, reportForeign } from "./own.ts";
@@ -268,7 +272,9 @@ export function finishPendingExports(store: Store): ShareContext | null {
   // Before anything is written: a start that loaded no commit machinery stops
   // here when the head's last commit was left applying (it loads it and runs again).
   const finishCommit = commitFinisher();
-  if (finishCommit === null && headCommitLeftApplying(store)) throw new CommitFinisherNeeded();
+  if (finishCommit === null && headCommitLeftApplying(store) !== null) {
+    throw new CommitFinisherNeeded();
+  }
   const ctx = loadShare(store.paths, true)!;
   restoreOwn(ctx);
   finishSeeding(store, ctx);
@@ -276,7 +282,7 @@ export function finishPendingExports(store: Store): ShareContext | null {
   const importing = importFinisher();
   if (importing !== null) {
     importing.finishImport(store, ctx);
-  } else if (ctx.state.importing.length > 0 || readContesting(ctx).length > 0) {
+  } else if (pullLeftUnfinished(ctx)) {
     // The command loaded no pull machinery (it saw no unfinished pull as it started).
     throw new BimriError(
       "busy",
@@ -296,12 +302,6 @@ export function finishPendingExports(store: Store): ShareContext | null {
     exportResolution(store, ctx, ctx.state.pendingResolution);
   }
   return ctx;
-}
-
-/** True when the head's reason is `accepted <id>` and that decision is still `applying`. */
-function headCommitLeftApplying(store: Store): boolean {
-  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
-  return reason !== null && readDecision(store.paths, reason[1])?.outcome === "applying";
 }
 
 /**

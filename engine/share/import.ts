@@ -26,7 +26,7 @@ import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem
 import { saveShare } from "./state.ts";
 import type { ShareContext } from "./context.ts";
 import { holdUntrusted } from "./trust.ts";
-import { readContesting, saveContesting } from "./deferred.ts";
+import { pullLeftUnfinished, readContesting, saveContesting } from "./deferred.ts";
 import { Pull, type PullResult } from "./pull.ts";
 import { ImportOrder } from "./import_order.ts";
 import { registerImportFinisher } from "./import_hook.ts";
@@ -39,7 +39,7 @@ import { registerImportFinisher } from "./import_hook.ts";
  * committed, so each lands exactly once. Returns how many were committed here.
  */
 export function finishImport(store: Store, ctx: ShareContext): number {
-  if (importing || (ctx.state.importing.length === 0 && readContesting(ctx).length === 0)) return 0;
+  if (importing || !pullLeftUnfinished(ctx)) return 0;
   importing = true;
   try {
     return finishImportNow(store, ctx);
