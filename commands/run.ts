@@ -31,7 +31,11 @@ export async function runCommand(
   if (shareWiring === null && shareMayBeWired(command.name, ctx.root)) {
     shareWiring = await import("./share_wiring.ts");
   }
-  await shareWiring?.wireShareFor(command.name, ctx.root);
+  await shareWiring?.wireShareFor(
+    command.name,
+    ctx.root,
+    typeof flags.run === "string" ? flags.run : undefined,
+  );
   // The check of a foreign state.json's cold records (store.ts) loads up front for
   // every verb but the three that load it on demand (runVerb), and for those too
   // when a policy file may exist (a redaction resumed below opens the store first).
@@ -84,7 +88,9 @@ async function runVerb(
     } catch (error) {
       // Each module loads once, so a verb stops at most once per module.
       if (!(error instanceof LoadPending) || attempt >= 3) throw error;
-      if (!ON_DEMAND_VERBS.has(command.name)) throw error;
+      // Team memory's idle check stops a verb only before it wrote anything (share_wiring.ts).
+      const shareLoad = shareWiring !== null && error instanceof shareWiring.ShareExportPending;
+      if (!ON_DEMAND_VERBS.has(command.name) && !shareLoad) throw error;
       await error.load();
     }
   }

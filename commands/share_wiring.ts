@@ -4,11 +4,14 @@
  * for a store that is shared or a verb that may make one shared, so the
  * everyday commands of an unshared store do not pay for them.
  */
+import { BimriError } from "../engine/errors.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
-import type { Store } from "../engine/store/store.ts";
+import { LoadPending, type Store } from "../engine/store/store.ts";
 import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory/share_observer.ts";
 import type { ShareContext } from "../engine/share/context.ts";
+import { readShareState, shareDir } from "../engine/share/state_file.ts";
+import { readContesting } from "../engine/share/deferred.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 /** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
@@ -34,7 +37,9 @@ async function wireShare(counting: boolean): Promise<void> {
     counting ? import("../engine/share/trust.ts") : null,
   ]);
   wireShareObserver({
+    beforeWrites: () => {},
     finishPendingExports: exporting.finishPendingExports,
+    beforeCommit: () => {},
     afterAcceptedCommit: exporting.afterAcceptedCommit,
   });
   loaded = {
@@ -55,13 +60,95 @@ async function wireShare(counting: boolean): Promise<void> {
   };
 }
 
-/** Before verb `name` runs on the store at `root`: wires team memory when it may be needed. */
-export async function wireShareFor(name: string, root: string): Promise<void> {
+/**
+ * Before verb `name` runs on the store at `root` (`run`: its `--run` flag):
+ * wires team memory when it may be needed, only its idle check when that
+ * finds nothing for the verb to export or count.
+ */
+export async function wireShareFor(name: string, root: string, run?: string): Promise<void> {
   if (loaded !== null) return;
-  if (SHARE_VERBS.has(name) || lstatOrNull(new StorePaths(root).folder(REPLICA_FILE)) !== null) {
-    const everyday = EVERYDAY_VERBS.has(name);
-    await wireShare(!everyday || START_VERBS.has(name));
-    if (!everyday || await pullLeftUnfinished(root)) await loadPullMachinery();
+  if (idleVerb !== null) {
+    // A long-lived process (the MCP server) decides again for each verb.
+    idleVerb = null;
+    wireShareObserver(null);
+  }
+  const paths = new StorePaths(root);
+  if (!SHARE_VERBS.has(name) && lstatOrNull(paths.folder(REPLICA_FILE)) === null) return;
+  if (IDLE_VERBS.has(name) && (name === "start" || run !== undefined)) {
+    // Loaded only here: sync and the other verbs load the export straight away.
+    const idle = await import("../engine/share/idle.ts");
+    const commits = name === "close" && idle.runMayCommit(paths, run!);
+    if (!commits && !("pending" in idle.idleShare(paths, name === "start"))) {
+      wireIdle(name, paths, idle);
+      return;
+    }
+  }
+  const everyday = EVERYDAY_VERBS.has(name);
+  await wireShare(!everyday || START_VERBS.has(name));
+  if (!everyday || pullLeftUnfinished(paths)) await loadPullMachinery();
+}
+
+/**
+ * The verbs that, on a shared store with nothing pending (idle.ts), load no
+ * export, signing or pull code: start (no records of other clones waiting)
+ * and close of a run whose proposals are all decided (`--run` given).
+ */
+const IDLE_VERBS: ReadonlySet<string> = new Set(["start", "close"]);
+
+/** The verb wired with the idle check only, or null. */
+let idleVerb: string | null = null;
+
+/**
+ * Wires the idle check as team memory's observer for `verb`. Under the engine
+ * lock, before the verb writes anything, it looks again (the head, and what
+ * another command may have left since): when something is pending after all,
+ * the export loads and the verb runs once more (`ShareExportPending`). A
+ * commit reached without the export (a proposal of the run that appeared
+ * since) is refused as busy before it writes.
+ */
+function wireIdle(
+  verb: string,
+  paths: StorePaths,
+  { headPending, idleShare }: typeof import("../engine/share/idle.ts"),
+): void {
+  idleVerb = verb;
+  let checked: ShareContext | null = null;
+  const check = (store: Store): ShareContext => {
+    if (checked !== null) return checked;
+    const idle = idleShare(store.paths, verb === "start");
+    const pending = "pending" in idle ? idle.pending : headPending(store, idle);
+    if (pending !== null || "pending" in idle) {
+      throw new ShareExportPending(pending ?? "", async () => {
+        idleVerb = null;
+        await wireShare(START_VERBS.has(verb));
+        if (pullLeftUnfinished(paths)) await loadPullMachinery();
+      });
+    }
+    return checked = idle.ctx;
+  };
+  const refuse = (): never => {
+    throw new BimriError(
+      "busy",
+      "this command found nothing for team memory to export when it started, and now has a commit to export; memory was not changed. Run the command again.",
+    );
+  };
+  wireShareObserver({
+    beforeWrites: check,
+    finishPendingExports: check,
+    beforeCommit: refuse,
+    afterAcceptedCommit: refuse,
+  });
+}
+
+/**
+ * Thrown under the engine lock, before the verb wrote anything, when the idle
+ * check finds work for team memory after all: commands/run.ts loads the
+ * export (`load`) and runs the verb once more.
+ */
+export class ShareExportPending extends LoadPending {
+  /** `why`: what is pending. */
+  constructor(why: string, load: () => Promise<void>) {
+    super(`team memory's export (${why})`, load);
   }
 }
 
@@ -102,14 +189,12 @@ async function loadPullMachinery(): Promise<void> {
  * records again; also true when the bookkeeping cannot be read (the verb
  * itself then says what is wrong).
  */
-async function pullLeftUnfinished(root: string): Promise<boolean> {
+function pullLeftUnfinished(paths: StorePaths): boolean {
   try {
-    const [state, deferred] = await Promise.all([
-      import("../engine/share/state.ts"),
-      import("../engine/share/deferred.ts"),
-    ]);
-    const ctx = state.loadShare(new StorePaths(root), false);
-    return ctx !== null && deferred.pullLeftUnfinished(ctx);
+    const read = readShareState(paths);
+    if (read === null) return false;
+    const ctx: ShareContext = { paths, shareDir: shareDir(paths), state: read.state };
+    return read.state.importing.length > 0 || readContesting(ctx).length > 0;
   } catch {
     return true;
   }
@@ -123,11 +208,22 @@ async function pullLeftUnfinished(root: string): Promise<boolean> {
 export function finishShareAtStart(
   store: Store,
 ): (() => { waiting: number; gaps: string[] }) | null {
-  if (shareObserver(store) === null || loaded === null) return null;
+  const observer = shareObserver(store);
+  if (observer === null) return null;
+  // The idle check found no records waiting (it escalates if any arrived since).
+  if (loaded === null) {
+    observer.finishPendingExports(store);
+    return () => ({ waiting: 0, gaps: [] });
+  }
   const share = loaded.finishPendingExports(store);
   if (share === null) return null;
   const { waitingAndGaps } = loaded;
   return () => waitingAndGaps(share);
+}
+
+/** True when this process loaded team memory's export (not only its idle check). */
+export function exportsWired(): boolean {
+  return loaded !== null;
 }
 
 /** Prints on stderr the refusals team memory noted during the command (the engine prints nothing). */

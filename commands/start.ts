@@ -27,8 +27,9 @@ export const startCommand: Command = {
     const session = stringFlag(flags, "session");
     // share_wiring.ts is loaded only when run.ts wired team memory (a shared store).
     const wiring = loadedShareWiring();
-    // Team memory's exports run before startRun's view check: load the repair first.
-    if (wiring !== null) await loadViewRepair();
+    // Team memory's exports run before startRun's view check: load the repair first
+    // (not when its idle check found nothing to export: share_wiring.ts).
+    if (wiring?.exportsWired()) await loadViewRepair();
     const screen = await loadTextScreen(ctx.root, [session]);
     return withStartRecovery((finishers) =>
       withStore(ctx.root, (store) => {

@@ -67,6 +67,7 @@ export function closeRun(
     summaryInput,
     secretPolicy(store.paths.root),
   );
+  shareObserver(store)?.beforeWrites(store);
   const sync = syncView(store);
   requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
   shareObserver(store)?.finishPendingExports(store);

@@ -155,6 +155,7 @@ export function applyPendingProposals(
   );
   if (unproven.length > 0) refuseForIssues(unproven);
   if (pending.length === 0) return summary;
+  shareObserver(store)?.beforeCommit(store);
   // The reference's audit checkpoint must re-prove the store after authority writes.
   invalidateAuditWitness(store.paths);
   // A commit or an owner answer whose effect already made the head (a crash

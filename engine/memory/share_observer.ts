@@ -18,11 +18,21 @@ import type { Store } from "../store/store.ts";
 /** What the write path tells team memory. */
 export type ShareObserver = {
   /**
+   * Under the engine lock, before the command writes anything: stops it
+   * (to run once more) when what it loaded cannot do what is pending.
+   */
+  beforeWrites(store: Store): void;
+  /**
    * Under the engine lock, before a command moves memory: exports (and
    * imports) that an earlier command left unfinished. Returns share's
    * context of the store, or null when the store is not shared.
    */
   finishPendingExports(store: Store): unknown;
+  /**
+   * Before a command commits a run's proposals, nothing written yet: refuses
+   * when the command loaded no export (its share check found nothing to export).
+   */
+  beforeCommit(store: Store): void;
   /** After an accepted commit's decision is durable: the change's record for the other clones. */
   afterAcceptedCommit(store: Store, proposalId: string, actor: string): void;
 };
@@ -32,8 +42,8 @@ export const REPLICA_FILE = "replica.local.json";
 
 let wired: ShareObserver | null = null;
 
-/** Wires team memory's observer (commands/share_wiring.ts; once per process). */
-export function wireShareObserver(observer: ShareObserver): void {
+/** Wires team memory's observer (commands/share_wiring.ts; null: unwires the idle check's). */
+export function wireShareObserver(observer: ShareObserver | null): void {
   wired = observer;
 }
 

@@ -290,18 +290,27 @@ export function finishPendingExports(store: Store): ShareContext | null {
     );
   }
   finishCommit?.(store);
-  if (!(importing?.pullInProgress() ?? false)) exportOutsideChanges(store, ctx);
-  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
-  if (reason !== null && reason[1] !== ctx.state.lastSource) {
-    const decision = readDecision(store.paths, reason[1]);
-    if (decision?.outcome === "accepted" && typeof decision.resolution_id !== "string") {
-      exportChange(store, ctx, reason[1]);
-    }
-  }
+  const reasonDue = headReasonDue(store, ctx);
+  if (!(importing?.pullInProgress() ?? false)) exportOutsideChanges(store, ctx, reasonDue !== null);
+  if (reasonDue !== null && reasonDue !== ctx.state.lastSource) exportChange(store, ctx, reasonDue);
   if (ctx.state.pendingResolution !== null) {
     exportResolution(store, ctx, ctx.state.pendingResolution);
   }
   return ctx;
+}
+
+/**
+ * The proposal of the head's last revision when it accepted a change of a
+ * local run that is not this replica's last exported source (a crash came
+ * between the commit and its record), or null.
+ */
+function headReasonDue(store: Store, ctx: ShareContext): string | null {
+  const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
+  if (reason === null || reason[1] === ctx.state.lastSource) return null;
+  const decision = readDecision(store.paths, reason[1]);
+  if (decision?.outcome !== "accepted" || typeof decision.resolution_id === "string") return null;
+  const proposal = readProposal(store.paths, reason[1])?.proposal;
+  return proposal && !isImportActor(proposal.actor) ? reason[1] : null;
 }
 
 /**
@@ -310,11 +319,18 @@ export function finishPendingExports(store: Store): ShareContext | null {
  * run past the last head the share bookkeeping saw, in revision order, once.
  * On the everyday path this compares two numbers.
  */
-export function exportOutsideChanges(store: Store, ctx: ShareContext): number {
+export function exportOutsideChanges(
+  store: Store,
+  ctx: ShareContext,
+  headReasonDue = false,
+): number {
   const s = ctx.state;
   const head = store.head.revision;
   if (s.headSeen === head) return 0;
   if (s.headSeen < 0 || s.pendingResolution !== null || s.importing.length > 0) {
+    // The head counts as seen only once its own change is exported (by the
+    // caller, next): a head seen is one with nothing left to export (idle.ts).
+    if (headReasonDue) return 0;
     s.headSeen = head;
     saveShare(ctx);
     return 0;

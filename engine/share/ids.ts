@@ -61,3 +61,6 @@ export function importActor(replica: string): string {
 export function isImportActor(actor: string): boolean {
   return /^share-[a-z2-7]{26}$/.test(actor);
 }
+
+/** The public key file in every signing replica's folder. */
+export const KEY_FILE = "key.json";

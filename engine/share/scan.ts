@@ -7,10 +7,16 @@
  */
 import { join } from "../store/os_path.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
-import { forgetPublishedKeys, KEY_FILE, signatureChecksLoaded, signatureProblem } from "./sign.ts";
+import { forgetPublishedKeys, signatureChecksLoaded, signatureProblem } from "./sign.ts";
+import {
+  isReplicaFolder,
+  isShareFolderExtra,
+  listFolder,
+  replicaSeqs,
+  waitingSeqs,
+} from "./folder_names.ts";
 import { claimProblem } from "./governance.ts";
 import { visible } from "../model/visible.ts";
-import { RECORD_NAME, REPLICA_ID } from "./ids.ts";
 import {
   parseRecordBytes,
   RECORD_MAX_BYTES,
@@ -52,35 +58,16 @@ function display(...parts: string[]): string {
   return visible([SHARE_FOLDER, ...parts].join("/"));
 }
 
-/** Folder names in `.bimri-share/` (empty when it does not exist). */
-function listFolder(path: string): Deno.DirEntry[] {
-  try {
-    return [...Deno.readDirSync(path)];
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-      return [];
-    }
-    throw error;
-  }
-}
-
 /** The seq numbers in a replica folder, with problems for names that are not records. */
 function recordSeqs(ctx: ShareContext, replica: string, problems: ShareProblem[]): number[] {
-  const seqs: number[] = [];
-  for (const entry of listFolder(join(ctx.shareDir, replica))) {
-    if (entry.name.startsWith(".")) continue; // editors' and git's own hidden files
-    if (entry.name === KEY_FILE && entry.isFile && !entry.isSymlink) continue; // sign.ts
-    if (!RECORD_NAME.test(entry.name) || !entry.isFile || entry.isSymlink) {
-      problems.push({
-        file: display(replica, entry.name),
-        message: "is not a record file (expected NNNNNNNN.json, a regular file)",
-      });
-      continue;
-    }
-    const seq = Number(entry.name.slice(0, 8));
-    if (seq >= 1) seqs.push(seq);
+  const { seqs, notRecords } = replicaSeqs(ctx.shareDir, replica);
+  for (const name of notRecords) {
+    problems.push({
+      file: display(replica, name),
+      message: "is not a record file (expected NNNNNNNN.json, a regular file)",
+    });
   }
-  return seqs.sort((a, b) => a - b);
+  return seqs;
 }
 
 /** Parses record `seq` of `replica`, or a problem. */
@@ -139,10 +126,8 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
   requireRealFolder(ctx.shareDir, SHARE_FOLDER);
   forgetPublishedKeys();
   for (const entry of listFolder(ctx.shareDir).sort((a, b) => a.name < b.name ? -1 : 1)) {
-    if (entry.name.startsWith(".") || (entry.isFile && /^[A-Za-z0-9._-]+\.md$/.test(entry.name))) {
-      continue; // a README or git's own files
-    }
-    if (!REPLICA_ID.test(entry.name) || !entry.isDirectory || entry.isSymlink) {
+    if (isShareFolderExtra(entry)) continue; // a README or git's own files
+    if (!isReplicaFolder(entry)) {
       scan.problems.push({
         file: display(entry.name),
         message: "is not a replica folder (expected 26 lowercase base32 characters, a folder)",
@@ -159,7 +144,7 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     if (replica === ctx.state.replica) continue;
     const done = seen[replica] ?? 0;
     const ahead = new Set(ctx.state.ahead[replica] ?? []);
-    const waiting = seqs.filter((s) => s > done && !ahead.has(s));
+    const waiting = waitingSeqs(seqs, done, ahead);
     if (waiting.length === 0) continue;
     const present = new Set(seqs);
     const missing: number[] = [];

@@ -24,12 +24,12 @@ import { utcTimestamp } from "../model/time.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { gitOperationInProgress } from "../store/git_tree.ts";
-import { MAX_SEQ, REPLICA_ID } from "./ids.ts";
+import { KEY_FILE, MAX_SEQ, REPLICA_ID } from "./ids.ts";
+
+export { KEY_FILE } from "./ids.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
 import type { ShareContext } from "./context.ts";
 
-/** The public key file in every signing replica's folder. */
-export const KEY_FILE = "key.json";
 /** The format tag of a public key file. */
 export const KEY_FORMAT = "bimri-share-key/1";
 const KEY_MAX_BYTES = 4096;

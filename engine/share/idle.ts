@@ -1,0 +1,113 @@
+/**
+ * Whether a shared store has anything pending for an everyday command:
+ * something to export, restore, seed or finish, or (at start) records of
+ * other clones to count. It is read from the share bookkeeping and a few
+ * lstats, so that start and close load no export, signing or pull code when
+ * there is nothing for it to do (commands/share_wiring.ts); what it finds
+ * pending is left to export.ts's finishPendingExports, which this mirrors.
+ */
+import { join } from "../store/os_path.ts";
+import { lstatOrNull } from "../store/files.ts";
+import type { StorePaths } from "../store/paths.ts";
+import type { Store } from "../store/store.ts";
+import { headCommitLeftApplying } from "../memory/commit_finisher.ts";
+import { readDecision } from "../records/decision.ts";
+import { recordName } from "./ids.ts";
+import { readShareState, seenVector, shareDir } from "./state_file.ts";
+import { readContesting } from "./deferred.ts";
+import { samePlace } from "./place.ts";
+import { isReplicaFolder, listFolder, replicaSeqs, waitingSeqs } from "./folder_names.ts";
+import type { ShareContext } from "./context.ts";
+
+/** A shared store with nothing pending: its context as read (nothing was recovered or saved). */
+export type IdleShare = { ctx: ShareContext };
+
+/**
+ * The share context of the store at `paths` when nothing is pending for an
+ * everyday command, else what is pending (a short reason). With `counting`
+ * (start), records of other clones waiting to be pulled count as pending:
+ * their count, gaps and trust questions are the full path's. Only reads.
+ */
+export function idleShare(paths: StorePaths, counting: boolean): IdleShare | { pending: string } {
+  let read;
+  try {
+    read = readShareState(paths);
+  } catch {
+    return { pending: "unreadable share bookkeeping" }; // the full path says what is wrong
+  }
+  if (read === null) return { pending: "no replica file" };
+  const { state, restarted } = read;
+  const ctx: ShareContext = { paths, shareDir: shareDir(paths), state };
+  if (restarted) return { pending: "replica re-minted" };
+  if (!samePlace(state.storePath, paths.root)) return { pending: "store moved or copied" };
+  const folder = lstatOrNull(ctx.shareDir);
+  if (folder !== null && (!folder.isDirectory || folder.isSymlink)) {
+    return { pending: "share folder is not a folder" };
+  }
+  if (state.pendingResolution !== null) return { pending: "resolution to export" };
+  if (state.seeding) return { pending: "seeding" };
+  if (state.pulling || state.importing.length > 0 || readContesting(ctx).length > 0) {
+    return { pending: "pull left unfinished" };
+  }
+  // export.ts's rollForward: a record past the cursor (a crash after its write).
+  const own = join(ctx.shareDir, state.replica);
+  if (lstatOrNull(join(own, recordName(state.nextSeq))) !== null) {
+    return { pending: "record past the export cursor" };
+  }
+  // keep.ts's restoreOwnRecords: the own folder unchanged since every record was seen in it.
+  const exported = state.nextSeq - 1;
+  if (exported >= 1) {
+    const mtime = lstatOrNull(own)?.mtime?.getTime() ?? null;
+    if (mtime === null || mtime !== state.folderMtime || state.keptThrough < exported) {
+      return { pending: "own records to check" };
+    }
+  }
+  if (counting && waitingByName(ctx) > 0) return { pending: "records waiting" };
+  return { ctx };
+}
+
+/**
+ * Under the engine lock: what is pending for `store`'s head (its last commit
+ * not exported, or left applying), or null. A head the share bookkeeping has
+ * seen needs no export: export.ts moves `headSeen` only once the head's own
+ * change is exported or needs none.
+ */
+export function headPending(store: Store, idle: IdleShare): string | null {
+  if (idle.ctx.state.headSeen !== store.head.revision) return "head not exported";
+  if (headCommitLeftApplying(store) !== null) return "commit left applying";
+  return null;
+}
+
+/** Records of other replicas not imported yet, counted by file name (scan.ts's count). */
+function waitingByName(ctx: ShareContext): number {
+  const seen = seenVector(ctx.state);
+  let waiting = 0;
+  for (const entry of listFolder(ctx.shareDir)) {
+    if (!isReplicaFolder(entry) || entry.name === ctx.state.replica) continue;
+    const { seqs } = replicaSeqs(ctx.shareDir, entry.name);
+    const ahead = new Set(ctx.state.ahead[entry.name] ?? []);
+    waiting += waitingSeqs(seqs, seen[entry.name] ?? 0, ahead).length;
+  }
+  return waiting;
+}
+
+/**
+ * False only when run `run` surely has no proposal left to commit (each of
+ * its proposal files has its final decision): then a close commits nothing,
+ * so it exports nothing. A name that is not a run handle is left to the verb.
+ */
+export function runMayCommit(paths: StorePaths, run: string): boolean {
+  if (!/^R[0-9]{6}$/.test(run)) return true;
+  for (let n = 1; n <= 999; n++) {
+    const id = `${run}-Q${String(n).padStart(3, "0")}`;
+    if (lstatOrNull(paths.proposal(id)) === null) return false;
+    try {
+      // As commit.ts's applyPendingProposals: no decision, or one left applying, is pending.
+      const outcome = readDecision(paths, id)?.outcome;
+      if (outcome === undefined || outcome === "applying") return true;
+    } catch {
+      return true; // a damaged decision: the verb says what is wrong
+    }
+  }
+  return true;
+}

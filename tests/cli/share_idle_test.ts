@@ -1,0 +1,118 @@
+/**
+ * start and close of a shared store with nothing pending load only team
+ * memory's idle check (commands/share_wiring.ts, engine/share/idle.ts): what
+ * an earlier command left for team memory must still be found and finished,
+ * by the same command, and the MCP server (one process for every verb) must
+ * still export.
+ */
+import { join } from "node:path";
+import { assertEquals, assertMatch } from "../helpers/assert.ts";
+import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
+import { agentSets, gitInit } from "../helpers/share.ts";
+import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
+
+/** A shared store with one subject, and the path of its own replica folder. */
+async function sharedStore(): Promise<{ root: string; own: string }> {
+  const root = await tempStore();
+  await agentSets(root, "codex", { "team.rule": "Review every migration." });
+  await gitInit(root); // share init needs a git work tree
+  await must(root, ["share", "init", "--yes"]);
+  const replica = JSON.parse(
+    Deno.readTextFileSync(join(root, ".bimri", "replica.local.json")),
+  ).replica as string;
+  return { root, own: join(root, ".bimri-share", replica) };
+}
+
+/** The record files of a replica folder. */
+function records(folder: string): string[] {
+  return [...Deno.readDirSync(folder)].map((e) => e.name).filter((n) => /^\d{8}\.json$/.test(n))
+    .sort();
+}
+
+/** Commits a change of run `run` whose export a crash stopped (the commit is durable). */
+async function commitWithoutExport(root: string, run: string, text: string): Promise<void> {
+  await must(root, ["propose", "--run", run, "--key", "team.rule", "--text", text]);
+  const sync = await bimri(root, ["sync", "--run", run], {
+    env: { BIMRI_FAULT: "share-before-export" },
+  });
+  assertEquals(sync.code, 86, sync.stderr); // the fault point's exit: killed after the commit
+}
+
+Deno.test("close finds the export a crash left though its idle check saw nothing, and exports it", async () => {
+  const { root, own } = await sharedStore();
+  const before = records(own);
+  const run = await startRun(root);
+  await commitWithoutExport(root, run, "Review every migration twice.");
+  assertEquals(records(own), before, "the crash came before the record");
+
+  // The run has nothing left to commit, so close starts with the idle check only;
+  // under the lock it sees the head's change unexported, loads the export, runs again.
+  const close = await must(root, ["close", "--run", run, "--outcome", "success"]);
+  assertMatch(close, new RegExp(`BIMRI: run ${run} closed\\.`));
+  assertEquals(close.match(/closed\./g)?.length, 1, "close ran to the end once");
+  assertEquals(records(own).length, before.length + 1, "the change was exported");
+  const last = JSON.parse(Deno.readTextFileSync(join(own, records(own).at(-1)!)));
+  assertEquals(last.kind, "change");
+  assertEquals(last.entry?.text, "Review every migration twice.");
+  assertMatch(await must(root, ["doctor"]), /PASSED/);
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("start finds the export a crash left though its idle check saw nothing, and exports it", async () => {
+  const { root, own } = await sharedStore();
+  const run = await startRun(root);
+  await commitWithoutExport(root, run, "Review every migration three times.");
+  const before = records(own);
+
+  const start = await must(root, ["start", "--actor", "claude"]);
+  assertEquals(start.match(/BIMRI RUN HANDLE: /g)?.length, 1, "one brief, one run");
+  assertMatch(start, /Team memory: no records from other clones are waiting\./);
+  assertEquals(records(own).length, before.length + 1, "the change was exported");
+  const last = JSON.parse(Deno.readTextFileSync(join(own, records(own).at(-1)!)));
+  assertEquals(last.entry?.text, "Review every migration three times.");
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("start restores an own record git removed, and counts records of another clone", async () => {
+  const { root, own } = await sharedStore();
+  const [first] = records(own);
+  const bytes = Deno.readFileSync(join(own, first));
+  Deno.removeSync(join(own, first));
+  const start = await must(root, ["start", "--actor", "claude"]);
+  assertEquals(Deno.readFileSync(join(own, first)), bytes, "restored byte for byte");
+  assertMatch(start, /no records from other clones are waiting/);
+
+  // Another replica's folder with two records this clone has not pulled.
+  const other = join(root, ".bimri-share", "a".repeat(26));
+  Deno.mkdirSync(other);
+  Deno.writeFileSync(join(other, "00000001.json"), bytes);
+  Deno.writeFileSync(join(other, "00000002.json"), bytes);
+  const counted = await must(root, ["start", "--actor", "codex"]);
+  assertMatch(counted, /Team memory: 2 records from other clones are waiting/);
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("the MCP server (one process, every verb) exports a sync's change after a start on a shared store", async () => {
+  const { root, own } = await sharedStore();
+  const before = records(own).length;
+  const mcp = await connectMcp(root);
+  try {
+    const start = await callTool(mcp, "memory_start", { actor: "claude" });
+    assertEquals(start.isError ?? false, false, textOf(start));
+    const run = dataOf(start).run as string;
+    const propose = await callTool(mcp, "memory_propose", {
+      run,
+      key: "team.rule",
+      text: "Review every migration before merging.",
+    });
+    assertEquals(propose.isError ?? false, false, textOf(propose));
+    const sync = await callTool(mcp, "memory_sync", { run });
+    assertEquals(sync.isError ?? false, false, textOf(sync));
+    const close = await callTool(mcp, "memory_close", { run, outcome: "success" });
+    assertEquals(close.isError ?? false, false, textOf(close));
+  } finally {
+    await mcp.close();
+  }
+  assertEquals(records(own).length, before + 1, "the sync's change was exported");
+  await Deno.remove(root, { recursive: true });
+});
