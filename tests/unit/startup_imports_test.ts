@@ -319,3 +319,16 @@ Deno.test("team memory's export reaches the commit machinery only through its ho
   const commit = await import("../../engine/memory/commit.ts");
   deepStrictEqual(commitFinisher(), commit.finalizeInterruptedCommit);
 });
+
+Deno.test("a shared store's idle check loads no export, signing, scan or pull", async () => {
+  // start and close of a shared store with nothing pending load share_wiring.ts
+  // and idle.ts only; the export and what it brings load when the check finds work.
+  for (const entry of ["commands/share_wiring.ts", "engine/share/idle.ts"]) {
+    const graph = await staticGraph(entry);
+    const heavy = graph.filter((s) =>
+      /^engine\/share\/(export|sign|scan|trust|own|keep|record|import|pull|state)\.ts$/.test(s) ||
+      s === "engine/model/ed25519.ts" || s === "engine/guard/publish_screen.ts"
+    );
+    deepStrictEqual(heavy, [], entry);
+  }
+});
