@@ -14,14 +14,15 @@ import {
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
 import { loadCommand } from "./commands/loaders.ts";
-import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 import {
   QUIET_CREATORS,
   refuseMissingRoot,
+  resolveFolder,
+  resolveRoot,
   ROOT_CREATORS,
   storeCreatedNotice,
   storePresence,
-} from "./engine/store/root_guard.ts";
+} from "./engine/store/root.ts";
 import { visibleOutput } from "./engine/model/visible.ts";
 import { pinnedClock, useClock } from "./engine/model/time.ts";
 import { takeShareNotices } from "./engine/share/notice.ts";

@@ -23,7 +23,8 @@ import {
 import { classifyReviews, type ReviewCategory } from "../engine/memory/review.ts";
 import { conflictLabel } from "../engine/memory/review_render.ts";
 import { type LiveEntry, liveEntry } from "../engine/records/live_entry.ts";
-import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
+import { currentRecords, heldRecords } from "../engine/retrieval/records.ts";
+import type { RetrievalRecord } from "../engine/retrieval/lookup.ts";
 import { readAllArchiveRecords } from "../engine/store/archive_month.ts";
 import { recall } from "../engine/retrieval/recall.ts";
 import { HOLD_MESSAGES } from "../engine/memory/decision_record.ts";

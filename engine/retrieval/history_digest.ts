@@ -26,7 +26,7 @@ import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../store/fingerprint.
 import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
-import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./records.ts";
+import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./lookup.ts";
 import { foldedLength, type SearchFields } from "./search_fields.ts";
 import { foldText, isAscii } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
