@@ -4,7 +4,7 @@ import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { loadTextScreen, requireActiveRun } from "../engine/memory/run_input.ts";
 import { requireRunId } from "../engine/model/ids.ts";
 import { cleanScalar } from "../engine/model/scalar.ts";
-import { withStore } from "../engine/store/store.ts";
+import { runLoadingOnDemand, withStore } from "../engine/store/store.ts";
 import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
 import { memoryCounts, summaryJson } from "./render.ts";
 
@@ -38,19 +38,28 @@ export const closeCommand: Command = {
     const summary = stringFlag(flags, "summary");
     const screen = await loadTextScreen(ctx.root, [summary || DEFAULT_SUMMARY], true);
     closeInput(stringFlag(flags, "outcome") ?? "partial", summary, screen);
-    return withStore(ctx.root, (store) => {
-      const run = resolveCloseTarget(store.state, {
-        run: stringFlag(flags, "run"),
-        actor: stringFlag(flags, "actor"),
-        session: stringFlag(flags, "session"),
-      });
-      const result = endRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary, screen);
-      return ok(
-        closeText(run, memoryCounts(result.memory), result.memory.notices),
-        { run, closed: true, outcome: result.outcome, memory: summaryJson(result.memory) },
-        [...result.notices, ...result.warnings],
-      );
-    });
+    // The full authority check loads only when the summary cannot vouch (everyday.ts).
+    return runLoadingOnDemand(() =>
+      withStore(ctx.root, (store) => {
+        const run = resolveCloseTarget(store.state, {
+          run: stringFlag(flags, "run"),
+          actor: stringFlag(flags, "actor"),
+          session: stringFlag(flags, "session"),
+        });
+        const result = endRun(
+          store,
+          run,
+          stringFlag(flags, "outcome") ?? "partial",
+          summary,
+          screen,
+        );
+        return ok(
+          closeText(run, memoryCounts(result.memory), result.memory.notices),
+          { run, closed: true, outcome: result.outcome, memory: summaryJson(result.memory) },
+          [...result.notices, ...result.warnings],
+        );
+      })
+    );
   },
 };
 
@@ -75,20 +84,28 @@ export const recoverRunCommand: Command = {
     const screen = await loadTextScreen(ctx.root, [summary], true);
     screen.refuseUnsafe(summary, "recovery summary");
     requireOutcome(stringFlag(flags, "outcome") ?? "partial");
-    return withStore(ctx.root, (store) => {
-      requireActiveRun(store.state, run);
-      const result = endRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary, screen);
-      return ok(
-        closeText(run, memoryCounts(result.memory), result.memory.notices),
-        {
+    return runLoadingOnDemand(() =>
+      withStore(ctx.root, (store) => {
+        requireActiveRun(store.state, run);
+        const result = endRun(
+          store,
           run,
-          closed: true,
-          recovered: true,
-          outcome: result.outcome,
-          memory: summaryJson(result.memory),
-        },
-        [...result.notices, ...result.warnings],
-      );
-    });
+          stringFlag(flags, "outcome") ?? "partial",
+          summary,
+          screen,
+        );
+        return ok(
+          closeText(run, memoryCounts(result.memory), result.memory.notices),
+          {
+            run,
+            closed: true,
+            recovered: true,
+            outcome: result.outcome,
+            memory: summaryJson(result.memory),
+          },
+          [...result.notices, ...result.warnings],
+        );
+      })
+    );
   },
 };

@@ -79,7 +79,6 @@
  * consumes without deciding them itself (consumed.ts): the slow path here
  * proves answers whose decisions are not finalized yet.
  */
-import { BimriError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { forgetSummary } from "./summary.ts";
 import { unprovenAnswerIssues } from "./consumed.ts";
@@ -92,6 +91,8 @@ import {
   basisFromSummary,
   issueLine,
   refreshAuthoritySummary,
+  refuseForIssues,
+  registerFullAuthorityCheck,
   verified,
   writeFactsCache,
 } from "./everyday.ts";
@@ -254,17 +255,6 @@ export function requireHealthyAuthority(store: Store, options: HealthOptions = {
   refuseForIssues(issues, options.notices);
 }
 
-/** Refuses a canonical write for `issues` (not empty), printing `notices` first. */
-export function refuseForIssues(
-  issues: readonly AuthorityIssue[],
-  notices: readonly string[] = [],
-): never {
-  const first = issueLine(issues[0]);
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  const error = new BimriError(
-    "authority-recovery-needed",
-    `AUTHORITY RECOVERY NEEDED: ${first}${more} authority recovery is required: shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
-  );
-  error.notices.push(...notices);
-  throw error;
-}
+// sync and close reach this module only when the everyday gate (everyday.ts
+// `requireEverydayHealth`) cannot vouch; once loaded it runs the full check.
+registerFullAuthorityCheck(requireHealthyAuthority);

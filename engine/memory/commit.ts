@@ -80,7 +80,7 @@ import {
 } from "../records/proposal.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { renderNewConflictNotices } from "./review_render.ts";
-import { noteHeldDecision, refuseForIssues } from "../integrity/authority.ts";
+import { noteHeldDecision, refuseForIssues } from "../integrity/everyday.ts";
 import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView } from "./view_sync.ts";

@@ -14,7 +14,11 @@ import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
 import { cleanScalar } from "../model/scalar.ts";
 import type { TextScreen } from "../model/unsafe_text.ts";
-import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
+import {
+  refreshAuthoritySummary,
+  requireEverydayHealth,
+  requireFullAuthorityCheck,
+} from "../integrity/everyday.ts";
 import { renewStaleHistoryDigest } from "../retrieval/history_digest.ts";
 
 /** Close outcomes. */
@@ -68,8 +72,8 @@ export function endRun(
   screen: TextScreen,
 ): CloseResult {
   const { outcome, summary } = closeInput(outcomeInput, summaryInput, screen);
-  const sync = syncView(store);
-  requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
+  const sync = syncView(store, () => requireFullAuthorityCheck(loadFullCheck));
+  requireEverydayHealth(store, sync.notices, loadFullCheck);
   shareObserver(store)?.finishPendingExports(store);
   const memory = applyPendingProposals(store, run);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
@@ -99,4 +103,9 @@ export function endRun(
     notices: [...sync.notices],
     warnings: [...sync.warnings, ...memory.warnings],
   };
+}
+
+/** Loads the full authority check, which registers itself with everyday.ts as it loads. */
+async function loadFullCheck(): Promise<void> {
+  await import("../integrity/authority.ts");
 }

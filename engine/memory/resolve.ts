@@ -23,7 +23,7 @@ import {
   knownApplyingResolutions,
   noteResolutionApplying,
   noteResolutionSettled,
-} from "../integrity/authority.ts";
+} from "../integrity/everyday.ts";
 import { trackMentions } from "./proposal_mentions.ts";
 import {
   type CandidateProposal,

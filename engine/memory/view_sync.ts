@@ -37,8 +37,12 @@ export function refreshView(store: Store): string | null {
   }
 }
 
-/** Synchronizes bimri.md with the accepted head (must run under the engine lock). */
-export function syncView(store: Store): ViewSyncResult {
+/**
+ * Synchronizes bimri.md with the accepted head (must run under the engine
+ * lock). `beforeReview` runs before a direct edit is preserved and reviewed
+ * (the only branch that writes authority), so a verb may stop there first.
+ */
+export function syncView(store: Store, beforeReview: () => void = () => {}): ViewSyncResult {
   const result: ViewSyncResult = { notices: [], warnings: [] };
   const current = readBytesOrNull(store.paths.view);
   if (current !== null && holdsExactly(current, store.head.text)) return result;
@@ -47,6 +51,7 @@ export function syncView(store: Store): ViewSyncResult {
     if (warning) result.warnings.push(warning);
     return result;
   }
+  beforeReview();
   result.notices.push(...preserveManualEdit(store, current));
   const warning = refreshView(store);
   if (warning) result.warnings.push(warning);

@@ -1,13 +1,14 @@
 /**
  * Durable file primitives: atomic replace, exclusive create and append, each
- * with the fsync discipline of an atomic commit (data, then the folder).
+ * with the fsync discipline of an atomic commit (data, then the folder), and
+ * the wording of a refusal of a link where a store file or folder should be
+ * (every store command loads both; see the section at the end).
  */
 import { nativePath } from "./os_path.ts";
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
 import { renameOver } from "./rename.ts";
 import { simulatedLimit } from "./fault.ts";
-import { linkRefusal } from "./link_kind.ts";
 
 /** True when folders are fsynced after a rename or create: POSIX only (Windows cannot open a folder for it). */
 export function syncsFolders(os: string): boolean {
@@ -390,4 +391,79 @@ export function listNames(folder: string): string[] {
     throw error;
   }
   return names.sort();
+}
+
+// Names what a path that `lstat` reports as a link really is, for link
+// refusals. On POSIX that is a symbolic link. On Windows, Deno's `lstat`
+// may report any reparse point as a link: a symbolic link and a junction
+// (both must be refused: they redirect a path outside the store), but also
+// a deduplicated file or a cloud placeholder (OneDrive "files on demand"),
+// which redirect nothing. `Deno.readLink` succeeds only for the first kind
+// (name-surrogate reparse points), so it tells them apart. Deno exposes no
+// reparse tag, so a symbolic link cannot be told from a junction (both are
+// refused, named together), and a non-link reparse point is still refused
+// (the safe side: Deno's flags for it are not those of a regular file, and
+// bimri's exclusive create and atomic replace are not proven on it) with a
+// message saying what it is and how to make it a regular file.
+
+/** What a path reported as a link is. */
+export type LinkKind = "symlink" | "symlink-or-junction" | "other-reparse-point";
+
+/** What the classification needs from the system (injected in unit tests). */
+export type LinkProbe = {
+  /** The OS family (`Deno.build.os`). */
+  os: string;
+  /** Reads a link's target; throws when `path` is no symbolic link or junction. */
+  readLink: (path: string) => string;
+};
+
+/** The running process's system. */
+export const NATIVE_LINK_PROBE: LinkProbe = {
+  os: Deno.build.os,
+  readLink: (path) => Deno.readLinkSync(path),
+};
+
+/** Classifies `path`, which `lstat` reported as a symbolic link. */
+export function linkKind(path: string, probe: LinkProbe = NATIVE_LINK_PROBE): LinkKind {
+  if (probe.os !== "windows") return "symlink";
+  try {
+    probe.readLink(path);
+    return "symlink-or-junction";
+  } catch {
+    return "other-reparse-point";
+  }
+}
+
+/** The noun phrase of a refusal, e.g. `a symbolic link` (POSIX wording unchanged). */
+export function linkNoun(kind: LinkKind): string {
+  switch (kind) {
+    case "symlink":
+      return "a symbolic link";
+    case "symlink-or-junction":
+      return "a symbolic link or junction";
+    case "other-reparse-point":
+      return "a reparse point that is not a symbolic link or junction (such as a deduplicated file or a cloud placeholder)";
+  }
+}
+
+/** The step that clears the refusal, for a non-link reparse point; empty for links. */
+export function linkNextStep(kind: LinkKind): string {
+  return kind === "other-reparse-point"
+    ? " BIMRI refuses it to be safe, as it cannot check such a file is a plain local file: make it one (for a cloud folder, keep the file on this device; for deduplication, exclude the folder), then run the command again."
+    : "";
+}
+
+/**
+ * The refusal text for `path`, which `lstat` reported as a link:
+ * `<label> is <what it is>; <rest>`, plus how to make a non-link reparse
+ * point a regular file. On POSIX the text is `<label> is a symbolic link; <rest>`.
+ */
+export function linkRefusal(
+  path: string,
+  label: string,
+  rest: string,
+  probe: LinkProbe = NATIVE_LINK_PROBE,
+): string {
+  const kind = linkKind(path, probe);
+  return `${label} is ${linkNoun(kind)}; ${rest}${linkNextStep(kind)}`;
 }

@@ -355,6 +355,24 @@ export class LoadPending extends Error {
   }
 }
 
+/**
+ * Runs `verb` (a verb's whole store transaction) and, each time it stops with
+ * a `LoadPending` before its first write, loads what was missing and runs it
+ * once more: sync and close load the full authority check this way
+ * (everyday.ts `requireEverydayHealth`). Each module loads once, so a verb
+ * stops at most a few times.
+ */
+export async function runLoadingOnDemand<T>(verb: () => T): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return verb();
+    } catch (error) {
+      if (!(error instanceof LoadPending) || attempt >= 3) throw error;
+      await error.load();
+    }
+  }
+}
+
 /** Stands in for `cold_current` while the rest of state is serialized; a NUL keeps it unique. */
 const COLD_PLACEHOLDER = "\u0000cold_current\u0000";
 const COLD_SLOT = `\n  "cold_current": ${JSON.stringify(COLD_PLACEHOLDER)}`;

@@ -222,7 +222,14 @@ Deno.test("start loads commit, resolve and share wiring only when it needs them"
 Deno.test("the writers load the credential rules only for text that could hold one", async () => {
   // run_input.ts loadTextScreen loads credentials.ts and policy.ts only when a
   // text passes the cheap first pass (unsafe_text.ts) or a policy file exists.
-  for (const entry of ["commands/start.ts", "commands/journal.ts", "commands/propose.ts"]) {
+  for (
+    const entry of [
+      "commands/start.ts",
+      "commands/journal.ts",
+      "commands/propose.ts",
+      "commands/close.ts",
+    ]
+  ) {
     const graph = await staticGraph(entry);
     const guard = graph.filter((s) =>
       s === "engine/model/credentials.ts" || s === "engine/guard/policy.ts"
@@ -318,4 +325,47 @@ Deno.test("team memory's export reaches the commit machinery only through its ho
   deepStrictEqual(commitFinisher(), null);
   const commit = await import("../../engine/memory/commit.ts");
   deepStrictEqual(commitFinisher(), commit.finalizeInterruptedCommit);
+});
+
+Deno.test("sync and close load the full authority check only when the summary cannot vouch", async () => {
+  // everyday.ts requireEverydayHealth vouches in the usual case; otherwise the
+  // verb stops before writing (LoadPending) and runs again under authority.ts.
+  for (const entry of ["commands/sync.ts", "commands/close.ts"]) {
+    const graph = await staticGraph(entry);
+    const full = graph.filter((s) =>
+      /^engine\/integrity\/(authority|authority_facts|authority_graph)\.ts$/.test(s)
+    );
+    deepStrictEqual(full, [], entry);
+  }
+  // Callers that cannot run again (share, redaction, hook-close) close through
+  // close_run.ts, which loads the full check with them.
+  const wrapper = await staticGraph("engine/memory/close_run.ts");
+  deepStrictEqual(wrapper.includes("engine/integrity/authority.ts"), true);
+});
+
+Deno.test("get --key loads held candidates and history only for --history", async () => {
+  // retrieval/lookup.ts builds the current record; records.ts (decisions,
+  // proposals, the archive's history) loads for --history and queries.
+  const graph = await staticGraph("commands/get.ts");
+  const history = graph.filter((s) =>
+    /^engine\/(retrieval\/records|records\/(decision|proposal))\.ts$/.test(s)
+  );
+  deepStrictEqual(history, []);
+});
+
+Deno.test("no command assembles the SHA-256 WebAssembly module at run time", async () => {
+  // sha256.ts embeds the module's bytes; sha256_wasm.ts, the assembler, is for the tests.
+  for (
+    const entry of [
+      "main.ts",
+      "commands/start.ts",
+      "commands/sync.ts",
+      "commands/close.ts",
+      "commands/get.ts",
+      "engine/model/sha256.ts",
+    ]
+  ) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/model/sha256_wasm.ts"), [], entry);
+  }
 });
