@@ -15,8 +15,7 @@ import {
 } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { mapStrings } from "../engine/model/json.ts";
-import { lstatOrNull } from "../engine/store/files.ts";
-import { join } from "../engine/store/os_path.ts";
+import { entryMayExist, lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
@@ -217,11 +216,7 @@ async function maskRedacted(root: string, result: CommandResult): Promise<Comman
   };
 }
 
-/** False only when the project at `root` surely has no policy file (an lstat found nothing). */
+/** False only when the project at `root` surely has no policy file (one listing found none). */
 function policyMayExist(root: string): boolean {
-  try {
-    return lstatOrNull(join(root, POLICY_FILE_NAME)) !== null;
-  } catch {
-    return true; // the guard's own reader reports what is wrong with it
-  }
+  return entryMayExist(root, POLICY_FILE_NAME); // the guard's own reader reports what is wrong
 }
