@@ -27,8 +27,7 @@ import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./lookup.ts";
-import { foldedLength, type SearchFields } from "./search_fields.ts";
-import { foldText, isAscii } from "./tokenize.ts";
+import { foldedLength, foldText, isAscii, type SearchFields } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
 import { reasonRank } from "./archive_read.ts";
 import { type ArchiveRecord, OTHER_LINE_BREAKS, parseArchiveText } from "../model/archive_row.ts";

@@ -12,7 +12,7 @@ import { compareCodePoints } from "../model/text.ts";
 import { BimriError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { verifyColdBinding } from "../store/archive_month.ts";
-import type { SearchFields } from "./search_fields.ts";
+import type { SearchFields } from "./tokenize.ts";
 
 /** The four groups, in the order results are printed. */
 export const LOCATIONS = ["HOT", "COLD", "HELD", "HISTORY"] as const;

@@ -20,7 +20,13 @@ import {
   type RetrievalRecord,
   searchFieldsOf,
 } from "./lookup.ts";
-import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
+import {
+  containsTerm,
+  type FoldedText,
+  foldField,
+  holdsEveryTerm,
+  queryTerms,
+} from "./tokenize.ts";
 import {
   digestGenerations,
   digestHits,
@@ -30,7 +36,6 @@ import {
   type LoadedDigest,
   loadHistoryDigest,
 } from "./history_digest.ts";
-import { holdsEveryTerm } from "./search_fields.ts";
 
 export { queryTerms };
 

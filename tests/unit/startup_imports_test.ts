@@ -282,7 +282,7 @@ Deno.test("start and propose load the view repair only for a bimri.md that diffe
   for (const entry of ["commands/start.ts", "commands/propose.ts"]) {
     const graph = await staticGraph(entry);
     const repair = graph.filter((s) =>
-      /^engine\/(memory\/(view_sync|manual_edit_review|conflicts)|integrity\/manual_edit)\.ts$/
+      /^engine\/(memory\/(view_sync|conflicts)|integrity\/manual_edit)\.ts$/
         .test(s)
     );
     deepStrictEqual(repair, [], entry);
