@@ -4,9 +4,11 @@
  * summary, read now as the close begins; end_run.ts does the rest.
  */
 import { textScreenOf } from "../guard/policy.ts";
-// These callers cannot run again on LoadPending: the full authority check is
-// loaded with them, as it always was (see everyday.ts requireEverydayHealth).
+// These callers cannot run again on LoadPending: the full authority check and
+// the resolution finisher load with them, as they always did (see everyday.ts
+// requireEverydayHealth and commit.ts resolutionFinisherNeeded).
 import "../integrity/authority.ts";
+import "./resolve.ts";
 import type { Store } from "../store/store.ts";
 import { type CloseResult, endRun } from "./end_run.ts";
 

@@ -7,8 +7,8 @@
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
-import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
-import { applyPendingProposals, type ApplySummary } from "./commit.ts";
+import { invalidateAuditWitness, LoadPending, saveState, type Store } from "../store/store.ts";
+import { applyPendingProposals, type ApplySummary, resolutionFinisherNeeded } from "./commit.ts";
 import { shareObserver } from "./share_observer.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
@@ -74,6 +74,9 @@ export function endRun(
   const { outcome, summary } = closeInput(outcomeInput, summaryInput, screen);
   const sync = syncView(store, () => requireFullAuthorityCheck(loadFullCheck));
   requireEverydayHealth(store, sync.notices, loadFullCheck);
+  if (resolutionFinisherNeeded(store)) {
+    throw new LoadPending("the resolution finisher (resolve.ts)", loadResolutionFinisher);
+  }
   shareObserver(store)?.finishPendingExports(store);
   const memory = applyPendingProposals(store, run);
   const facts = scanRunLog(run, readRunLog(store.paths, run));
@@ -108,4 +111,9 @@ export function endRun(
 /** Loads the full authority check, which registers itself with everyday.ts as it loads. */
 async function loadFullCheck(): Promise<void> {
   await import("../integrity/authority.ts");
+}
+
+/** Loads resolve.ts, which registers its resolution finisher with commit.ts as it loads. */
+async function loadResolutionFinisher(): Promise<void> {
+  await import("./resolve.ts");
 }

@@ -25,6 +25,7 @@ import {
   noteResolutionSettled,
 } from "../integrity/everyday.ts";
 import { trackMentions } from "./proposal_mentions.ts";
+import { registerResolutionFinisher } from "./commit.ts";
 import {
   type CandidateProposal,
   candidateSetMatches,
@@ -485,3 +486,7 @@ function applyingResolution(
     status: "applying",
   };
 }
+
+// commit.ts finishes committed resolutions through this once it is loaded
+// (sync and close load it only when a resolution may be applying).
+registerResolutionFinisher(finalizeCommittedResolutions);

@@ -5,13 +5,13 @@
 import { BimriError } from "../errors.ts";
 import { requireRunId } from "../model/ids.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { saveState, type Store } from "../store/store.ts";
+import { LoadPending, saveState, type Store } from "../store/store.ts";
 import {
   refreshAuthoritySummary,
   requireEverydayHealth,
   requireFullAuthorityCheck,
 } from "../integrity/everyday.ts";
-import { applyPendingProposals, type ApplySummary } from "./commit.ts";
+import { applyPendingProposals, type ApplySummary, resolutionFinisherNeeded } from "./commit.ts";
 import { syncView } from "./view_sync.ts";
 import { shareObserver } from "./share_observer.ts";
 
@@ -29,6 +29,9 @@ export function syncRun(store: Store, runInput: string): SyncResult {
     throw new BimriError("unknown-run", `${run} is not an active run.`);
   }
   requireEverydayHealth(store, sync.notices, loadFullCheck);
+  if (resolutionFinisherNeeded(store)) {
+    throw new LoadPending("the resolution finisher (resolve.ts)", loadResolutionFinisher);
+  }
   shareObserver(store)?.finishPendingExports(store);
   const memory = applyPendingProposals(store, run);
   const entry = store.state.active_runs[run];
@@ -42,4 +45,9 @@ export function syncRun(store: Store, runInput: string): SyncResult {
 /** Loads the full authority check, which registers itself with everyday.ts as it loads. */
 async function loadFullCheck(): Promise<void> {
   await import("../integrity/authority.ts");
+}
+
+/** Loads resolve.ts, which registers its resolution finisher with commit.ts as it loads. */
+async function loadResolutionFinisher(): Promise<void> {
+  await import("./resolve.ts");
 }

@@ -327,20 +327,23 @@ Deno.test("team memory's export reaches the commit machinery only through its ho
   deepStrictEqual(commitFinisher(), commit.finalizeInterruptedCommit);
 });
 
-Deno.test("sync and close load the full authority check only when the summary cannot vouch", async () => {
-  // everyday.ts requireEverydayHealth vouches in the usual case; otherwise the
-  // verb stops before writing (LoadPending) and runs again under authority.ts.
+Deno.test("sync and close load the full authority check and resolve.ts only when they need them", async () => {
+  // everyday.ts requireEverydayHealth vouches in the usual case, and commit.ts
+  // finishes resolutions only when one may be applying; otherwise the verb
+  // stops before writing (LoadPending) and runs again with the module loaded.
   for (const entry of ["commands/sync.ts", "commands/close.ts"]) {
     const graph = await staticGraph(entry);
     const full = graph.filter((s) =>
-      /^engine\/integrity\/(authority|authority_facts|authority_graph)\.ts$/.test(s)
+      /^engine\/(integrity\/(authority|authority_facts|authority_graph)|memory\/resolve)\.ts$/
+        .test(s)
     );
     deepStrictEqual(full, [], entry);
   }
   // Callers that cannot run again (share, redaction, hook-close) close through
-  // close_run.ts, which loads the full check with them.
+  // close_run.ts, which loads both with them.
   const wrapper = await staticGraph("engine/memory/close_run.ts");
   deepStrictEqual(wrapper.includes("engine/integrity/authority.ts"), true);
+  deepStrictEqual(wrapper.includes("engine/memory/resolve.ts"), true);
 });
 
 Deno.test("get --key loads held candidates and history only for --history", async () => {
