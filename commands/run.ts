@@ -32,7 +32,7 @@ export async function runCommand(
   }
   await shareWiring?.wireShareFor(command.name, ctx.root);
   // The check of a foreign state.json's cold records (store.ts) loads up front for
-  // every verb but the three that load it on demand (runVerb), and for those too
+  // every verb but those that load it on demand (runVerb), and for those too
   // when a policy file may exist (a redaction resumed below opens the store first).
   const policyPresent = policyMayExist(ctx.root);
   if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
@@ -60,10 +60,10 @@ export async function runCommand(
 
 /**
  * Verbs that write nothing before the points that may throw `LoadPending`
- * (their first `withStore`, and the view check of startRun and propose), so
- * `runVerb` may run them once more.
+ * (their first `withStore`, and the view check of startRun and propose; get
+ * writes nothing at all), so `runVerb` may run them once more.
  */
-const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose"]);
+const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose", "get"]);
 
 /**
  * Runs the verb; when its store needs a module the verb loads on demand

@@ -10,8 +10,7 @@ import type { JsonObject } from "../model/json.ts";
 import { coldRecordOf } from "../model/state.ts";
 import { compareCodePoints } from "../model/text.ts";
 import { BimriError } from "../errors.ts";
-import type { Store } from "../store/store.ts";
-import { verifyColdBinding } from "../store/archive_month.ts";
+import { coldBindingCheck, type Store } from "../store/store.ts";
 import type { SearchFields } from "./tokenize.ts";
 
 /** The four groups, in the order results are printed. */
@@ -133,7 +132,7 @@ export function exactCurrentRecords(store: Store, key: string): RetrievalRecord[
         `memory key ${key} is current both in bimri.md and in cold storage; run doctor.`,
       );
     }
-    verifyColdBinding(store.paths, key, cold);
+    coldBindingCheck()(store.paths, key, cold);
     const entry = parseStored(cold.raw_line, `cold-current record ${key}`);
     records.push(entryRecord(entry, "COLD", "current", key));
   }

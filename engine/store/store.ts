@@ -283,16 +283,31 @@ function requireColdAgreement(store: Store): void {
 
 /** archive_month.ts `verifyColdBindings` once `loadColdAgreement` loaded it. */
 let coldBindings: ((paths: StorePaths, cold: Record<string, ColdRecord>) => void) | null = null;
+/** archive_month.ts `verifyColdBinding` (one subject's record) once `loadColdAgreement` loaded it. */
+let coldBinding: ((paths: StorePaths, key: string, cold: ColdRecord) => void) | null = null;
 
 /**
  * Loads what `withStore` needs to check the cold records of a state.json
  * someone else wrote against the archive (archive_month.ts). commands/run.ts
- * loads it before a verb runs, except for start, journal and propose: for
- * those it loads only when a `LoadPending` says that such a state is there,
- * and then runs the verb once more.
+ * loads it before a verb runs, except for start, journal, propose and get:
+ * for those it loads only when a `LoadPending` says that such a state is
+ * there (or, for get, that the subject is cold), and then runs the verb once more.
  */
 export async function loadColdAgreement(): Promise<void> {
-  coldBindings ??= (await import("./archive_month.ts")).verifyColdBindings;
+  if (coldBindings !== null) return;
+  const month = await import("./archive_month.ts");
+  coldBinding = month.verifyColdBinding;
+  coldBindings = month.verifyColdBindings;
+}
+
+/**
+ * archive_month.ts `verifyColdBinding`, which proves one cold-current record
+ * against its archive month (`get --key` of a cold subject); a `LoadPending`
+ * until `loadColdAgreement` loaded it.
+ */
+export function coldBindingCheck(): (paths: StorePaths, key: string, cold: ColdRecord) => void {
+  if (coldBinding === null) throw new LoadPending("the cold-record check", loadColdAgreement);
+  return coldBinding;
 }
 
 /** The view parsing the store needs from hot.ts. */

@@ -269,6 +269,8 @@ Deno.test("the store loads the cold records' archive check only for a state.json
       "commands/start.ts",
       "commands/journal.ts",
       "commands/propose.ts",
+      // get --key also proves a cold subject's record through it (store.ts coldBindingCheck).
+      "commands/get.ts",
     ]
   ) {
     const graph = await staticGraph(entry);
