@@ -4,13 +4,38 @@ import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { loadTextScreen, requireActiveRun } from "../engine/memory/run_input.ts";
 import { requireRunId } from "../engine/model/ids.ts";
 import { cleanScalar } from "../engine/model/scalar.ts";
-import { runLoadingOnDemand, withStore } from "../engine/store/store.ts";
-import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
+import { runLoadingOnDemand, type Store, withStore } from "../engine/store/store.ts";
+import type { TextScreen } from "../engine/model/unsafe_text.ts";
+import {
+  type Command,
+  type CommandResult,
+  type FlagValues,
+  ok,
+  requiredFlag,
+  stringFlag,
+} from "./command.ts";
 import { memoryCounts, summaryJson } from "./render.ts";
 
 function closeText(run: string, counts: string, notices: string[]): string {
   const lines = [...notices, `BIMRI: run ${run} closed.${counts ? ` Memory: ${counts}.` : ""}`];
   return lines.join("\n") + "\n";
+}
+
+/** Ends `run` (end_run.ts) and reports it; `extra` JSON fields follow `closed`. */
+function endAndReport(
+  store: Store,
+  run: string,
+  flags: FlagValues,
+  summary: string | undefined,
+  screen: TextScreen,
+  extra: Record<string, unknown> = {},
+): CommandResult {
+  const result = endRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary, screen);
+  return ok(
+    closeText(run, memoryCounts(result.memory), result.memory.notices),
+    { run, closed: true, ...extra, outcome: result.outcome, memory: summaryJson(result.memory) },
+    [...result.notices, ...result.warnings],
+  );
 }
 
 /** The close verb. */
@@ -46,18 +71,7 @@ export const closeCommand: Command = {
           actor: stringFlag(flags, "actor"),
           session: stringFlag(flags, "session"),
         });
-        const result = endRun(
-          store,
-          run,
-          stringFlag(flags, "outcome") ?? "partial",
-          summary,
-          screen,
-        );
-        return ok(
-          closeText(run, memoryCounts(result.memory), result.memory.notices),
-          { run, closed: true, outcome: result.outcome, memory: summaryJson(result.memory) },
-          [...result.notices, ...result.warnings],
-        );
+        return endAndReport(store, run, flags, summary, screen);
       })
     );
   },
@@ -87,24 +101,7 @@ export const recoverRunCommand: Command = {
     return runLoadingOnDemand(() =>
       withStore(ctx.root, (store) => {
         requireActiveRun(store.state, run);
-        const result = endRun(
-          store,
-          run,
-          stringFlag(flags, "outcome") ?? "partial",
-          summary,
-          screen,
-        );
-        return ok(
-          closeText(run, memoryCounts(result.memory), result.memory.notices),
-          {
-            run,
-            closed: true,
-            recovered: true,
-            outcome: result.outcome,
-            memory: summaryJson(result.memory),
-          },
-          [...result.notices, ...result.warnings],
-        );
+        return endAndReport(store, run, flags, summary, screen, { recovered: true });
       })
     );
   },
