@@ -81,7 +81,7 @@
  */
 import type { Store } from "../store/store.ts";
 import { forgetSummary } from "./summary.ts";
-import { unprovenAnswerIssues } from "./consumed.ts";
+import { unprovenAnswerIssues } from "./consumed_answers.ts";
 import { type AuthorityFacts, collectFacts, loadCache } from "./authority_facts.ts";
 import { authorityIssues } from "./authority_graph.ts";
 

@@ -330,13 +330,14 @@ Deno.test("team memory's export reaches the commit machinery only through its ho
 });
 
 Deno.test("sync and close load the full authority check and resolve.ts only when they need them", async () => {
-  // everyday.ts requireEverydayHealth vouches in the usual case, and commit.ts
+  // everyday.ts requireEverydayHealth vouches in the usual case (answers are
+  // proven by its full check only: consumed_answers.ts), and commit.ts
   // finishes resolutions only when one may be applying; otherwise the verb
   // stops before writing (LoadPending) and runs again with the module loaded.
   for (const entry of ["commands/sync.ts", "commands/close.ts"]) {
     const graph = await staticGraph(entry);
     const full = graph.filter((s) =>
-      /^engine\/(integrity\/(authority|authority_facts|authority_graph)|memory\/resolve)\.ts$/
+      /^engine\/(integrity\/(authority|authority_facts|authority_graph|consumed_answers)|memory\/resolve|records\/answer_proof)\.ts$/
         .test(s)
     );
     deepStrictEqual(full, [], entry);
