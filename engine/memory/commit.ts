@@ -67,7 +67,13 @@ import {
 import { appendArchive } from "./archive.ts";
 import { raiseStaleBaseConflict } from "./conflicts.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
-import { baseEvidence, effectEvidence, HOLD_MESSAGES, writeDecision } from "./decision_record.ts";
+import {
+  baseEvidence,
+  effectEvidence,
+  heldDetail,
+  HOLD_MESSAGES,
+  writeDecision,
+} from "./decision_record.ts";
 import { type Decision, readDecision } from "../records/decision.ts";
 import { effectContent, humanConfirmed } from "./effect.ts";
 import {
@@ -88,7 +94,6 @@ import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView } from "./view_sync.ts";
 import { shareObserver } from "./share_observer.ts";
-import { heldDetail } from "./held_notice.ts";
 import {
   acceptedKeyWriterAfter,
   effectReflectedAtHead,

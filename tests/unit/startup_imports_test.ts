@@ -255,8 +255,9 @@ Deno.test("the writers load the credential rules only for text that could hold o
 });
 
 Deno.test("propose loads the held notice only for a proposal that will be held", async () => {
+  // The notice's words live with the hold reasons (decision_record.ts), loaded on demand.
   const graph = await staticGraph("commands/propose.ts");
-  deepStrictEqual(graph.filter((s) => s === "engine/memory/held_notice.ts"), []);
+  deepStrictEqual(graph.filter((s) => s === "engine/memory/decision_record.ts"), []);
 });
 
 Deno.test("the store loads the cold records' archive check only for a state.json someone else wrote", async () => {
