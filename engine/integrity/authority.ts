@@ -96,7 +96,7 @@ import {
   verified,
   writeFactsCache,
 } from "./everyday.ts";
-import { summaryMatches } from "./summary_match.ts";
+import { summaryMatches } from "./summary.ts";
 // Layers 1 and 2 as doctor.ts has always imported them (doctor.ts is being split apart).
 export { collectFacts, hashCandidates } from "./authority_facts.ts";
 export { authorityIssues } from "./authority_graph.ts";
@@ -114,8 +114,8 @@ export {
   refreshAuthoritySummary,
   scanLogMarkers,
 } from "./everyday.ts";
-// The summary match (summary_match.ts) as start and hooks have always imported it.
-export { proveBeforeStart, unchangedSinceHealthyWrite } from "./summary_match.ts";
+// The summary match (summary.ts) as start and hooks have always imported it.
+export { proveBeforeStart, unchangedSinceHealthyWrite } from "./summary.ts";
 export type {
   AuthorityIssue,
   CacheDoc,

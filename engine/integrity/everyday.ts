@@ -13,8 +13,15 @@ import type { StorePaths } from "../store/paths.ts";
 import { LoadPending, type Store } from "../store/store.ts";
 import { BimriError } from "../errors.ts";
 import { RUN_ID } from "../model/ids.ts";
-import { loadSummaryText, type Summary, SUMMARY_SCHEMA, summaryPath } from "./summary.ts";
-import { activeKey, folderPrints, summaryMatches } from "./summary_match.ts";
+import {
+  activeKey,
+  folderPrints,
+  loadSummaryText,
+  type Summary,
+  SUMMARY_SCHEMA,
+  summaryMatches,
+  summaryPath,
+} from "./summary.ts";
 import { fingerprint } from "../store/fingerprint.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import {

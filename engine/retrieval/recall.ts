@@ -121,10 +121,10 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   // folder fingerprints vouch for the rest); only when it cannot is the full
   // check loaded and the read done again under it.
   // A store whose summary names no active run needs only the summary match
-  // (summary_match.ts); the record schemas and per-record checks of
+  // (summary.ts); the record schemas and per-record checks of
   // everyday.ts load when an active run's records must be validated.
   const { idleStoreVouched, summaryNamesActiveRuns } = await import(
-    "../integrity/summary_match.ts"
+    "../integrity/summary.ts"
   );
   const vouches = summaryNamesActiveRuns(new StorePaths(root))
     ? (await import("../integrity/everyday.ts")).everydayVouches

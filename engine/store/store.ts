@@ -26,12 +26,15 @@ import {
   refuseSymlink,
 } from "./files.ts";
 import {
+  coldTextFor,
+  isOwnStateWrite,
+  markOwnStateWrite,
   noteHeadVerified,
   provesWithoutHash,
   recordNotedHead,
+  rememberColdText,
   verifiedHeadFacts,
 } from "./head_cache.ts";
-import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 import {
@@ -224,7 +227,7 @@ export function initializeIfNeeded(paths: StorePaths): void {
 /**
  * Reads and strictly validates state.json (never resets it). A state.json
  * still marked as bimri's own write skips re-validating its entries unless
- * `audit` asks for every check (store/state_mark.ts).
+ * `audit` asks for every check (the state mark, store/head_cache.ts).
  */
 export function loadState(paths: StorePaths, options: { audit?: boolean } = {}): State {
   refuseSymlink(paths.state, ".bimri/state.json");
@@ -420,8 +423,8 @@ function stateBytes(paths: StorePaths, state: State): Uint8Array {
 
 /**
  * Atomically replaces state.json with `state` in canonical JSON, then the
- * derived marks that let the next command skip work (state_mark.ts,
- * head_cache.ts). `derived: false` leaves them to the command's next save
+ * derived marks that let the next command skip work (the state mark and
+ * the head check, head_cache.ts). `derived: false` leaves them to the command's next save
  * (a run of many commits in one command); meanwhile a mark that no longer
  * matches only costs the next reader its full check.
  */

@@ -97,9 +97,9 @@ Deno.test("the runner loads the credential guard only for a store with a policy 
 });
 
 Deno.test("a read of a store with no active run loads neither the record schemas nor everyday.ts", async () => {
-  // recall.ts loads summary_match.ts and takes everyday.ts only when the
+  // recall.ts loads summary.ts and takes everyday.ts only when the
   // summary names an active run whose records must be validated.
-  for (const entry of ["engine/retrieval/recall.ts", "engine/integrity/summary_match.ts"]) {
+  for (const entry of ["engine/retrieval/recall.ts", "engine/integrity/summary.ts"]) {
     const graph = await staticGraph(entry);
     const heavy = graph.filter((s) =>
       s === "engine/integrity/schemas.ts" || s === "engine/integrity/everyday.ts"
