@@ -2,8 +2,7 @@
 import { closeInput, DEFAULT_SUMMARY, endRun, requireOutcome } from "../engine/memory/end_run.ts";
 import { resolveCloseTarget } from "../engine/memory/runs.ts";
 import { loadTextScreen, requireActiveRun } from "../engine/memory/run_input.ts";
-import { requireRunId } from "../engine/model/ids.ts";
-import { cleanScalar } from "../engine/model/scalar.ts";
+import { cleanScalar, requireRunId } from "../engine/model/ids.ts";
 import { runLoadingOnDemand, type Store, withStore } from "../engine/store/store.ts";
 import type { TextScreen } from "../engine/model/unsafe_text.ts";
 import {

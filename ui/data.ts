@@ -9,8 +9,7 @@ import type { Store } from "../engine/store/store.ts";
 import { type StatusReport, statusReport } from "../engine/memory/status.ts";
 import { orphanCandidates } from "../engine/memory/runs.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
-import { listNames, lstatOrNull } from "../engine/store/files.ts";
-import { folderPrint } from "../engine/store/fingerprint.ts";
+import { folderPrint, listNames, lstatOrNull } from "../engine/store/files.ts";
 import {
   type CandidateProposal,
   type ConflictRecord,

@@ -8,7 +8,7 @@
  * propose load only this; the full check loads when the summary does not vouch.
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
-import { lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
+import { fingerprint, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { LoadPending, type Store } from "../store/store.ts";
 import { BimriError } from "../errors.ts";
@@ -22,7 +22,6 @@ import {
   summaryMatches,
   summaryPath,
 } from "./summary.ts";
-import { fingerprint } from "../store/fingerprint.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import {
   type AuthorityKind,

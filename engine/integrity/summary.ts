@@ -9,12 +9,11 @@
  * authority.ts and everyday.ts so a read of a store with no active run loads
  * neither the record schemas nor the per-record checks.
  */
-import { lstatOrNull } from "../store/files.ts";
+import { folderPrint, lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { RUN_ID } from "../model/ids.ts";
-import { folderPrint } from "../store/fingerprint.ts";
 
 /** Schema of the summary document. */
 export const SUMMARY_SCHEMA = 4;

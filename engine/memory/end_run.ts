@@ -4,6 +4,7 @@
  * the text screen the caller chose (run_input.ts `loadTextScreen`, which
  * loads the credential rules only when they could matter).
  */
+import { cleanScalar } from "../model/ids.ts";
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -12,7 +13,6 @@ import { applyPendingProposals, type ApplySummary, resolutionFinisherNeeded } fr
 import { shareObserver } from "./share_observer.ts";
 import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
 import { syncView } from "./view_sync.ts";
-import { cleanScalar } from "../model/scalar.ts";
 import type { TextScreen } from "../model/unsafe_text.ts";
 import {
   refreshAuthoritySummary,

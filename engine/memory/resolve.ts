@@ -8,9 +8,8 @@
  * be given again and is re-applied.
  */
 import { BimriError } from "../errors.ts";
-import { PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
+import { cleanScalar, PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
-import { cleanScalar } from "../model/scalar.ts";
 import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";

@@ -22,8 +22,15 @@
  */
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
-import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../store/fingerprint.ts";
-import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
+import {
+  atomicReplace,
+  COARSE_CLOCK_MS,
+  fingerprint,
+  isRacyPrint,
+  listNames,
+  lstatOrNull,
+  readRangeOrNull,
+} from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./lookup.ts";

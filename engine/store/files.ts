@@ -1,11 +1,13 @@
 /**
  * Durable file primitives: atomic replace, exclusive create and append, each
  * with the fsync discipline of an atomic commit (data, then the folder), the
- * rename over an existing file that ends an atomic replace, and the wording of
- * a refusal of a link where a store file or folder should be (every store
- * command loads all three; see the sections at the end).
+ * rename over an existing file that ends an atomic replace, the wording of a
+ * refusal of a link where a store file or folder should be, and the lstat
+ * fingerprints the derived caches key on (every store command loads all of
+ * them; see the sections at the end).
  */
 import { nativePath } from "./os_path.ts";
+import type { StorePaths } from "./paths.ts";
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
 import { simulatedLimit } from "./fault.ts";
@@ -556,4 +558,56 @@ export function linkRefusal(
 ): string {
   const kind = linkKind(path, probe);
   return `${label} is ${linkNoun(kind)}; ${rest}${linkNextStep(kind)}`;
+}
+
+// lstat fingerprints of files and store folders (type, inode, size, mtime,
+// ctime) that the derived caches key on, made unique while a coarse clock
+// cannot vouch for them.
+
+/** How long a file system that keeps whole seconds (FAT keeps even ones) may show one time. */
+export const COARSE_CLOCK_MS = 2000;
+
+/** What a racy print carries after the lstat fields (see `fingerprint`). */
+const RACY_MARK = ":racy:";
+
+/** True when `print` was taken too soon after a whole-second change to vouch for anything. */
+export function isRacyPrint(print: string): boolean {
+  return print.includes(RACY_MARK);
+}
+
+/** Set once this process has seen a timestamp with a fraction of a second: the clock is fine. */
+let fineClockSeen = false;
+
+/**
+ * An lstat fingerprint: type, inode, size, mtime and ctime. A print is only
+ * as good as the file system's clock: where timestamps fall on whole seconds
+ * (FAT, exFAT, HFS+), a change later in the same second keeps the print, so a
+ * print taken within that window vouches for nothing (git calls such entries
+ * racily clean) and is made unique: it matches no other print, and the caches
+ * keyed by it check the file itself until that window has passed. The clock
+ * counts as coarse until this process sees a timestamp with a fraction of a
+ * second (one in a thousand prints falls on a whole second by chance); tests
+ * can give `now` and `coarse` instead.
+ */
+export function fingerprint(info: Deno.FileInfo, now?: number, coarse?: boolean): string {
+  const ctime = (info as { ctime?: Date | null }).ctime;
+  const mtimeMs = info.mtime?.getTime() ?? 0;
+  const ctimeMs = ctime?.getTime() ?? 0;
+  // One template, not an array join: the full checks print tens of thousands of files.
+  const print = `${info.isSymlink ? "l" : info.isFile ? "f" : "o"}:${
+    info.ino ?? 0
+  }:${info.size}:${mtimeMs}:${ctimeMs}`;
+  const wholeSeconds = mtimeMs % 1000 === 0 && ctimeMs % 1000 === 0;
+  if (!wholeSeconds) fineClockSeen = true;
+  const coarseClock = coarse ?? (wholeSeconds && !fineClockSeen);
+  if (coarseClock && Math.max(mtimeMs, ctimeMs) + COARSE_CLOCK_MS > (now ?? Date.now())) {
+    return `${print}${RACY_MARK}${crypto.randomUUID()}`;
+  }
+  return print;
+}
+
+/** Fingerprint of one store folder, or null when it is not a real folder. */
+export function folderPrint(paths: StorePaths, folder: string): string | null {
+  const info = lstatOrNull(paths.folder(folder));
+  return info && info.isDirectory && !info.isSymlink ? fingerprint(info) : null;
 }

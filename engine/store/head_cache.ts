@@ -20,10 +20,9 @@
  * derived data: deleting it changes no answer. Like bimri's other
  * `audit-integrity-*` files, the reference engine ignores it.
  */
-import { fingerprint } from "./fingerprint.ts";
 import type { HeadFacts } from "../model/hot.ts";
 import type { ColdRecord } from "../model/state.ts";
-import { lstatOrNull, replaceDerived } from "./files.ts";
+import { fingerprint, lstatOrNull, replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 const HEAD_CACHE_NAME = "audit-integrity-head.json";

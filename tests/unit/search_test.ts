@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { fingerprint } from "../../engine/store/fingerprint.ts";
+import { fingerprint } from "../../engine/store/files.ts";
 import { searchFirst, searchStore } from "../../engine/retrieval/search.ts";
 import { compareOrder, type RecallMatch } from "../../engine/retrieval/lookup.ts";
 import { allRecords } from "../../engine/retrieval/records.ts";
