@@ -1,7 +1,11 @@
 /**
  * bimri: one durable memory shared by every local coding agent in a project.
  * Entry point: global flags, root resolution, dispatch, and the mapping of
- * errors to `BIMRI ERROR:` lines and exit codes.
+ * errors to `BIMRI ERROR:` lines and exit codes. Dispatch loads only the
+ * module of the verb it runs (COMMAND_LOADERS), so an everyday command does
+ * not pay start-up time for the installer, the MCP server or the integrity
+ * tools; `commands/mod.ts` keeps the full registry and a unit test keeps the
+ * two in step.
  */
 import { BimriError, unexpectedFailure } from "./engine/errors.ts";
 import {
@@ -13,18 +17,58 @@ import {
 } from "./engine/versions.ts";
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
-import { loadCommand } from "./commands/loaders.ts";
-import { resolveFolder, resolveRoot } from "./engine/store/root.ts";
 import {
   QUIET_CREATORS,
   refuseMissingRoot,
+  resolveFolder,
+  resolveRoot,
   ROOT_CREATORS,
   storeCreatedNotice,
   storePresence,
-} from "./engine/store/root_guard.ts";
+} from "./engine/store/root.ts";
 import { visibleOutput } from "./engine/model/visible.ts";
 import { pinnedClock, useClock } from "./engine/model/time.ts";
 import { takeShareNotices } from "./engine/share/notice.ts";
+
+/** Loads one verb's module on demand (only the verb being run is ever loaded). */
+export type Loader = () => Promise<Command>;
+
+/** Loaders for every verb and alias. */
+export const COMMAND_LOADERS: Readonly<Record<string, Loader>> = {
+  start: () => import("./commands/start.ts").then((m) => m.startCommand),
+  journal: () => import("./commands/journal.ts").then((m) => m.journalCommand),
+  propose: () => import("./commands/propose.ts").then((m) => m.proposeCommand),
+  sync: () => import("./commands/sync.ts").then((m) => m.syncCommand),
+  maintain: () => import("./commands/maintain.ts").then((m) => m.maintainCommand),
+  close: () => import("./commands/close.ts").then((m) => m.closeCommand),
+  "recover-run": () => import("./commands/close.ts").then((m) => m.recoverRunCommand),
+  status: () => import("./commands/status.ts").then((m) => m.statusCommand),
+  doctor: () => import("./commands/doctor.ts").then((m) => m.doctorCommand),
+  validate: () => import("./commands/doctor.ts").then((m) => m.doctorCommand),
+  "quarantine-authority": () => import("./commands/quarantine.ts").then((m) => m.quarantineCommand),
+  "restore-authority": () => import("./commands/restore.ts").then((m) => m.restoreCommand),
+  review: () => import("./commands/review.ts").then((m) => m.reviewCommand),
+  resolve: () => import("./commands/resolve.ts").then((m) => m.resolveCommand),
+  share: () => import("./commands/share.ts").then((m) => m.shareCommand),
+  secrets: () => import("./commands/secrets.ts").then((m) => m.secretsCommand),
+  migrate: () => import("./commands/migrate.ts").then((m) => m.migrateCommand),
+  index: () => import("./commands/index.ts").then((m) => m.indexCommand),
+  recall: () => import("./commands/recall.ts").then((m) => m.recallCommand),
+  get: () => import("./commands/get.ts").then((m) => m.getCommand),
+  search: () => import("./commands/search.ts").then((m) => m.searchCommand),
+  mcp: () => import("./commands/mcp.ts").then((m) => m.mcpCommand),
+  ui: () => import("./commands/ui.ts").then((m) => m.uiCommand),
+  "hook-start": () => import("./commands/hooks.ts").then((m) => m.hookStartCommand),
+  "hook-close": () => import("./commands/hooks.ts").then((m) => m.hookCloseCommand),
+  install: () => import("./commands/install.ts").then((m) => m.installCommand),
+  "__bimri-sentinel": () => import("./commands/install.ts").then((m) => m.sentinelCommand),
+};
+
+/** Loads the verb named `name` (or an alias), or undefined for an unknown verb. */
+export async function loadCommand(name: string): Promise<Command | undefined> {
+  const loader = Object.hasOwn(COMMAND_LOADERS, name) ? COMMAND_LOADERS[name] : undefined;
+  return loader ? await loader() : undefined;
+}
 
 const encoder = new TextEncoder();
 

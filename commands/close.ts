@@ -1,18 +1,40 @@
 /** `close` and `recover-run`: apply a run's pending proposals and end it. */
-import { closeInput, closeRun, requireOutcome } from "../engine/memory/close_run.ts";
+import { closeInput, DEFAULT_SUMMARY, endRun, requireOutcome } from "../engine/memory/end_run.ts";
 import { resolveCloseTarget } from "../engine/memory/runs.ts";
-import { requireActiveRun } from "../engine/memory/run_input.ts";
-import { requireRunId } from "../engine/model/ids.ts";
-import { cleanScalar } from "../engine/model/scalar.ts";
-import { refuseUnsafeText } from "../engine/model/credentials.ts";
-import { secretPolicy } from "../engine/guard/policy.ts";
-import { withStore } from "../engine/store/store.ts";
-import { type Command, ok, requiredFlag, stringFlag } from "./command.ts";
+import { loadTextScreen, requireActiveRun } from "../engine/memory/run_input.ts";
+import { cleanScalar, requireRunId } from "../engine/model/ids.ts";
+import { runLoadingOnDemand, type Store, withStore } from "../engine/store/store.ts";
+import type { TextScreen } from "../engine/model/unsafe_text.ts";
+import {
+  type Command,
+  type CommandResult,
+  type FlagValues,
+  ok,
+  requiredFlag,
+  stringFlag,
+} from "./command.ts";
 import { memoryCounts, summaryJson } from "./render.ts";
 
 function closeText(run: string, counts: string, notices: string[]): string {
   const lines = [...notices, `BIMRI: run ${run} closed.${counts ? ` Memory: ${counts}.` : ""}`];
   return lines.join("\n") + "\n";
+}
+
+/** Ends `run` (end_run.ts) and reports it; `extra` JSON fields follow `closed`. */
+function endAndReport(
+  store: Store,
+  run: string,
+  flags: FlagValues,
+  summary: string | undefined,
+  screen: TextScreen,
+  extra: Record<string, unknown> = {},
+): CommandResult {
+  const result = endRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary, screen);
+  return ok(
+    closeText(run, memoryCounts(result.memory), result.memory.notices),
+    { run, closed: true, ...extra, outcome: result.outcome, memory: summaryJson(result.memory) },
+    [...result.notices, ...result.warnings],
+  );
 }
 
 /** The close verb. */
@@ -33,31 +55,24 @@ export const closeCommand: Command = {
     outcome: { type: "string" },
     summary: { type: "string" },
   },
-  run(ctx, flags) {
-    // Refused input must not create a store in an empty folder.
-    closeInput(
-      stringFlag(flags, "outcome") ?? "partial",
-      stringFlag(flags, "summary"),
-      secretPolicy(ctx.root),
+  async run(ctx, flags) {
+    // Refused input must not create a store in an empty folder. The credential
+    // rules load only when the summary could hold a credential or a policy
+    // file exists (the policy is read now, as before anything else is checked).
+    const summary = stringFlag(flags, "summary");
+    const screen = await loadTextScreen(ctx.root, [summary || DEFAULT_SUMMARY], true);
+    closeInput(stringFlag(flags, "outcome") ?? "partial", summary, screen);
+    // The full authority check loads only when the summary cannot vouch (everyday.ts).
+    return runLoadingOnDemand(() =>
+      withStore(ctx.root, (store) => {
+        const run = resolveCloseTarget(store.state, {
+          run: stringFlag(flags, "run"),
+          actor: stringFlag(flags, "actor"),
+          session: stringFlag(flags, "session"),
+        });
+        return endAndReport(store, run, flags, summary, screen);
+      })
     );
-    return withStore(ctx.root, (store) => {
-      const run = resolveCloseTarget(store.state, {
-        run: stringFlag(flags, "run"),
-        actor: stringFlag(flags, "actor"),
-        session: stringFlag(flags, "session"),
-      });
-      const result = closeRun(
-        store,
-        run,
-        stringFlag(flags, "outcome") ?? "partial",
-        stringFlag(flags, "summary"),
-      );
-      return ok(
-        closeText(run, memoryCounts(result.memory), result.memory.notices),
-        { run, closed: true, outcome: result.outcome, memory: summaryJson(result.memory) },
-        [...result.notices, ...result.warnings],
-      );
-    });
   },
 };
 
@@ -71,7 +86,7 @@ export const recoverRunCommand: Command = {
   --summary TEXT     why it is being closed (one line)
   --outcome OUTCOME  success, partial, overflow or fail (default partial)`,
   flags: { run: { type: "string" }, summary: { type: "string" }, outcome: { type: "string" } },
-  run(ctx, flags) {
+  async run(ctx, flags) {
     const runInput = requiredFlag(flags, "recover-run", "run");
     const run = requireRunId(runInput);
     const summary = cleanScalar(
@@ -79,22 +94,14 @@ export const recoverRunCommand: Command = {
       "recovery summary",
       1000,
     );
-    refuseUnsafeText(summary, "recovery summary", secretPolicy(ctx.root));
+    const screen = await loadTextScreen(ctx.root, [summary], true);
+    screen.refuseUnsafe(summary, "recovery summary");
     requireOutcome(stringFlag(flags, "outcome") ?? "partial");
-    return withStore(ctx.root, (store) => {
-      requireActiveRun(store.state, run);
-      const result = closeRun(store, run, stringFlag(flags, "outcome") ?? "partial", summary);
-      return ok(
-        closeText(run, memoryCounts(result.memory), result.memory.notices),
-        {
-          run,
-          closed: true,
-          recovered: true,
-          outcome: result.outcome,
-          memory: summaryJson(result.memory),
-        },
-        [...result.notices, ...result.warnings],
-      );
-    });
+    return runLoadingOnDemand(() =>
+      withStore(ctx.root, (store) => {
+        requireActiveRun(store.state, run);
+        return endAndReport(store, run, flags, summary, screen, { recovered: true });
+      })
+    );
   },
 };

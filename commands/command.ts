@@ -3,8 +3,7 @@
  * engine and returns a result object; rendering to text or JSON is last.
  */
 import { BimriError } from "../engine/errors.ts";
-import { parsePyInt } from "../engine/model/py_int.ts";
-import { invalidChoice } from "../engine/model/py_repr.ts";
+import { invalidChoice, parsePyInt } from "../engine/model/py_repr.ts";
 
 /**
  * One flag: a string value or a boolean switch, optionally with a one-letter

@@ -91,11 +91,11 @@ key's current generation.`,
     ]);
     const result = withStore(ctx.root, (store) => propose(store, input, screen));
     // Said now rather than only at sync: this proposal will be held (issue 45).
-    // held_notice.ts loads only then.
+    // decision_record.ts (the hold notices) loads only then.
     const held = result.created && result.hold_reason !== null
       ? [
         `BIMRI: ${result.proposal_id} [${input.key}] will be held at sync: ${
-          (await import("../engine/memory/held_notice.ts")).heldNextStep(
+          (await import("../engine/memory/decision_record.ts")).heldNextStep(
             input.key,
             result.hold_reason,
           )

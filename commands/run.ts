@@ -15,8 +15,7 @@ import {
 } from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
 import { mapStrings } from "../engine/model/json.ts";
-import { lstatOrNull } from "../engine/store/files.ts";
-import { join } from "../engine/store/os_path.ts";
+import { entryMayExist, lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 
 /** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
@@ -37,7 +36,7 @@ export async function runCommand(
     typeof flags.run === "string" ? flags.run : undefined,
   );
   // The check of a foreign state.json's cold records (store.ts) loads up front for
-  // every verb but the three that load it on demand (runVerb), and for those too
+  // every verb but those that load it on demand (runVerb), and for those too
   // when a policy file may exist (a redaction resumed below opens the store first).
   const policyPresent = policyMayExist(ctx.root);
   if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
@@ -65,10 +64,10 @@ export async function runCommand(
 
 /**
  * Verbs that write nothing before the points that may throw `LoadPending`
- * (their first `withStore`, and the view check of startRun and propose), so
- * `runVerb` may run them once more.
+ * (their first `withStore`, and the view check of startRun and propose; get
+ * writes nothing at all), so `runVerb` may run them once more.
  */
-const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose"]);
+const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose", "get"]);
 
 /**
  * Runs the verb; when its store needs a module the verb loads on demand
@@ -223,11 +222,7 @@ async function maskRedacted(root: string, result: CommandResult): Promise<Comman
   };
 }
 
-/** False only when the project at `root` surely has no policy file (an lstat found nothing). */
+/** False only when the project at `root` surely has no policy file (one listing found none). */
 function policyMayExist(root: string): boolean {
-  try {
-    return lstatOrNull(join(root, POLICY_FILE_NAME)) !== null;
-  } catch {
-    return true; // the guard's own reader reports what is wrong with it
-  }
+  return entryMayExist(root, POLICY_FILE_NAME); // the guard's own reader reports what is wrong
 }

@@ -9,8 +9,7 @@ import type { Store } from "../engine/store/store.ts";
 import { type StatusReport, statusReport } from "../engine/memory/status.ts";
 import { orphanCandidates } from "../engine/memory/runs.ts";
 import { scanRunLog } from "../engine/memory/run_log.ts";
-import { listNames, lstatOrNull } from "../engine/store/files.ts";
-import { folderPrint } from "../engine/store/fingerprint.ts";
+import { folderPrint, listNames, lstatOrNull } from "../engine/store/files.ts";
 import {
   type CandidateProposal,
   type ConflictRecord,
@@ -23,7 +22,8 @@ import {
 import { classifyReviews, type ReviewCategory } from "../engine/memory/review.ts";
 import { conflictLabel } from "../engine/memory/review_render.ts";
 import { type LiveEntry, liveEntry } from "../engine/records/live_entry.ts";
-import { currentRecords, heldRecords, type RetrievalRecord } from "../engine/retrieval/records.ts";
+import { currentRecords, heldRecords } from "../engine/retrieval/records.ts";
+import type { RetrievalRecord } from "../engine/retrieval/lookup.ts";
 import { readAllArchiveRecords } from "../engine/store/archive_month.ts";
 import { recall } from "../engine/retrieval/recall.ts";
 import { HOLD_MESSAGES } from "../engine/memory/decision_record.ts";

@@ -8,8 +8,14 @@
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict, utf8 } from "../model/text.ts";
-import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
-import { linkKind, linkNoun } from "../store/link_kind.ts";
+import {
+  atomicReplace,
+  createExclusive,
+  linkKind,
+  linkNoun,
+  lstatOrNull,
+  readBytesOrNull,
+} from "../store/files.ts";
 import { type BlockMarkers, mergeMarkedBlock } from "./merge.ts";
 
 /** The file's name in the project root. */

@@ -79,10 +79,9 @@
  * consumes without deciding them itself (consumed.ts): the slow path here
  * proves answers whose decisions are not finalized yet.
  */
-import { BimriError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { forgetSummary } from "./summary.ts";
-import { unprovenAnswerIssues } from "./consumed.ts";
+import { unprovenAnswerIssues } from "./consumed_answers.ts";
 import { type AuthorityFacts, collectFacts, loadCache } from "./authority_facts.ts";
 import { authorityIssues } from "./authority_graph.ts";
 
@@ -92,10 +91,12 @@ import {
   basisFromSummary,
   issueLine,
   refreshAuthoritySummary,
+  refuseForIssues,
+  registerFullAuthorityCheck,
   verified,
   writeFactsCache,
 } from "./everyday.ts";
-import { summaryMatches } from "./summary_match.ts";
+import { summaryMatches } from "./summary.ts";
 // Layers 1 and 2 as doctor.ts has always imported them (doctor.ts is being split apart).
 export { collectFacts, hashCandidates } from "./authority_facts.ts";
 export { authorityIssues } from "./authority_graph.ts";
@@ -113,8 +114,8 @@ export {
   refreshAuthoritySummary,
   scanLogMarkers,
 } from "./everyday.ts";
-// The summary match (summary_match.ts) as start and hooks have always imported it.
-export { proveBeforeStart, unchangedSinceHealthyWrite } from "./summary_match.ts";
+// The summary match (summary.ts) as start and hooks have always imported it.
+export { proveBeforeStart, unchangedSinceHealthyWrite } from "./summary.ts";
 export type {
   AuthorityIssue,
   CacheDoc,
@@ -254,17 +255,6 @@ export function requireHealthyAuthority(store: Store, options: HealthOptions = {
   refuseForIssues(issues, options.notices);
 }
 
-/** Refuses a canonical write for `issues` (not empty), printing `notices` first. */
-export function refuseForIssues(
-  issues: readonly AuthorityIssue[],
-  notices: readonly string[] = [],
-): never {
-  const first = issueLine(issues[0]);
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  const error = new BimriError(
-    "authority-recovery-needed",
-    `AUTHORITY RECOVERY NEEDED: ${first}${more} authority recovery is required: shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
-  );
-  error.notices.push(...notices);
-  throw error;
-}
+// sync and close reach this module only when the everyday gate (everyday.ts
+// `requireEverydayHealth`) cannot vouch; once loaded it runs the full check.
+registerFullAuthorityCheck(requireHealthyAuthority);

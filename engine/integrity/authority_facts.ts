@@ -4,10 +4,9 @@
  * facts cache by lstat fingerprint.
  */
 import { isJsonObject, type JsonValue } from "../model/json.ts";
-import { listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import { fingerprint, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { RUN_ID } from "../model/ids.ts";
-import { fingerprint } from "../store/fingerprint.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import { AUTHORITY_KINDS, type AuthorityKind, idGrammar, KIND_FOLDER } from "./schemas.ts";
 import {

@@ -14,11 +14,11 @@
  * - A resolved answer whose candidates' decisions were not finalized from it
  *   yet: the next resolve (and the counts of status) would take the answer as
  *   done. Normally there is none either (finalization follows the answer).
+ *   Its proof is in consumed_answers.ts, which only the full checks load.
  *
  * A forgery of either (a record naming a revision that does not hold its
  * effect) is reported in the reference's words and pauses writes.
  */
-import { BimriError } from "../errors.ts";
 import { type ParsedView, parseViewShared } from "../model/hot.ts";
 import { revisionName } from "../model/ids.ts";
 import { coldRecordOf } from "../model/state.ts";
@@ -27,9 +27,6 @@ import { lstatOrNull } from "../store/files.ts";
 import { readRevision, type Store } from "../store/store.ts";
 import type { Decision } from "../records/decision.ts";
 import type { Proposal } from "../records/proposal.ts";
-import { readConflict } from "../records/conflict.ts";
-import { unprovenAnswerProblem } from "../records/answer_proof.ts";
-import type { AuthorityFacts } from "./authority_facts.ts";
 import type { AuthorityIssue } from "./everyday.ts";
 import { recordRelPath } from "./schemas.ts";
 
@@ -107,36 +104,6 @@ export function unprovenRunDecisions(
     if (proposal.base_revision < active.base_revision) continue;
     const problem = recordedEffectProblem(store, proposal, decision, cache);
     if (problem) out.push({ kind: "decision", id, path: recordRelPath("decision", id), problem });
-  }
-  return out;
-}
-
-/**
- * Proves every resolved answer whose candidate decisions still wait for
- * finalization (found from the facts: a contested decision whose conflict's
- * resolution is resolved). Reads only those answers.
- */
-export function unprovenAnswerIssues(store: Store, facts: AuthorityFacts): AuthorityIssue[] {
-  const { decision, resolution } = facts.records;
-  const pending = new Set<string>();
-  for (const d of decision.values()) {
-    if (d.problem || d.stub || d.outcome !== "contested" || !d.conflictId) continue;
-    const r = resolution.get(d.conflictId);
-    if (r && !r.problem && !r.stub && r.status === "resolved") pending.add(d.conflictId);
-  }
-  const out: AuthorityIssue[] = [];
-  for (const id of [...pending].sort()) {
-    let conflict;
-    try {
-      conflict = readConflict(store, id);
-    } catch (error) {
-      if (error instanceof BimriError) continue; // A damaged conflict is a graph issue already.
-      throw error;
-    }
-    const problem = conflict ? unprovenAnswerProblem(store, conflict) : null;
-    if (problem) {
-      out.push({ kind: "resolution", id, path: recordRelPath("resolution", id), problem });
-    }
   }
   return out;
 }

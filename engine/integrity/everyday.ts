@@ -8,13 +8,20 @@
  * propose load only this; the full check loads when the summary does not vouch.
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
-import { lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
+import { fingerprint, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
-import type { Store } from "../store/store.ts";
+import { LoadPending, type Store } from "../store/store.ts";
+import { BimriError } from "../errors.ts";
 import { RUN_ID } from "../model/ids.ts";
-import { loadSummaryText, type Summary, SUMMARY_SCHEMA, summaryPath } from "./summary.ts";
-import { activeKey, folderPrints, summaryMatches } from "./summary_match.ts";
-import { fingerprint } from "../store/fingerprint.ts";
+import {
+  activeKey,
+  folderPrints,
+  loadSummaryText,
+  type Summary,
+  SUMMARY_SCHEMA,
+  summaryMatches,
+  summaryPath,
+} from "./summary.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
 import {
   type AuthorityKind,
@@ -447,6 +454,66 @@ export function refreshAuthoritySummary(store: Store): void {
   } catch {
     // Without a summary the next check takes the slow path.
   }
+}
+
+/** Refuses a canonical write for `issues` (not empty), printing `notices` first. */
+export function refuseForIssues(
+  issues: readonly AuthorityIssue[],
+  notices: readonly string[] = [],
+): never {
+  const first = issueLine(issues[0]);
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  const error = new BimriError(
+    "authority-recovery-needed",
+    `AUTHORITY RECOVERY NEEDED: ${first}${more} authority recovery is required: shared-memory writes are paused until authority is repaired. Run doctor for the full audit; with the owner's approval use quarantine-authority and restore-authority.`,
+  );
+  error.notices.push(...notices);
+  throw error;
+}
+
+/** The full check's refusal (authority.ts `requireHealthyAuthority`), registered as authority.ts loads. */
+type FullCheck = (store: Store, options: { everyday: true; notices: readonly string[] }) => void;
+let fullCheck: FullCheck | null = null;
+
+/** Called by authority.ts as it loads: from then on the everyday gate runs the full check. */
+export function registerFullAuthorityCheck(check: FullCheck): void {
+  fullCheck = check;
+}
+
+/**
+ * Throws `LoadPending` unless the full check (authority.ts) is loaded;
+ * `load` imports authority.ts (the caller's import: this module may not
+ * import the module that imports it). sync and close call it before a write
+ * that the summary cannot vouch for (a direct edit of bimri.md raises a
+ * review), so the verb stops before writing and runs again under the full check.
+ */
+export function requireFullAuthorityCheck(load: () => Promise<void>): void {
+  if (fullCheck === null) {
+    throw new LoadPending("the full authority check (authority.ts)", load);
+  }
+}
+
+/**
+ * The authority gate of sync and close (authority.ts `requireHealthyAuthority`
+ * with `everyday`), before their first write of authority. When the summary
+ * vouches for the store and the active runs' records are sound (the usual
+ * case), that is the whole check and authority.ts stays unloaded; otherwise
+ * the verb stops (`LoadPending`; `load` imports authority.ts) and runs again under the full check, which
+ * refuses a damaged record exactly as it always has. A process that loaded
+ * authority.ts (start, hooks, share) always runs the full check's function.
+ */
+export function requireEverydayHealth(
+  store: Store,
+  notices: readonly string[],
+  load: () => Promise<void>,
+): void {
+  if (fullCheck !== null) return fullCheck(store, { everyday: true, notices });
+  const matched = summaryMatches(store, null);
+  if (matched !== null && activeRunIssues(store).length === 0) {
+    verified.set(store, basisFromSummary(matched));
+    return;
+  }
+  requireFullAuthorityCheck(load);
 }
 
 /** Text of one issue as the brief and status list it. */

@@ -2,7 +2,7 @@
  * Evidence of manual edits (protocol 9.1, FORMATS 13.1): the exact edited
  * bytes are preserved at a content-addressed recovery file, created
  * exclusively or reused when it holds the same bytes. The write path
- * (memory/manual_edit_review.ts) raises the owner's recovery review.
+ * (memory/view_sync.ts preserveManualEdit) raises the owner's recovery review.
  */
 import { BimriError } from "../errors.ts";
 import { createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";

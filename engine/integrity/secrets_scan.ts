@@ -10,9 +10,14 @@
 import { join } from "node:path";
 import { type CredentialKind, findCredentials, type SecretPolicy } from "../model/credentials.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
+import {
+  fingerprint,
+  isRacyPrint,
+  lstatOrNull,
+  readBytesOrNull,
+  replaceDerived,
+} from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
-import { fingerprint, isRacyPrint } from "../store/fingerprint.ts";
 
 /** One credential-looking string in a file of the store. */
 export type StoredSecret = {

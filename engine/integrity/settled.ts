@@ -39,12 +39,17 @@
  * status writes it (under the engine lock); review only reads it. The
  * reference engine ignores every `audit-integrity-*` file.
  */
-import { lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
+import {
+  fingerprint,
+  folderPrint,
+  lstatOrNull,
+  readBytesOrNull,
+  replaceDerived,
+} from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { State } from "../model/state.ts";
 import { CONFLICT_ID, PROPOSAL_ID, RUN_ID } from "../model/ids.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { fingerprint, folderPrint } from "../store/fingerprint.ts";
 import { type AuthorityKind, KIND_FOLDER } from "./schemas.ts";
 import { type AuthorityFacts, emptyRecordFacts } from "./authority_facts.ts";
 import type { RecordFacts } from "./everyday.ts";

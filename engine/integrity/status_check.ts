@@ -9,8 +9,8 @@ import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import type { State } from "../model/state.ts";
 import { forgetSummary, WATCHED_FOLDERS } from "./summary.ts";
-import { fingerprint, folderPrint } from "../store/fingerprint.ts";
-import { unprovenAnswerIssues } from "./consumed.ts";
+import { fingerprint, folderPrint } from "../store/files.ts";
+import { unprovenAnswerIssues } from "./consumed_answers.ts";
 import { proveSettled, recordSettled, type SettledProof, type SettlingFile } from "./settled.ts";
 import type { AuthorityKind } from "./schemas.ts";
 

@@ -1,102 +1,23 @@
 /**
- * Ending a run: `close` and `recover-run` apply the run's pending proposals,
- * record its outcome once and free its handle.
+ * Ending a run for a caller that has no text screen of its own (share pull
+ * and import, a redaction, hook-close): the owner's policy screens the
+ * summary, read now as the close begins; end_run.ts does the rest.
  */
-import { BimriError } from "../errors.ts";
-import { utcTimestamp } from "../model/time.ts";
-import { faultPoint } from "../store/fault.ts";
-import { invalidateAuditWitness, saveState, type Store } from "../store/store.ts";
-import { applyPendingProposals, type ApplySummary } from "./commit.ts";
-import { shareObserver } from "./share_observer.ts";
-import { appendClosure, readRunLog, scanRunLog } from "./run_log.ts";
-import { syncView } from "./view_sync.ts";
-import { cleanScalar } from "../model/scalar.ts";
-import { refuseUnsafeText, type SecretPolicy } from "../model/credentials.ts";
-import { secretPolicy } from "../guard/policy.ts";
-import { refreshAuthoritySummary, requireHealthyAuthority } from "../integrity/authority.ts";
-import { renewStaleHistoryDigest } from "../retrieval/history_digest.ts";
+import { textScreenOf } from "../guard/policy.ts";
+// These callers cannot run again on LoadPending: the full authority check and
+// the resolution finisher load with them, as they always did (see everyday.ts
+// requireEverydayHealth and commit.ts resolutionFinisherNeeded).
+import "../integrity/authority.ts";
+import "./resolve.ts";
+import type { Store } from "../store/store.ts";
+import { type CloseResult, endRun } from "./end_run.ts";
 
-/** Close outcomes. */
-export const OUTCOMES = ["success", "partial", "overflow", "fail"] as const;
-/** Default close summary. */
-export const DEFAULT_SUMMARY = "session ended without a detailed outcome";
-
-/** Result of `close` and `recover-run`. */
-export type CloseResult = {
-  run: string;
-  outcome: string;
-  memory: ApplySummary;
-  notices: string[];
-  warnings: string[];
-};
-
-/** Validates a close outcome. */
-export function requireOutcome(value: string): string {
-  if (!(OUTCOMES as readonly string[]).includes(value)) {
-    throw new BimriError("invalid-input", `outcome must be one of ${OUTCOMES.join(", ")}.`);
-  }
-  return value;
-}
-
-/**
- * The checked outcome and summary of a close. The reference checks them
- * before it touches the folder, so callers run this before opening the
- * store: a refused close never creates one.
- */
-export function closeInput(
-  outcomeInput: string,
-  summaryInput: string | undefined,
-  policy: SecretPolicy,
-): { outcome: string; summary: string } {
-  const outcome = requireOutcome(outcomeInput);
-  // An omitted or empty summary is the default; a blank one is refused.
-  const summary = cleanScalar(summaryInput || DEFAULT_SUMMARY, "outcome summary", 1000);
-  refuseUnsafeText(summary, "outcome summary", policy);
-  return { outcome, summary };
-}
-
-/** Closes `run`: applies its pending proposals, writes OUTCOME and CLOSED once, frees the handle. */
+/** Closes `run` as end_run.ts `endRun` does, screening the summary with the owner's policy. */
 export function closeRun(
   store: Store,
   run: string,
   outcomeInput: string,
   summaryInput: string | undefined,
 ): CloseResult {
-  const { outcome, summary } = closeInput(
-    outcomeInput,
-    summaryInput,
-    secretPolicy(store.paths.root),
-  );
-  shareObserver(store)?.beforeWrites(store);
-  const sync = syncView(store);
-  requireHealthyAuthority(store, { everyday: true, notices: sync.notices });
-  shareObserver(store)?.finishPendingExports(store);
-  const memory = applyPendingProposals(store, run);
-  const facts = scanRunLog(run, readRunLog(store.paths, run));
-  const closedAt = utcTimestamp();
-  if (!facts.closed) appendClosure(store.paths, run, outcome, summary, closedAt);
-  faultPoint("close-after-closure");
-  const state = store.state;
-  const entry = state.active_runs[run];
-  const session = entry?.session_key;
-  if (typeof session === "string" && session && state.session_runs[session] === run) {
-    delete state.session_runs[session];
-  }
-  delete state.active_runs[run];
-  state.last_closed_at = closedAt;
-  // The run lifecycle is part of the reference's audit checkpoint (see runs.ts).
-  invalidateAuditWitness(store.paths);
-  saveState(store.paths, state);
-  refreshAuthoritySummary(store);
-  // Last, after every durable step: a search digest that no longer vouches
-  // for the archive (a copy, a clone, another engine's rows) would leave each
-  // `recall --query` reading the whole archive until someone ran `index`.
-  renewStaleHistoryDigest(store.paths);
-  return {
-    run,
-    outcome,
-    memory,
-    notices: [...sync.notices],
-    warnings: [...sync.warnings, ...memory.warnings],
-  };
+  return endRun(store, run, outcomeInput, summaryInput, textScreenOf(store.paths.root, true));
 }

@@ -64,11 +64,16 @@ import {
   saveState,
   type Store,
 } from "../store/store.ts";
-import { finalizeCommittedResolutions } from "./resolve.ts";
 import { appendArchive } from "./archive.ts";
 import { raiseStaleBaseConflict } from "./conflicts.ts";
 import { ownerResolutionInProgress } from "./owner_resolution.ts";
-import { baseEvidence, effectEvidence, HOLD_MESSAGES, writeDecision } from "./decision_record.ts";
+import {
+  baseEvidence,
+  effectEvidence,
+  heldDetail,
+  HOLD_MESSAGES,
+  writeDecision,
+} from "./decision_record.ts";
 import { type Decision, readDecision } from "../records/decision.ts";
 import { effectContent, humanConfirmed } from "./effect.ts";
 import {
@@ -80,12 +85,15 @@ import {
 } from "../records/proposal.ts";
 import { findLive, type LiveGeneration, planCooling } from "./residency.ts";
 import { renderNewConflictNotices } from "./review_render.ts";
-import { noteHeldDecision, refuseForIssues } from "../integrity/authority.ts";
+import {
+  knownApplyingResolutions,
+  noteHeldDecision,
+  refuseForIssues,
+} from "../integrity/everyday.ts";
 import { unprovenRunDecisions } from "../integrity/consumed.ts";
 import { appendProposeMarker, readRunLog, scanRunLog } from "./run_log.ts";
 import { refreshView } from "./view_sync.ts";
 import { shareObserver } from "./share_observer.ts";
-import { heldDetail } from "./held_notice.ts";
 import {
   acceptedKeyWriterAfter,
   effectReflectedAtHead,
@@ -161,7 +169,7 @@ export function applyPendingProposals(
   // A commit or an owner answer whose effect already made the head (a crash
   // before its final record) is finished before later intents move the key on.
   const finishedHere = finalizeInterruptedCommit(store);
-  finalizeCommittedResolutions(store);
+  finishCommittedResolutions(store);
   const markers = new Set(logFacts.proposalMarkers);
   const newConflicts: { conflictId: string; proposalId: string }[] = [];
   const heldNotices: string[] = [];
@@ -204,6 +212,31 @@ export function applyPendingProposals(
   }
   summary.notices.push(...renderNewConflictNotices(store, newConflicts), ...heldNotices);
   return summary;
+}
+
+/** resolve.ts `finalizeCommittedResolutions`, registered as resolve.ts loads. */
+let resolutionFinisher: ((store: Store) => string[]) | null = null;
+
+/** Called by resolve.ts as it loads: commits then finish an owner answer's resolution through it. */
+export function registerResolutionFinisher(finish: (store: Store) => string[]): void {
+  resolutionFinisher = finish;
+}
+
+/**
+ * True when a commit on `store` would need resolve.ts and it is not loaded:
+ * its health check has not proven that no resolution is applying (usually
+ * it has, and then there is nothing to finish). sync and close ask before
+ * their first write and stop to load it (`LoadPending`); every other caller
+ * loads resolve.ts with it (close_run.ts, commit_batch.ts, share pull).
+ */
+export function resolutionFinisherNeeded(store: Store): boolean {
+  return resolutionFinisher === null && (knownApplyingResolutions(store)?.length ?? 1) > 0;
+}
+
+/** Finishes the owner answers whose effect made the head (resolve.ts), when any may be applying. */
+function finishCommittedResolutions(store: Store): void {
+  if (resolutionFinisher !== null) resolutionFinisher(store);
+  else if (resolutionFinisherNeeded(store)) throw new Error("internal: resolve.ts is not loaded");
 }
 
 /** Decides one proposal (the body of the commit loop). */

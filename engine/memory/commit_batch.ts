@@ -32,9 +32,14 @@ import { lineHash, sha256Hex } from "../model/text.ts";
 import { BimriError } from "../errors.ts";
 import { canonicalJson } from "../store/canonical_json.ts";
 import { faultPoint } from "../store/fault.ts";
-import { createExclusive, createExclusiveMany, lstatOrNull, syncDir } from "../store/files.ts";
+import {
+  createExclusive,
+  createExclusiveMany,
+  lstatOrNull,
+  renameOver,
+  syncDir,
+} from "../store/files.ts";
 import { noteHeadVerified } from "../store/head_cache.ts";
-import { renameOver } from "../store/rename.ts";
 import { nativePath } from "../store/os_path.ts";
 import {
   invalidateAuditWitness,

@@ -1,7 +1,8 @@
 /**
  * Decision records (`.bimri/decisions/<proposal-id>.json`), write side: the
  * small state machine `applying` -> final, the evidence fields each outcome
- * carries, and the hold reasons. Reading is in records/decision.ts.
+ * carries, and the hold reasons with the words of their notices (propose,
+ * sync and close print them). Reading is in records/decision.ts.
  */
 import { lineHash } from "../model/text.ts";
 import { utcTimestamp } from "../model/time.ts";
@@ -103,4 +104,19 @@ export function effectEvidence(generation: GenerationEvidence): JsonObject {
     out.effect_archive_date = generation.archiveDate ?? null;
   }
   return out;
+}
+
+/** The next step for a proposal held for `reason` (stderr lines of propose, sync and close). */
+export function heldNextStep(key: string, reason: string): string {
+  return reason === "classification-required"
+    ? `if ${key} is a new subject, propose it again with --new-subject; else reuse the existing key (bimri search)`
+    : "the owner decides it in `bimri review`";
+}
+
+/**
+ * The stderr line beside a `BIMRI HELD:` notice (whose text the reference
+ * fixes): which proposal and key were held, and the next step.
+ */
+export function heldDetail(proposal: string, key: string, reason: string): string {
+  return `BIMRI: held ${proposal} [${key}]: ${heldNextStep(key, reason)}.`;
 }

@@ -2,10 +2,10 @@
  * `journal`: one durable line of detail in a run's own log. It reads the
  * state and that log only, never the head revision or any history.
  */
+import { cleanScalar } from "../model/ids.ts";
 import { utcTimestamp } from "../model/time.ts";
 import { saveState, type Store } from "../store/store.ts";
 import { appendJournalLine, nextEntryId, readRunLog, scanRunLog } from "./run_log.ts";
-import { cleanScalar } from "../model/scalar.ts";
 import { parseImportance, requireActiveRun } from "./run_input.ts";
 import type { TextScreen } from "../model/unsafe_text.ts";
 

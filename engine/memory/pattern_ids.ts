@@ -33,8 +33,7 @@
  * the full audits (doctor) read them all.
  */
 import { PATTERN_ID, patternId } from "../model/ids.ts";
-import { folderPrint } from "../store/fingerprint.ts";
-import { listNames, replaceDerived } from "../store/files.ts";
+import { folderPrint, listNames, replaceDerived } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import { readRecord } from "../store/records.ts";
 

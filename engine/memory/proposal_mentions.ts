@@ -26,8 +26,13 @@
  * next full read. A skipped number is harmless; a reused one never happens.
  * The reference engine ignores the file.
  */
-import { folderPrint } from "../store/fingerprint.ts";
-import { listNames, lstatOrNull, readBytesOrNull, replaceDerived } from "../store/files.ts";
+import {
+  folderPrint,
+  listNames,
+  lstatOrNull,
+  readBytesOrNull,
+  replaceDerived,
+} from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 
 const CACHE_NAME = "audit-integrity-mentions.json";

@@ -11,11 +11,13 @@ import { BimriError } from "../errors.ts";
 import { type MemoryEntry, parseAnyEntry, type ParsedView, parseViewShared } from "../model/hot.ts";
 import {
   ANY_ENTRY_ID,
+  cleanScalar,
   entryId,
   proposalId as formatProposalId,
   requireKey,
   requireRunId,
   TAG,
+  validateFixedId,
 } from "../model/ids.ts";
 import { coldRecordOf, type State } from "../model/state.ts";
 import { codePointLength, lineHash, pyStrip, sha256Hex } from "../model/text.ts";
@@ -55,7 +57,6 @@ import { readRunLog, scanRunLog } from "./run_log.ts";
 import { requireActiveRun } from "./run_input.ts";
 import { syncViewOnDemand } from "./view_on_demand.ts";
 import { nextBatchNumber, type ProposalBatch } from "./proposal_batch.ts";
-import { cleanScalar, validateFixedId } from "../model/scalar.ts";
 import type { TextScreen } from "../model/unsafe_text.ts";
 import { proposalProblems } from "../integrity/schemas.ts";
 

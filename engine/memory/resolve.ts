@@ -8,9 +8,8 @@
  * be given again and is re-applied.
  */
 import { BimriError } from "../errors.ts";
-import { PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
+import { cleanScalar, PROPOSAL_ID, requireConflictId } from "../model/ids.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
-import { cleanScalar } from "../model/scalar.ts";
 import { utcTimestamp } from "../model/time.ts";
 import type { JsonObject } from "../model/json.ts";
 import { faultPoint } from "../store/fault.ts";
@@ -23,8 +22,9 @@ import {
   knownApplyingResolutions,
   noteResolutionApplying,
   noteResolutionSettled,
-} from "../integrity/authority.ts";
+} from "../integrity/everyday.ts";
 import { trackMentions } from "./proposal_mentions.ts";
+import { registerResolutionFinisher } from "./commit.ts";
 import {
   type CandidateProposal,
   candidateSetMatches,
@@ -485,3 +485,7 @@ function applyingResolution(
     status: "applying",
   };
 }
+
+// commit.ts finishes committed resolutions through this once it is loaded
+// (sync and close load it only when a resolution may be applying).
+registerResolutionFinisher(finalizeCommittedResolutions);

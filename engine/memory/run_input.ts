@@ -6,8 +6,7 @@ import { BimriError } from "../errors.ts";
 import { requireRunId } from "../model/ids.ts";
 import type { State } from "../model/state.ts";
 import { mayHoldCredential, refuseHiddenCharacter, type TextScreen } from "../model/unsafe_text.ts";
-import { lstatOrNull } from "../store/files.ts";
-import { join } from "../store/os_path.ts";
+import { entryMayExist } from "../store/files.ts";
 
 /** Refuses unless `run` is a well-formed handle of an active run. */
 export function requireActiveRun(state: State, runInput: string): string {
@@ -63,11 +62,7 @@ export async function loadTextScreen(
   return textScreenOf(root, readNow);
 }
 
-/** False only when an lstat found no `.bimri-secrets.json` at `root` (policy.ts POLICY_FILE). */
+/** False only when `root` surely holds no `.bimri-secrets.json` (policy.ts POLICY_FILE). */
 function policyFileMayExist(root: string): boolean {
-  try {
-    return lstatOrNull(join(root, ".bimri-secrets.json")) !== null;
-  } catch {
-    return true; // the policy reader reports what is wrong
-  }
+  return entryMayExist(root, ".bimri-secrets.json"); // the policy reader reports what is wrong
 }

@@ -6,8 +6,7 @@
  * state, the head and the run's own log.
  */
 import { BimriError } from "../errors.ts";
-import { requireActor } from "../model/ids.ts";
-import { cleanScalar } from "../model/scalar.ts";
+import { cleanScalar, requireActor } from "../model/ids.ts";
 import { lineRunRefs } from "../model/hot.ts";
 import type { ActiveRun, State } from "../model/state.ts";
 import { codePointLength, pyStrip, sha256Hex } from "../model/text.ts";

@@ -6,7 +6,7 @@
  */
 import type { Store } from "../store/store.ts";
 import { listNames } from "../store/files.ts";
-import { unchangedSinceHealthyWrite } from "../integrity/summary_match.ts";
+import { unchangedSinceHealthyWrite } from "../integrity/summary.ts";
 import { refreshAuthoritySummary } from "../integrity/everyday.ts";
 import { CommitFinisherNeeded } from "./commit_finisher.ts";
 

@@ -1,12 +1,15 @@
 /**
  * Keeps bimri.md equal to the accepted head: regenerate a missing view,
  * silently heal a view equal to a referenced revision, and hand any other
- * difference to manual-edit recovery.
+ * difference to manual-edit recovery (integrity preserves the exact bytes,
+ * `preserveManualEdit` raises or grows the review, then the view is restored).
  */
 import { atomicReplace, readBytesOrNull } from "../store/files.ts";
-import { registerViewRepair, type Store } from "../store/store.ts";
+import { invalidateAuditWitness, registerViewRepair, type Store } from "../store/store.ts";
 import { decodeUtf8Strict, sha256Hex } from "../model/text.ts";
-import { preserveManualEdit } from "./manual_edit_review.ts";
+import { BimriError } from "../errors.ts";
+import { manualEditFileName, preserveEvidenceBytes } from "../integrity/manual_edit.ts";
+import { raiseManualEditConflict } from "./conflicts.ts";
 
 /** Result of synchronizing the view. */
 export type ViewSyncResult = {
@@ -37,8 +40,12 @@ export function refreshView(store: Store): string | null {
   }
 }
 
-/** Synchronizes bimri.md with the accepted head (must run under the engine lock). */
-export function syncView(store: Store): ViewSyncResult {
+/**
+ * Synchronizes bimri.md with the accepted head (must run under the engine
+ * lock). `beforeReview` runs before a direct edit is preserved and reviewed
+ * (the only branch that writes authority), so a verb may stop there first.
+ */
+export function syncView(store: Store, beforeReview: () => void = () => {}): ViewSyncResult {
   const result: ViewSyncResult = { notices: [], warnings: [] };
   const current = readBytesOrNull(store.paths.view);
   if (current !== null && holdsExactly(current, store.head.text)) return result;
@@ -47,6 +54,7 @@ export function syncView(store: Store): ViewSyncResult {
     if (warning) result.warnings.push(warning);
     return result;
   }
+  beforeReview();
   result.notices.push(...preserveManualEdit(store, current));
   const warning = refreshView(store);
   if (warning) result.warnings.push(warning);
@@ -67,6 +75,28 @@ function isReferencedRevision(store: Store, hash: string): boolean {
     if (bytes !== null && sha256Hex(bytes) === hash) return true;
   }
   return false;
+}
+
+/** Preserves a manual edit and returns the stderr notices to print. */
+export function preserveManualEdit(store: Store, bytes: Uint8Array): string[] {
+  const relative = preserveEvidenceBytes(store, manualEditFileName(bytes), bytes);
+  invalidateAuditWitness(store.paths);
+  let conflictId: string;
+  try {
+    conflictId = raiseManualEditConflict(store, relative).conflictId;
+  } catch (error) {
+    // Nothing may stop the view from healing (protocol 9.5): a damaged
+    // conflict record is skipped when the review is raised, and if it still
+    // cannot be recorded (no conflict number left, say) the exact bytes are
+    // already preserved and the notice names them.
+    if (!(error instanceof BimriError)) throw error;
+    return [
+      `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: not recorded while authority recovery is needed (${error.message})`,
+    ];
+  }
+  return [
+    `BIMRI NOTICE: a direct edit to bimri.md was preserved at ${relative} and the generated view was restored. Human decision: ${conflictId}.`,
+  ];
 }
 
 // trimB (issue 42): start and propose reach syncView through view_on_demand.ts,

@@ -34,9 +34,9 @@ import {
   listNames,
   lstatOrNull,
   readBytesOrNull,
+  renameOver,
   syncDir,
 } from "../store/files.ts";
-import { renameOver } from "../store/rename.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { STORE_FOLDERS, StorePaths } from "../store/paths.ts";
 import { AUTHORITY_FORMAT, BIMRI_RELEASE, ENGINE_COMPAT_RELEASE } from "../versions.ts";

@@ -1,6 +1,10 @@
-/** ID grammars and formatting for runs, entries, proposals, conflicts, patterns, revisions. */
+/**
+ * ID grammars and formatting for runs, entries, proposals, conflicts,
+ * patterns, revisions, and the checks of authored scalars every ID goes
+ * through (see the section at the end).
+ */
 import { BimriError } from "../errors.ts";
-import { cleanScalar, validateFixedId } from "./scalar.ts";
+import { codePointLength, pyStrip, splitLines } from "./text.ts";
 
 /** Run handle, e.g. R000042. */
 export const RUN_ID = /^R[0-9]{6}$/;
@@ -93,4 +97,43 @@ export function requireProposalId(value: string): string {
 /** Validates a conflict ID given on the command line; returns it trimmed. */
 export function requireConflictId(value: string): string {
   return validateFixedId(value, CONFLICT_ID, "conflict ID");
+}
+
+// Authored scalars (texts, keys, actors, tags, IDs given on the command line)
+// checked and trimmed exactly as the reference engine does, with its messages
+// and in its order, so the same input is refused with the same words.
+
+function invalid(message: string): BimriError {
+  return new BimriError("invalid-input", message);
+}
+
+/**
+ * `value` checked as the reference's `clean_scalar`: not blank (unless
+ * `allowEmpty`), at most `max` code points before trimming, no newline,
+ * carriage return or tab, no other control character, and still one line as
+ * Python's `splitlines()` splits (a single trailing U+2028 passes and is
+ * trimmed away); returns it trimmed as Python's `strip()` trims.
+ */
+export function cleanScalar(value: string, name: string, max: number, allowEmpty = false): string {
+  if (!allowEmpty && pyStrip(value) === "") throw invalid(`${name} cannot be empty.`);
+  if (codePointLength(value) > max) throw invalid(`${name} exceeds ${max} characters.`);
+  if (/[\n\r\t]/.test(value)) throw invalid(`${name} must be one line without tabs.`);
+  if (hasControlCharacter(value)) throw invalid(`${name} contains control characters.`);
+  if (splitLines(value).length > 1) {
+    throw invalid(`${name} must not contain Unicode line separators.`);
+  }
+  return pyStrip(value);
+}
+
+/** True when `text` holds a code point below U+0020 (Python's `ord(ch) < 32`). */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
+  return false;
+}
+
+/** A fixed-format ID (run, conflict, evidence): cleaned, then matched whole; returns it trimmed. */
+export function validateFixedId(value: string, pattern: RegExp, name: string): string {
+  const id = cleanScalar(value, name, 80);
+  if (!pattern.test(id)) throw invalid(`invalid ${name}: ${id}`);
+  return id;
 }

@@ -1,16 +1,85 @@
 /**
  * Synchronous SHA-256 (FIPS 180-4). The engine hashes on every command;
  * loading node:crypto's compatibility layer costs more process start-up time
- * than all of bimri's hashing, so the digest is computed here.
+ * than all of bimri's hashing, so the digest is computed here: in JavaScript
+ * for small inputs, else by a block function in WebAssembly whose module is
+ * embedded below as bytes (sha256_wasm.ts assembles it from its instructions).
  */
-import {
-  CHUNK_BLOCKS,
-  DATA_OFFSET,
-  SHA256_K,
-  type Sha256Wasm,
-  sha256Wasm,
-  STATE_OFFSET,
-} from "./sha256_wasm.ts";
+
+/** The 64 round constants of FIPS 180-4 (section 4.2.2), as unsigned 32-bit values. */
+export const SHA256_K: readonly number[] = [
+  0x428a2f98,
+  0x71374491,
+  0xb5c0fbcf,
+  0xe9b5dba5,
+  0x3956c25b,
+  0x59f111f1,
+  0x923f82a4,
+  0xab1c5ed5,
+  0xd807aa98,
+  0x12835b01,
+  0x243185be,
+  0x550c7dc3,
+  0x72be5d74,
+  0x80deb1fe,
+  0x9bdc06a7,
+  0xc19bf174,
+  0xe49b69c1,
+  0xefbe4786,
+  0x0fc19dc6,
+  0x240ca1cc,
+  0x2de92c6f,
+  0x4a7484aa,
+  0x5cb0a9dc,
+  0x76f988da,
+  0x983e5152,
+  0xa831c66d,
+  0xb00327c8,
+  0xbf597fc7,
+  0xc6e00bf3,
+  0xd5a79147,
+  0x06ca6351,
+  0x14292967,
+  0x27b70a85,
+  0x2e1b2138,
+  0x4d2c6dfc,
+  0x53380d13,
+  0x650a7354,
+  0x766a0abb,
+  0x81c2c92e,
+  0x92722c85,
+  0xa2bfe8a1,
+  0xa81a664b,
+  0xc24b8b70,
+  0xc76c51a3,
+  0xd192e819,
+  0xd6990624,
+  0xf40e3585,
+  0x106aa070,
+  0x19a4c116,
+  0x1e376c08,
+  0x2748774c,
+  0x34b0bcb5,
+  0x391c0cb3,
+  0x4ed8aa4a,
+  0x5b9cca4f,
+  0x682e6ff3,
+  0x748f82ee,
+  0x78a5636f,
+  0x84c87814,
+  0x8cc70208,
+  0x90befffa,
+  0xa4506ceb,
+  0xbef9a3f7,
+  0xc67178f2,
+];
+
+/** Where the caller puts message blocks. */
+export const DATA_OFFSET = 1024;
+/** Where the eight state words live (native-endian i32). */
+export const STATE_OFFSET = 512;
+/** Blocks the memory holds at once (the caller feeds longer input in chunks). */
+export const CHUNK_BLOCKS = 4096;
 
 // Int32 arrays keep every intermediate a small integer for V8 (Uint32
 // values above 2^31 would become heap numbers in the inner loop).
@@ -138,3 +207,31 @@ export function sha256HexOfBytesJs(bytes: Uint8Array): string {
   for (let i = 0; i < 8; i++) hex += (h[i] >>> 0).toString(16).padStart(8, "0");
   return hex;
 }
+
+/** The instantiated block function and its memory. */
+export type Sha256Wasm = { memory: WebAssembly.Memory; compress: (blocks: number) => void };
+
+/**
+ * The block function's module (sha256_wasm.ts assembles it; a unit test
+ * keeps the two equal): one function `c(n)`, one memory `m` holding K.
+ */
+export const SHA256_WASM_BASE64 =
+  "AGFzbQEAAAABBQFgAX8AAwIBAAUDAQAFBwkCAW0CAAFjAAAKhwQBhAQBDn8gAEEGdEGACGohDUGACCEMAkADQCAMIA1PDQFBACEJA0AgCSAMIAlqKAIAIg5BCHdB/4H8B3EgDkEIeEGA/oN4cXI2AoACIAlBBGoiCUHAAEkNAAsDQCAJIAkoAsQBIQ4gDkEHeCAOQRJ4cyAOQQN2cyAJKAL4ASEOIA5BEXggDkETeHMgDkEKdnNqIAkoAsABaiAJKALkAWo2AoACIAlBBGoiCUGAAkkNAAtBACgCgAQhAUEAKAKEBCECQQAoAogEIQNBACgCjAQhBEEAKAKQBCEFQQAoApQEIQZBACgCmAQhB0EAKAKcBCEIQQAhCQNAIAggBUEGeCAFQQt4cyAFQRl4c2ogBSAGcSAFQX9zIAdxc2ogCSgCAGogCSgCgAJqIQogAUECeCABQQ14cyABQRZ4cyABIAJxIAEgA3FzIAIgA3FzaiELIAchCCAGIQcgBSEGIAQgCmohBSADIQQgAiEDIAEhAiAKIAtqIQEgCUEEaiIJQYACSQ0AC0EAQQAoAoAEIAFqNgKABEEAQQAoAoQEIAJqNgKEBEEAQQAoAogEIANqNgKIBEEAQQAoAowEIARqNgKMBEEAQQAoApAEIAVqNgKQBEEAQQAoApQEIAZqNgKUBEEAQQAoApgEIAdqNgKYBEEAQQAoApwEIAhqNgKcBCAMQcAAaiEMDAALCwsLhwIBAEEAC4ACmC+KQpFEN3HP+8C1pdu16VvCVjnxEfFZpII/ktVeHKuYqgfYAVuDEr6FMSTDfQxVdF2+cv6x3oCnBtybdPGbwcFpm+SGR77vxp3BD8yhDCRvLOktqoR0StypsFzaiPl2UlE+mG3GMajIJwOwx39Zv/ML4MZHkafVUWPKBmcpKRSFCrcnOCEbLvxtLE0TDThTVHMKZbsKanYuycKBhSxykqHov6JLZhqocItLwqNRbMcZ6JLRJAaZ1oU1DvRwoGoQFsGkGQhsNx5Md0gntbywNLMMHDlKqthOT8qcW/NvLmjugo90b2OleBR4yIQIAseM+v++kOtsUKT3o/m+8nhxxg==";
+
+/** Compiles the module (once per process), or null where WebAssembly is unavailable (--jitless). */
+export function sha256Wasm(): Sha256Wasm | null {
+  if (cached !== undefined) return cached;
+  try {
+    const bytes = Uint8Array.fromBase64(SHA256_WASM_BASE64);
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes));
+    cached = {
+      memory: instance.exports.m as WebAssembly.Memory,
+      compress: instance.exports.c as (blocks: number) => void,
+    };
+  } catch {
+    cached = null;
+  }
+  return cached;
+}
+
+let cached: Sha256Wasm | null | undefined;

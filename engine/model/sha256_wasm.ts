@@ -1,88 +1,17 @@
 /**
- * The SHA-256 block function (FIPS 180-4) as a small WebAssembly module,
- * assembled here from its instructions: a short CLI process hashes its head
- * and records while V8 still interprets JavaScript, where the same rounds in
- * WebAssembly run compiled from the first block (about 50x faster cold).
+ * Assembles, from its instructions, the SHA-256 block function (FIPS 180-4)
+ * that sha256.ts embeds as bytes: a short CLI process hashes its head and
+ * records while V8 still interprets JavaScript, where the same rounds in
+ * WebAssembly run compiled from the first block (about 50x faster cold), but
+ * assembling the module cost each such process about a millisecond, so
+ * nothing loads this at run time; tests/unit/sha256_test.ts proves the
+ * embedded bytes are exactly what it assembles.
  *
  * Memory layout: K at 0, the message schedule W at 256, the state H at 512,
  * message blocks from 1024. `compress(n)` folds the n blocks at 1024 into H.
  */
+import { CHUNK_BLOCKS, DATA_OFFSET, SHA256_K as K, STATE_OFFSET } from "./sha256.ts";
 
-/** The 64 round constants of FIPS 180-4 (section 4.2.2), as unsigned 32-bit values. */
-export const SHA256_K: readonly number[] = [
-  0x428a2f98,
-  0x71374491,
-  0xb5c0fbcf,
-  0xe9b5dba5,
-  0x3956c25b,
-  0x59f111f1,
-  0x923f82a4,
-  0xab1c5ed5,
-  0xd807aa98,
-  0x12835b01,
-  0x243185be,
-  0x550c7dc3,
-  0x72be5d74,
-  0x80deb1fe,
-  0x9bdc06a7,
-  0xc19bf174,
-  0xe49b69c1,
-  0xefbe4786,
-  0x0fc19dc6,
-  0x240ca1cc,
-  0x2de92c6f,
-  0x4a7484aa,
-  0x5cb0a9dc,
-  0x76f988da,
-  0x983e5152,
-  0xa831c66d,
-  0xb00327c8,
-  0xbf597fc7,
-  0xc6e00bf3,
-  0xd5a79147,
-  0x06ca6351,
-  0x14292967,
-  0x27b70a85,
-  0x2e1b2138,
-  0x4d2c6dfc,
-  0x53380d13,
-  0x650a7354,
-  0x766a0abb,
-  0x81c2c92e,
-  0x92722c85,
-  0xa2bfe8a1,
-  0xa81a664b,
-  0xc24b8b70,
-  0xc76c51a3,
-  0xd192e819,
-  0xd6990624,
-  0xf40e3585,
-  0x106aa070,
-  0x19a4c116,
-  0x1e376c08,
-  0x2748774c,
-  0x34b0bcb5,
-  0x391c0cb3,
-  0x4ed8aa4a,
-  0x5b9cca4f,
-  0x682e6ff3,
-  0x748f82ee,
-  0x78a5636f,
-  0x84c87814,
-  0x8cc70208,
-  0x90befffa,
-  0xa4506ceb,
-  0xbef9a3f7,
-  0xc67178f2,
-];
-const K = SHA256_K;
-
-/** Where the caller puts message blocks. */
-export const DATA_OFFSET = 1024;
-/** Where the eight state words live (native-endian i32). */
-export const STATE_OFFSET = 512;
-/** Blocks the memory holds at once (the caller feeds longer input in chunks). */
-export const CHUNK_BLOCKS = 4096;
 const PAGES = Math.ceil((DATA_OFFSET + CHUNK_BLOCKS * 64) / 65536);
 
 // Opcodes used below.
@@ -343,23 +272,3 @@ export function sha256ModuleBytes(): Uint8Array<ArrayBuffer> {
     ...section(11, [1, 0, ...k(0), END, ...uleb(kBytes.length), ...kBytes]),
   ]);
 }
-
-/** The instantiated block function and its memory. */
-export type Sha256Wasm = { memory: WebAssembly.Memory; compress: (blocks: number) => void };
-
-/** Compiles the module (once per process), or null where WebAssembly is unavailable (--jitless). */
-export function sha256Wasm(): Sha256Wasm | null {
-  if (cached !== undefined) return cached;
-  try {
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(sha256ModuleBytes()));
-    cached = {
-      memory: instance.exports.m as WebAssembly.Memory,
-      compress: instance.exports.c as (blocks: number) => void,
-    };
-  } catch {
-    cached = null;
-  }
-  return cached;
-}
-
-let cached: Sha256Wasm | null | undefined;

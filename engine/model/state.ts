@@ -253,7 +253,7 @@ export class StateFormatError extends BimriError {
 /**
  * Validates parsed state JSON of format 5.1.0 and returns the typed state.
  * With `ownWrite` (the file is proven to be bimri's own canonical write, see
- * store/state_mark.ts) the maps' entries, which bimri validated before it
+ * store/head_cache.ts) the maps' entries, which bimri validated before it
  * wrote them, are taken as read; every top-level field is still checked.
  */
 export function parseState(raw: JsonValue, ownWrite = false): State {

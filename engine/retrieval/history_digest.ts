@@ -22,13 +22,19 @@
  */
 import { parseAnyEntry } from "../model/hot.ts";
 import { decodeUtf8Strict, lineHash, pyStrip, utf8Length } from "../model/text.ts";
-import { COARSE_CLOCK_MS, fingerprint, isRacyPrint } from "../store/fingerprint.ts";
-import { atomicReplace, listNames, lstatOrNull, readRangeOrNull } from "../store/files.ts";
+import {
+  atomicReplace,
+  COARSE_CLOCK_MS,
+  fingerprint,
+  isRacyPrint,
+  listNames,
+  lstatOrNull,
+  readRangeOrNull,
+} from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
-import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./records.ts";
-import { foldedLength, type SearchFields } from "./search_fields.ts";
-import { foldText, isAscii } from "./tokenize.ts";
+import { entryRecord, parseStored, type RetrievalRecord, searchFieldsOf } from "./lookup.ts";
+import { foldedLength, foldText, isAscii, type SearchFields } from "./tokenize.ts";
 import { casefold } from "./casefold.ts";
 import { reasonRank } from "./archive_read.ts";
 import { type ArchiveRecord, OTHER_LINE_BREAKS, parseArchiveText } from "../model/archive_row.ts";

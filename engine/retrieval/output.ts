@@ -6,7 +6,7 @@
  */
 import type { JsonObject, JsonValue } from "../model/json.ts";
 import type { RecallResult } from "./recall.ts";
-import type { RecallMatch } from "./matches.ts";
+import type { RecallMatch } from "./lookup.ts";
 
 /** One TSV row: location, key, id, reason, trust, source, text. */
 export function tsvRow(match: RecallMatch): string {

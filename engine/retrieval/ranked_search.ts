@@ -12,14 +12,14 @@ import { compareCodePoints } from "../model/text.ts";
 import { historicalGenerations } from "./archive_read.ts";
 import { readAllArchiveRecords } from "../store/archive_month.ts";
 import {
-  currentRecords,
   entryRecord,
-  heldRecords,
   type Location,
   parseStored,
+  type RecallMatch,
   type RetrievalRecord,
   searchFieldsOf,
-} from "./records.ts";
+} from "./lookup.ts";
+import { currentRecords, heldRecords } from "./records.ts";
 import { containsTerm, type FoldedText, foldField, termCount } from "./tokenize.ts";
 import {
   addDigestLengths,
@@ -43,7 +43,6 @@ import {
   wordCharAt,
   wordWeight,
 } from "./relevance.ts";
-import type { RecallMatch } from "./matches.ts";
 
 /** What the output order compares of a match besides its bucket, kind and score. */
 type OrderKey = { key: string; id: string; reason: string };

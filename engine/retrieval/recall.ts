@@ -15,8 +15,12 @@ import { pyStrip } from "../model/text.ts";
 import type { Store } from "../store/store.ts";
 import { StorePaths } from "../store/paths.ts";
 import { withReadOnlyStore } from "./read_store.ts";
-import { exactCurrentRecords, keyRecords } from "./records.ts";
-import { compareOrder, type RecallMatch } from "./matches.ts";
+import {
+  compareOrder,
+  exactCurrentRecords,
+  type RecallMatch,
+  type RetrievalRecord,
+} from "./lookup.ts";
 
 /** Default number of matches printed. */
 export const DEFAULT_LIMIT = 20;
@@ -63,9 +67,16 @@ export function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-/** Matches of an exact key: current only, or with held candidates and history. */
-export function lookupKey(store: Store, key: string, history: boolean): RecallMatch[] {
-  const records = history ? keyRecords(store, key) : exactCurrentRecords(store, key);
+/**
+ * Matches of an exact key: current only, or with held candidates and history
+ * (`keyRecords` of records.ts, which the caller loads only for a history).
+ */
+export function lookupKey(
+  store: Store,
+  key: string,
+  keyRecords: ((store: Store, key: string) => RetrievalRecord[]) | null,
+): RecallMatch[] {
+  const records = keyRecords !== null ? keyRecords(store, key) : exactCurrentRecords(store, key);
   return records.map((record) => ({ ...record, score: 0 })).sort(compareOrder);
 }
 
@@ -85,8 +96,10 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   const key = request.key !== undefined ? requireKey(request.key) : undefined;
   let read: (store: Store) => { matches: RecallMatch[]; total: number };
   if (key !== undefined) {
+    // Held candidates and history (decisions, proposals, the archive) load only for --history.
+    const keyRecords = request.history ? (await import("./records.ts")).keyRecords : null;
     read = (store) => {
-      const all = lookupKey(store, key, request.history);
+      const all = lookupKey(store, key, keyRecords);
       return { matches: all.slice(0, request.limit), total: all.length };
     };
   } else {
@@ -108,10 +121,10 @@ export async function recall(root: string, request: RecallRequest): Promise<Reca
   // folder fingerprints vouch for the rest); only when it cannot is the full
   // check loaded and the read done again under it.
   // A store whose summary names no active run needs only the summary match
-  // (summary_match.ts); the record schemas and per-record checks of
+  // (summary.ts); the record schemas and per-record checks of
   // everyday.ts load when an active run's records must be validated.
   const { idleStoreVouched, summaryNamesActiveRuns } = await import(
-    "../integrity/summary_match.ts"
+    "../integrity/summary.ts"
   );
   const vouches = summaryNamesActiveRuns(new StorePaths(root))
     ? (await import("../integrity/everyday.ts")).everydayVouches

@@ -9,16 +9,24 @@
 import type { Store } from "../store/store.ts";
 import { historicalGenerations } from "./archive_read.ts";
 import { readAllArchiveRecords } from "../store/archive_month.ts";
+import { currentRecords, heldRecords } from "./records.ts";
 import {
-  currentRecords,
+  compareOrder,
   entryRecord,
-  heldRecords,
   LOCATIONS,
+  type OrderKey,
   parseStored,
+  type RecallMatch,
   type RetrievalRecord,
   searchFieldsOf,
-} from "./records.ts";
-import { containsTerm, type FoldedText, foldField, queryTerms } from "./tokenize.ts";
+} from "./lookup.ts";
+import {
+  containsTerm,
+  type FoldedText,
+  foldField,
+  holdsEveryTerm,
+  queryTerms,
+} from "./tokenize.ts";
 import {
   digestGenerations,
   digestHits,
@@ -28,8 +36,6 @@ import {
   type LoadedDigest,
   loadHistoryDigest,
 } from "./history_digest.ts";
-import { compareOrder, type OrderKey, type RecallMatch } from "./matches.ts";
-import { holdsEveryTerm } from "./search_fields.ts";
 
 export { queryTerms };
 

@@ -7,6 +7,8 @@
  * and extends the alphabet: a term is a run of Unicode letters, marks and
  * digits (so `Straße`, `한국어`, `日本語` stay whole words) or an emoji
  * sequence. For an all-ASCII query the terms are exactly the reference's.
+ * Also the searchable fields of a record and the default mode's match rule
+ * (every search and the history digest fold them; see the end).
  */
 import { casefold } from "./casefold.ts";
 import { hasLineBreakOrControl, pyStrip } from "../model/text.ts";
@@ -112,4 +114,52 @@ export function foldField(text: string): FoldedText {
 /** True when `term` occurs in either folded form. */
 export function containsTerm(field: FoldedText, term: string): boolean {
   return field.plain.includes(term) || field.normalized.includes(term);
+}
+
+// The searchable fields of a record and the default mode's match rule (every
+// term a substring of them, folded).
+/** Names of the searchable fields (the reference's list). */
+export type SearchField =
+  | "key"
+  | "tags"
+  | "id"
+  | "text"
+  | "falsifier"
+  | "reason"
+  | "location"
+  | "trust"
+  | "source";
+
+/** The searchable fields of one entry, by name. */
+export type SearchFields = Record<SearchField, string>;
+
+/** The searchable fields in the reference's order. */
+export const SEARCH_FIELDS: readonly SearchField[] = [
+  "key",
+  "tags",
+  "id",
+  "text",
+  "falsifier",
+  "reason",
+  "location",
+  "trust",
+  "source",
+];
+
+/** Number of terms of one field value as its folded form counts them. */
+export function foldedLength(value: string): number {
+  // Case folding leaves ASCII words where they are: count the raw text.
+  return isAscii(value) ? termCount(value) : termCount(foldField(value).normalized);
+}
+
+/**
+ * Whether a record holds every term (the reference's rule: each term a
+ * substring of the folded fields, joined).
+ */
+export function holdsEveryTerm(fields: SearchFields, terms: readonly string[]): boolean {
+  // Terms never contain a line break, so no term can match across two fields.
+  const joined = SEARCH_FIELDS.map((name) => fields[name]).join("\n");
+  const plain = casefold(joined);
+  const normalized = isAscii(joined) ? plain : foldText(joined);
+  return terms.every((term) => plain.includes(term) || normalized.includes(term));
 }

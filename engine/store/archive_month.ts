@@ -7,9 +7,14 @@ import { BimriError } from "../errors.ts";
 import { type ArchiveRecord, parseArchiveText } from "../model/archive_row.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
-import { listNames, lstatOrNull, readBytesOrNull, readLinesContaining } from "./files.ts";
+import {
+  linkRefusal,
+  listNames,
+  lstatOrNull,
+  readBytesOrNull,
+  readLinesContaining,
+} from "./files.ts";
 import type { StorePaths } from "./paths.ts";
-import { linkRefusal } from "./link_kind.ts";
 
 const MONTH_FILE = /^[0-9]{4}-[0-9]{2}\.md$/;
 

@@ -1,13 +1,16 @@
 /**
  * Durable file primitives: atomic replace, exclusive create and append, each
- * with the fsync discipline of an atomic commit (data, then the folder).
+ * with the fsync discipline of an atomic commit (data, then the folder), the
+ * rename over an existing file that ends an atomic replace, the wording of a
+ * refusal of a link where a store file or folder should be, and the lstat
+ * fingerprints the derived caches key on (every store command loads all of
+ * them; see the sections at the end).
  */
 import { nativePath } from "./os_path.ts";
+import type { StorePaths } from "./paths.ts";
 import { BimriError } from "../errors.ts";
 import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
-import { renameOver } from "./rename.ts";
 import { simulatedLimit } from "./fault.ts";
-import { linkRefusal } from "./link_kind.ts";
 
 /** True when folders are fsynced after a rename or create: POSIX only (Windows cannot open a folder for it). */
 export function syncsFolders(os: string): boolean {
@@ -360,6 +363,26 @@ export function lstatOrNull(path: string): Deno.FileInfo | null {
   }
 }
 
+/**
+ * False only when `folder` surely holds no entry named `name`. One listing of
+ * the folder rather than an lstat: the usual answer of these checks (the
+ * owner's policy file) is "missing", and the first "not found" an lstat
+ * throws costs a short process ~0.3 ms (its error path is cold). Names match
+ * case-insensitively (a case-insensitive file system finds other spellings),
+ * erring towards "may exist", as does a folder that cannot be listed.
+ */
+export function entryMayExist(folder: string, name: string): boolean {
+  const wanted = name.toLowerCase();
+  try {
+    for (const entry of Deno.readDirSync(folder)) {
+      if (entry.name.toLowerCase() === wanted) return true;
+    }
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** True when `path` exists (without following a final symlink). */
 export function pathExists(path: string): boolean {
   return lstatOrNull(path) !== null;
@@ -390,4 +413,201 @@ export function listNames(folder: string): string[] {
     throw error;
   }
   return names.sort();
+}
+
+// Rename over an existing file, the last step of an atomic replace. POSIX
+// rename replaces a busy target at once. Windows (MoveFileEx with
+// REPLACE_EXISTING) refuses while another process holds the target open
+// without delete sharing: a Python reader of the same store, an editor, a
+// virus scanner or the search indexer. Those holds last milliseconds, so on
+// Windows only, and only for those errors, the rename is retried with a
+// doubling pause: seven attempts and 0.63 s in all, the bound the reference
+// engine uses, before the error goes up. The caller holds the engine lock, so
+// no other bimri writer waits behind this.
+
+/** Pauses between attempts on Windows, in milliseconds (one more attempt than pauses). */
+export const RENAME_RETRY_PAUSES_MS: readonly number[] = [10, 20, 40, 80, 160, 320];
+
+/** What a rename needs from the system (injected in unit tests). */
+export type RenameSystem = {
+  /** The OS family (`Deno.build.os`). */
+  os: string;
+  /** Renames `from` to `to`, replacing `to`. */
+  rename: (from: string, to: string) => void;
+  /** Blocks the caller for `ms` milliseconds. */
+  pause: (ms: number) => void;
+};
+
+function blockFor(ms: number): void {
+  // A synchronous pause: the store layer is synchronous by design.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The running process's system. */
+export const NATIVE_RENAME: RenameSystem = {
+  os: Deno.build.os,
+  rename: (from, to) => Deno.renameSync(from, to),
+  pause: blockFor,
+};
+
+/**
+ * True for the errors Windows reports while another process briefly holds a
+ * file: access denied (os error 5), sharing violation (32), lock violation (33).
+ */
+export function isTransientWindowsHold(error: unknown): boolean {
+  if (error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.Busy) {
+    return true;
+  }
+  return error instanceof Error && /\(os error (5|32|33)\)/.test(error.message);
+}
+
+/**
+ * Renames `from` over `to`; on Windows, waits out a brief hold on `to` (see
+ * the module note). A writer of a file people keep open in editors (the view)
+ * may pass a longer `pauses` schedule.
+ */
+export function renameOver(
+  from: string,
+  to: string,
+  system: RenameSystem = NATIVE_RENAME,
+  pauses: readonly number[] = RENAME_RETRY_PAUSES_MS,
+): void {
+  for (let attempt = 0;; attempt++) {
+    try {
+      system.rename(from, to);
+      return;
+    } catch (error) {
+      const retry = system.os === "windows" && attempt < pauses.length &&
+        isTransientWindowsHold(error);
+      if (!retry) throw error;
+      system.pause(pauses[attempt]);
+    }
+  }
+}
+
+// Names what a path that `lstat` reports as a link really is, for link
+// refusals. On POSIX that is a symbolic link. On Windows, Deno's `lstat`
+// may report any reparse point as a link: a symbolic link and a junction
+// (both must be refused: they redirect a path outside the store), but also
+// a deduplicated file or a cloud placeholder (OneDrive "files on demand"),
+// which redirect nothing. `Deno.readLink` succeeds only for the first kind
+// (name-surrogate reparse points), so it tells them apart. Deno exposes no
+// reparse tag, so a symbolic link cannot be told from a junction (both are
+// refused, named together), and a non-link reparse point is still refused
+// (the safe side: Deno's flags for it are not those of a regular file, and
+// bimri's exclusive create and atomic replace are not proven on it) with a
+// message saying what it is and how to make it a regular file.
+
+/** What a path reported as a link is. */
+export type LinkKind = "symlink" | "symlink-or-junction" | "other-reparse-point";
+
+/** What the classification needs from the system (injected in unit tests). */
+export type LinkProbe = {
+  /** The OS family (`Deno.build.os`). */
+  os: string;
+  /** Reads a link's target; throws when `path` is no symbolic link or junction. */
+  readLink: (path: string) => string;
+};
+
+/** The running process's system. */
+export const NATIVE_LINK_PROBE: LinkProbe = {
+  os: Deno.build.os,
+  readLink: (path) => Deno.readLinkSync(path),
+};
+
+/** Classifies `path`, which `lstat` reported as a symbolic link. */
+export function linkKind(path: string, probe: LinkProbe = NATIVE_LINK_PROBE): LinkKind {
+  if (probe.os !== "windows") return "symlink";
+  try {
+    probe.readLink(path);
+    return "symlink-or-junction";
+  } catch {
+    return "other-reparse-point";
+  }
+}
+
+/** The noun phrase of a refusal, e.g. `a symbolic link` (POSIX wording unchanged). */
+export function linkNoun(kind: LinkKind): string {
+  switch (kind) {
+    case "symlink":
+      return "a symbolic link";
+    case "symlink-or-junction":
+      return "a symbolic link or junction";
+    case "other-reparse-point":
+      return "a reparse point that is not a symbolic link or junction (such as a deduplicated file or a cloud placeholder)";
+  }
+}
+
+/** The step that clears the refusal, for a non-link reparse point; empty for links. */
+export function linkNextStep(kind: LinkKind): string {
+  return kind === "other-reparse-point"
+    ? " BIMRI refuses it to be safe, as it cannot check such a file is a plain local file: make it one (for a cloud folder, keep the file on this device; for deduplication, exclude the folder), then run the command again."
+    : "";
+}
+
+/**
+ * The refusal text for `path`, which `lstat` reported as a link:
+ * `<label> is <what it is>; <rest>`, plus how to make a non-link reparse
+ * point a regular file. On POSIX the text is `<label> is a symbolic link; <rest>`.
+ */
+export function linkRefusal(
+  path: string,
+  label: string,
+  rest: string,
+  probe: LinkProbe = NATIVE_LINK_PROBE,
+): string {
+  const kind = linkKind(path, probe);
+  return `${label} is ${linkNoun(kind)}; ${rest}${linkNextStep(kind)}`;
+}
+
+// lstat fingerprints of files and store folders (type, inode, size, mtime,
+// ctime) that the derived caches key on, made unique while a coarse clock
+// cannot vouch for them.
+
+/** How long a file system that keeps whole seconds (FAT keeps even ones) may show one time. */
+export const COARSE_CLOCK_MS = 2000;
+
+/** What a racy print carries after the lstat fields (see `fingerprint`). */
+const RACY_MARK = ":racy:";
+
+/** True when `print` was taken too soon after a whole-second change to vouch for anything. */
+export function isRacyPrint(print: string): boolean {
+  return print.includes(RACY_MARK);
+}
+
+/** Set once this process has seen a timestamp with a fraction of a second: the clock is fine. */
+let fineClockSeen = false;
+
+/**
+ * An lstat fingerprint: type, inode, size, mtime and ctime. A print is only
+ * as good as the file system's clock: where timestamps fall on whole seconds
+ * (FAT, exFAT, HFS+), a change later in the same second keeps the print, so a
+ * print taken within that window vouches for nothing (git calls such entries
+ * racily clean) and is made unique: it matches no other print, and the caches
+ * keyed by it check the file itself until that window has passed. The clock
+ * counts as coarse until this process sees a timestamp with a fraction of a
+ * second (one in a thousand prints falls on a whole second by chance); tests
+ * can give `now` and `coarse` instead.
+ */
+export function fingerprint(info: Deno.FileInfo, now?: number, coarse?: boolean): string {
+  const ctime = (info as { ctime?: Date | null }).ctime;
+  const mtimeMs = info.mtime?.getTime() ?? 0;
+  const ctimeMs = ctime?.getTime() ?? 0;
+  // One template, not an array join: the full checks print tens of thousands of files.
+  const print = `${info.isSymlink ? "l" : info.isFile ? "f" : "o"}:${
+    info.ino ?? 0
+  }:${info.size}:${mtimeMs}:${ctimeMs}`;
+  const wholeSeconds = mtimeMs % 1000 === 0 && ctimeMs % 1000 === 0;
+  if (!wholeSeconds) fineClockSeen = true;
+  const coarseClock = coarse ?? (wholeSeconds && !fineClockSeen);
+  if (coarseClock && Math.max(mtimeMs, ctimeMs) + COARSE_CLOCK_MS > (now ?? Date.now())) {
+    return `${print}${RACY_MARK}${crypto.randomUUID()}`;
+  }
+  return print;
+}
+
+/** Fingerprint of one store folder, or null when it is not a real folder. */
+export function folderPrint(paths: StorePaths, folder: string): string | null {
+  const info = lstatOrNull(paths.folder(folder));
+  return info && info.isDirectory && !info.isSymlink ? fingerprint(info) : null;
 }

@@ -6,8 +6,7 @@
  * before writing anything, so one stuck process cannot hang every agent.
  */
 import { BimriError } from "../errors.ts";
-import { lstatOrNull } from "./files.ts";
-import { linkRefusal } from "./link_kind.ts";
+import { linkRefusal, lstatOrNull } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 /** How long a command waits for the engine lock before it gives up (the reference's 10 s). */

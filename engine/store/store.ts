@@ -26,12 +26,15 @@ import {
   refuseSymlink,
 } from "./files.ts";
 import {
+  coldTextFor,
+  isOwnStateWrite,
+  markOwnStateWrite,
   noteHeadVerified,
   provesWithoutHash,
   recordNotedHead,
+  rememberColdText,
   verifiedHeadFacts,
 } from "./head_cache.ts";
-import { coldTextFor, isOwnStateWrite, markOwnStateWrite, rememberColdText } from "./state_mark.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 import {
@@ -224,7 +227,7 @@ export function initializeIfNeeded(paths: StorePaths): void {
 /**
  * Reads and strictly validates state.json (never resets it). A state.json
  * still marked as bimri's own write skips re-validating its entries unless
- * `audit` asks for every check (store/state_mark.ts).
+ * `audit` asks for every check (the state mark, store/head_cache.ts).
  */
 export function loadState(paths: StorePaths, options: { audit?: boolean } = {}): State {
   refuseSymlink(paths.state, ".bimri/state.json");
@@ -283,16 +286,31 @@ function requireColdAgreement(store: Store): void {
 
 /** archive_month.ts `verifyColdBindings` once `loadColdAgreement` loaded it. */
 let coldBindings: ((paths: StorePaths, cold: Record<string, ColdRecord>) => void) | null = null;
+/** archive_month.ts `verifyColdBinding` (one subject's record) once `loadColdAgreement` loaded it. */
+let coldBinding: ((paths: StorePaths, key: string, cold: ColdRecord) => void) | null = null;
 
 /**
  * Loads what `withStore` needs to check the cold records of a state.json
  * someone else wrote against the archive (archive_month.ts). commands/run.ts
- * loads it before a verb runs, except for start, journal and propose: for
- * those it loads only when a `LoadPending` says that such a state is there,
- * and then runs the verb once more.
+ * loads it before a verb runs, except for start, journal, propose and get:
+ * for those it loads only when a `LoadPending` says that such a state is
+ * there (or, for get, that the subject is cold), and then runs the verb once more.
  */
 export async function loadColdAgreement(): Promise<void> {
-  coldBindings ??= (await import("./archive_month.ts")).verifyColdBindings;
+  if (coldBindings !== null) return;
+  const month = await import("./archive_month.ts");
+  coldBinding = month.verifyColdBinding;
+  coldBindings = month.verifyColdBindings;
+}
+
+/**
+ * archive_month.ts `verifyColdBinding`, which proves one cold-current record
+ * against its archive month (`get --key` of a cold subject); a `LoadPending`
+ * until `loadColdAgreement` loaded it.
+ */
+export function coldBindingCheck(): (paths: StorePaths, key: string, cold: ColdRecord) => void {
+  if (coldBinding === null) throw new LoadPending("the cold-record check", loadColdAgreement);
+  return coldBinding;
 }
 
 /** The view parsing the store needs from hot.ts. */
@@ -355,6 +373,24 @@ export class LoadPending extends Error {
   }
 }
 
+/**
+ * Runs `verb` (a verb's whole store transaction) and, each time it stops with
+ * a `LoadPending` before its first write, loads what was missing and runs it
+ * once more: sync and close load the full authority check this way
+ * (everyday.ts `requireEverydayHealth`). Each module loads once, so a verb
+ * stops at most a few times.
+ */
+export async function runLoadingOnDemand<T>(verb: () => T): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return verb();
+    } catch (error) {
+      if (!(error instanceof LoadPending) || attempt >= 3) throw error;
+      await error.load();
+    }
+  }
+}
+
 /** Stands in for `cold_current` while the rest of state is serialized; a NUL keeps it unique. */
 const COLD_PLACEHOLDER = "\u0000cold_current\u0000";
 const COLD_SLOT = `\n  "cold_current": ${JSON.stringify(COLD_PLACEHOLDER)}`;
@@ -387,8 +423,8 @@ function stateBytes(paths: StorePaths, state: State): Uint8Array {
 
 /**
  * Atomically replaces state.json with `state` in canonical JSON, then the
- * derived marks that let the next command skip work (state_mark.ts,
- * head_cache.ts). `derived: false` leaves them to the command's next save
+ * derived marks that let the next command skip work (the state mark and
+ * the head check, head_cache.ts). `derived: false` leaves them to the command's next save
  * (a run of many commits in one command); meanwhile a mark that no longer
  * matches only costs the next reader its full check.
  */

@@ -18,7 +18,7 @@ import {
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
-import { fingerprint } from "../../engine/store/fingerprint.ts";
+import { fingerprint } from "../../engine/store/files.ts";
 
 const SUMMARY = ".bimri/audit-integrity-summary.json";
 const FACTS = ".bimri/audit-integrity-cache.json";

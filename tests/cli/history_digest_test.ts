@@ -8,7 +8,7 @@
 import { basename, join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { bimri, copyStore, expectOk, startRun, tempStore } from "../helpers/cli.ts";
-import { fingerprint } from "../../engine/store/fingerprint.ts";
+import { fingerprint } from "../../engine/store/files.ts";
 
 const DIGEST = ".bimri/audit-integrity-history.tsv";
 const CHECKPOINT = ".bimri/audit-integrity-history.json";

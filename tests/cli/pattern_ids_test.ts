@@ -17,7 +17,7 @@ import {
   startRun,
   tempStore,
 } from "../helpers/cli.ts";
-import { fingerprint } from "../../engine/store/fingerprint.ts";
+import { fingerprint } from "../../engine/store/files.ts";
 
 const CACHE = ".bimri/audit-integrity-patterns.json";
 

@@ -1,6 +1,6 @@
 import { assertEquals } from "../helpers/assert.ts";
 import { COMMANDS } from "../../commands/mod.ts";
-import { COMMAND_LOADERS, loadCommand } from "../../commands/loaders.ts";
+import { COMMAND_LOADERS, loadCommand } from "../../main.ts";
 
 Deno.test("the lazy loaders and the full registry name the same verbs and objects", async () => {
   const names = COMMANDS.flatMap((c) => [c.name, ...(c.aliases ?? [])]).sort();

@@ -1,6 +1,6 @@
 /** engine/store/fingerprint.ts: an lstat print vouches only for what the file system's clock can tell apart. */
 import { assert, assertEquals, assertNotEquals } from "../helpers/assert.ts";
-import { COARSE_CLOCK_MS, fingerprint } from "../../engine/store/fingerprint.ts";
+import { COARSE_CLOCK_MS, fingerprint } from "../../engine/store/files.ts";
 
 function info(mtimeMs: number, ctimeMs: number | null): Deno.FileInfo {
   return {

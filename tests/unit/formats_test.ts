@@ -10,8 +10,7 @@ import {
   parseView,
   renderEntry,
 } from "../../engine/model/hot.ts";
-import { requireActor, requireKey, requireRunId } from "../../engine/model/ids.ts";
-import { cleanScalar } from "../../engine/model/scalar.ts";
+import { cleanScalar, requireActor, requireKey, requireRunId } from "../../engine/model/ids.ts";
 import { pyStrip, sha256Hex, splitLines } from "../../engine/model/text.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));

@@ -86,7 +86,7 @@ Deno.test("the checker lets every allowed import through", () => {
     ["ui/ok.ts", 'import type { CommandResult } from "../commands/command.ts";'],
     ["commands/mcp.ts", 'const { serveMcp } = await import("../mcp/server.ts");'],
     ["commands/ui.ts", 'const { startUi } = await import("../ui/server.ts");'],
-    ["main.ts", 'import { loadCommand } from "./commands/loaders.ts";'],
+    ["main.ts", 'import { runCommand } from "./commands/run.ts";'],
   ]);
   deepStrictEqual(layeringViolations(fine), []);
 });

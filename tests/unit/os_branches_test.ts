@@ -6,7 +6,7 @@
  * own injected-OS tests in windows_paths_test.ts.)
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
-import { linkKind, type LinkProbe, linkRefusal } from "../../engine/store/link_kind.ts";
+import { linkKind, type LinkProbe, linkRefusal } from "../../engine/store/files.ts";
 import { syncsFolders } from "../../engine/store/files.ts";
 import { osCondition } from "../../engine/errors.ts";
 import { pathFlavorFor, posixPath, windowsPath } from "../../engine/store/os_path.ts";

@@ -3,7 +3,7 @@
  * (expected values taken from CPython 3.11), limited to ASCII digits.
  */
 import { assertEquals } from "../helpers/assert.ts";
-import { parsePyInt } from "../../engine/model/py_int.ts";
+import { parsePyInt } from "../../engine/model/py_repr.ts";
 
 const ACCEPTED: [string, bigint][] = [
   ["0", 0n],

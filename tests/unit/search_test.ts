@@ -6,13 +6,12 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { fingerprint } from "../../engine/store/fingerprint.ts";
+import { fingerprint } from "../../engine/store/files.ts";
 import { searchFirst, searchStore } from "../../engine/retrieval/search.ts";
-import { compareOrder, type RecallMatch } from "../../engine/retrieval/matches.ts";
-import { holdsEveryTerm } from "../../engine/retrieval/search_fields.ts";
-import { allRecords, searchFieldsOf } from "../../engine/retrieval/records.ts";
-import type { RetrievalRecord } from "../../engine/retrieval/records.ts";
-import { queryTerms } from "../../engine/retrieval/tokenize.ts";
+import { compareOrder, type RecallMatch } from "../../engine/retrieval/lookup.ts";
+import { allRecords } from "../../engine/retrieval/records.ts";
+import { type RetrievalRecord, searchFieldsOf } from "../../engine/retrieval/lookup.ts";
+import { holdsEveryTerm, queryTerms } from "../../engine/retrieval/tokenize.ts";
 import { compactSortedJson, renderTsv, resultJson } from "../../engine/retrieval/output.ts";
 import { indexRows, renderIndex } from "../../engine/retrieval/index_tsv.ts";
 import { historicalGenerations } from "../../engine/retrieval/archive_read.ts";

@@ -1,8 +1,13 @@
 import { createHash } from "node:crypto";
 import { ok } from "node:assert/strict";
-import { sha256Wasm } from "../../engine/model/sha256_wasm.ts";
+import { sha256ModuleBytes } from "../../engine/model/sha256_wasm.ts";
 import { assertEquals } from "../helpers/assert.ts";
-import { sha256HexOfBytes, sha256HexOfBytesJs } from "../../engine/model/sha256.ts";
+import {
+  SHA256_WASM_BASE64,
+  sha256HexOfBytes,
+  sha256HexOfBytesJs,
+  sha256Wasm,
+} from "../../engine/model/sha256.ts";
 
 Deno.test("sha256 matches node:crypto across block boundaries and known vectors", () => {
   assertEquals(
@@ -42,4 +47,8 @@ Deno.test("the WebAssembly and JavaScript digests agree, across chunks and the s
     padded.set(bytes, 5);
     assertEquals(sha256HexOfBytes(padded.subarray(5, 5 + length)), expected, `view ${length}`);
   }
+});
+
+Deno.test("the embedded WebAssembly module is exactly what sha256_wasm.ts assembles", () => {
+  assertEquals([...Uint8Array.fromBase64(SHA256_WASM_BASE64)], [...sha256ModuleBytes()]);
 });

@@ -97,9 +97,9 @@ Deno.test("the runner loads the credential guard only for a store with a policy 
 });
 
 Deno.test("a read of a store with no active run loads neither the record schemas nor everyday.ts", async () => {
-  // recall.ts loads summary_match.ts and takes everyday.ts only when the
+  // recall.ts loads summary.ts and takes everyday.ts only when the
   // summary names an active run whose records must be validated.
-  for (const entry of ["engine/retrieval/recall.ts", "engine/integrity/summary_match.ts"]) {
+  for (const entry of ["engine/retrieval/recall.ts", "engine/integrity/summary.ts"]) {
     const graph = await staticGraph(entry);
     const heavy = graph.filter((s) =>
       s === "engine/integrity/schemas.ts" || s === "engine/integrity/everyday.ts"
@@ -222,7 +222,14 @@ Deno.test("start loads commit, resolve and share wiring only when it needs them"
 Deno.test("the writers load the credential rules only for text that could hold one", async () => {
   // run_input.ts loadTextScreen loads credentials.ts and policy.ts only when a
   // text passes the cheap first pass (unsafe_text.ts) or a policy file exists.
-  for (const entry of ["commands/start.ts", "commands/journal.ts", "commands/propose.ts"]) {
+  for (
+    const entry of [
+      "commands/start.ts",
+      "commands/journal.ts",
+      "commands/propose.ts",
+      "commands/close.ts",
+    ]
+  ) {
     const graph = await staticGraph(entry);
     const guard = graph.filter((s) =>
       s === "engine/model/credentials.ts" || s === "engine/guard/policy.ts"
@@ -248,8 +255,9 @@ Deno.test("the writers load the credential rules only for text that could hold o
 });
 
 Deno.test("propose loads the held notice only for a proposal that will be held", async () => {
+  // The notice's words live with the hold reasons (decision_record.ts), loaded on demand.
   const graph = await staticGraph("commands/propose.ts");
-  deepStrictEqual(graph.filter((s) => s === "engine/memory/held_notice.ts"), []);
+  deepStrictEqual(graph.filter((s) => s === "engine/memory/decision_record.ts"), []);
 });
 
 Deno.test("the store loads the cold records' archive check only for a state.json someone else wrote", async () => {
@@ -262,6 +270,8 @@ Deno.test("the store loads the cold records' archive check only for a state.json
       "commands/start.ts",
       "commands/journal.ts",
       "commands/propose.ts",
+      // get --key also proves a cold subject's record through it (store.ts coldBindingCheck).
+      "commands/get.ts",
     ]
   ) {
     const graph = await staticGraph(entry);
@@ -275,7 +285,7 @@ Deno.test("start and propose load the view repair only for a bimri.md that diffe
   for (const entry of ["commands/start.ts", "commands/propose.ts"]) {
     const graph = await staticGraph(entry);
     const repair = graph.filter((s) =>
-      /^engine\/(memory\/(view_sync|manual_edit_review|conflicts)|integrity\/manual_edit)\.ts$/
+      /^engine\/(memory\/(view_sync|conflicts)|integrity\/manual_edit)\.ts$/
         .test(s)
     );
     deepStrictEqual(repair, [], entry);
@@ -330,5 +340,52 @@ Deno.test("a shared store's idle check loads no export, signing, scan or pull", 
       s === "engine/model/ed25519.ts" || s === "engine/guard/publish_screen.ts"
     );
     deepStrictEqual(heavy, [], entry);
+  }
+});
+
+Deno.test("sync and close load the full authority check and resolve.ts only when they need them", async () => {
+  // everyday.ts requireEverydayHealth vouches in the usual case (answers are
+  // proven by its full check only: consumed_answers.ts), and commit.ts
+  // finishes resolutions only when one may be applying; otherwise the verb
+  // stops before writing (LoadPending) and runs again with the module loaded.
+  for (const entry of ["commands/sync.ts", "commands/close.ts"]) {
+    const graph = await staticGraph(entry);
+    const full = graph.filter((s) =>
+      /^engine\/(integrity\/(authority|authority_facts|authority_graph|consumed_answers)|memory\/resolve|records\/answer_proof)\.ts$/
+        .test(s)
+    );
+    deepStrictEqual(full, [], entry);
+  }
+  // Callers that cannot run again (share, redaction, hook-close) close through
+  // close_run.ts, which loads both with them.
+  const wrapper = await staticGraph("engine/memory/close_run.ts");
+  deepStrictEqual(wrapper.includes("engine/integrity/authority.ts"), true);
+  deepStrictEqual(wrapper.includes("engine/memory/resolve.ts"), true);
+});
+
+Deno.test("get --key loads held candidates and history only for --history", async () => {
+  // retrieval/lookup.ts builds the current record; records.ts (decisions,
+  // proposals, the archive's history) loads for --history and queries.
+  const graph = await staticGraph("commands/get.ts");
+  const history = graph.filter((s) =>
+    /^engine\/(retrieval\/records|records\/(decision|proposal))\.ts$/.test(s)
+  );
+  deepStrictEqual(history, []);
+});
+
+Deno.test("no command assembles the SHA-256 WebAssembly module at run time", async () => {
+  // sha256.ts embeds the module's bytes; sha256_wasm.ts, the assembler, is for the tests.
+  for (
+    const entry of [
+      "main.ts",
+      "commands/start.ts",
+      "commands/sync.ts",
+      "commands/close.ts",
+      "commands/get.ts",
+      "engine/model/sha256.ts",
+    ]
+  ) {
+    const graph = await staticGraph(entry);
+    deepStrictEqual(graph.filter((s) => s === "engine/model/sha256_wasm.ts"), [], entry);
   }
 });

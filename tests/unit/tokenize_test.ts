@@ -8,11 +8,12 @@ import { casefold } from "../../engine/retrieval/casefold.ts";
 import {
   containsTerm,
   foldField,
+  holdsEveryTerm,
   queryTerms,
+  type SearchFields,
   termCount,
   termsOf,
 } from "../../engine/retrieval/tokenize.ts";
-import { holdsEveryTerm, type SearchFields } from "../../engine/retrieval/search_fields.ts";
 
 /** The reference's terms: `re.findall(r"[a-z0-9]+", query.casefold())`. */
 function referenceTerms(query: string): string[] {

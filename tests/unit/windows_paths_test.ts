@@ -20,7 +20,7 @@ import {
   RENAME_RETRY_PAUSES_MS,
   renameOver,
   type RenameSystem,
-} from "../../engine/store/rename.ts";
+} from "../../engine/store/files.ts";
 import { tempStoreSync } from "../helpers/cli.ts";
 
 /** A folder probe that knows only the given `.bimri` folders. */
