@@ -46,11 +46,7 @@ export async function runCommand(
     // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
     // Only a store with a policy file can have one: the redaction modules load only then.
     const resumed = policyPresent
-      ? (await import("./redaction_resume.ts")).finishPendingRedactions(
-        command.name,
-        ctx.root,
-        flags["read-only"] === true,
-      )
+      ? await resumeRedactions(command.name, ctx.root, flags["read-only"] === true)
       : [];
     const result = await runUpgrading(command, ctx, flags, positionals);
     return await maskRedacted(
@@ -59,6 +55,23 @@ export async function runCommand(
     );
   } finally {
     shareWiring?.printShareNotices(); // share: refusals noted by engine/share, printed here
+  }
+}
+
+/**
+ * Finishes a `secrets redact` cut short (redaction_resume.ts). On a shared
+ * store whose verb wired only team memory's idle check, the redaction's own
+ * commit needs the export: it stops as a crash would (the redaction resumes
+ * from any durable step), the export loads, and it resumes once more.
+ */
+async function resumeRedactions(name: string, root: string, readOnly: boolean): Promise<string[]> {
+  const { finishPendingRedactions } = await import("./redaction_resume.ts");
+  try {
+    return finishPendingRedactions(name, root, readOnly);
+  } catch (error) {
+    if (shareWiring === null || !(error instanceof shareWiring.ShareExportPending)) throw error;
+    await error.load();
+    return finishPendingRedactions(name, root, readOnly);
   }
 }
 

@@ -102,9 +102,9 @@ let idleVerb: string | null = null;
  * Wires the idle check as team memory's observer for `verb`. Under the engine
  * lock, before the verb writes anything, it looks again (the head, and what
  * another command may have left since): when something is pending after all,
- * the export loads and the verb runs once more (`ShareExportPending`). A
- * commit reached without the export (a proposal of the run that appeared
- * since) is refused as busy before it writes.
+ * or the verb reaches a commit (a proposal of its run that appeared since),
+ * it stops (`ShareExportPending`), the export loads and the verb runs once
+ * more, finishing what it had begun as after a crash at that point.
  */
 function wireIdle(
   verb: string,
@@ -112,38 +112,35 @@ function wireIdle(
   { headPending, idleShare }: typeof import("../engine/share/idle.ts"),
 ): void {
   idleVerb = verb;
+  const escalate = (why: string): never => {
+    throw new ShareExportPending(why, async () => {
+      idleVerb = null;
+      await wireShare(START_VERBS.has(verb));
+      if (pullLeftUnfinished(paths)) await loadPullMachinery();
+    });
+  };
   let checked: ShareContext | null = null;
   const check = (store: Store): ShareContext => {
     if (checked !== null) return checked;
     const idle = idleShare(store.paths, verb === "start");
-    const pending = "pending" in idle ? idle.pending : headPending(store, idle);
-    if (pending !== null || "pending" in idle) {
-      throw new ShareExportPending(pending ?? "", async () => {
-        idleVerb = null;
-        await wireShare(START_VERBS.has(verb));
-        if (pullLeftUnfinished(paths)) await loadPullMachinery();
-      });
-    }
+    if ("pending" in idle) return escalate(idle.pending);
+    const head = headPending(store, idle);
+    if (head !== null) return escalate(head);
     return checked = idle.ctx;
-  };
-  const refuse = (): never => {
-    throw new BimriError(
-      "busy",
-      "this command found nothing for team memory to export when it started, and now has a commit to export; memory was not changed. Run the command again.",
-    );
   };
   wireShareObserver({
     beforeWrites: check,
     finishPendingExports: check,
-    beforeCommit: refuse,
-    afterAcceptedCommit: refuse,
+    beforeCommit: () => escalate("a commit to export"),
+    afterAcceptedCommit: () => escalate("a commit to export"),
   });
 }
 
 /**
- * Thrown under the engine lock, before the verb wrote anything, when the idle
- * check finds work for team memory after all: commands/run.ts loads the
- * export (`load`) and runs the verb once more.
+ * Thrown under the engine lock when the idle check finds work for team
+ * memory after all (before the verb wrote anything, but for a commit reached
+ * in a race, which the rerun finishes as after a crash): commands/run.ts
+ * loads the export (`load`) and runs the verb once more.
  */
 export class ShareExportPending extends LoadPending {
   /** `why`: what is pending. */
