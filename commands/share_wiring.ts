@@ -4,7 +4,6 @@
  * for a store that is shared or a verb that may make one shared, so the
  * everyday commands of an unshared store do not pay for them.
  */
-import { BimriError } from "../engine/errors.ts";
 import { lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { LoadPending, type Store } from "../engine/store/store.ts";
