@@ -76,8 +76,12 @@ export async function wireShareFor(name: string, root: string, run?: string): Pr
   if (IDLE_VERBS.has(name) && (name === "start" || run !== undefined)) {
     // Loaded only here: sync and the other verbs load the export straight away.
     const idle = await import("../engine/share/idle.ts");
-    const commits = name === "close" && idle.runMayCommit(paths, run!);
-    if (!commits && !("pending" in idle.idleShare(paths, name === "start"))) {
+    // close checks the rest under the lock only (work is rare there: it then
+    // runs once more); start checks first, as records of other clones often wait.
+    const idleNow = name === "close"
+      ? !idle.runMayCommit(paths, run!)
+      : !("pending" in idle.idleShare(paths, true));
+    if (idleNow) {
       wireIdle(name, paths, idle);
       return;
     }
