@@ -49,18 +49,19 @@ export function idleShare(paths: StorePaths, counting: boolean): IdleShare | { p
   if (state.pulling || state.importing.length > 0 || readContesting(ctx).length > 0) {
     return { pending: "pull left unfinished" };
   }
-  // export.ts's rollForward: a record past the cursor (a crash after its write).
-  const own = join(ctx.shareDir, state.replica);
-  if (lstatOrNull(join(own, recordName(state.nextSeq))) !== null) {
-    return { pending: "record past the export cursor" };
-  }
   // keep.ts's restoreOwnRecords: the own folder unchanged since every record was seen in it.
+  const own = join(ctx.shareDir, state.replica);
   const exported = state.nextSeq - 1;
   if (exported >= 1) {
     const mtime = lstatOrNull(own)?.mtime?.getTime() ?? null;
     if (mtime === null || mtime !== state.folderMtime || state.keptThrough < exported) {
       return { pending: "own records to check" };
     }
+  } else if (lstatOrNull(join(own, recordName(state.nextSeq))) !== null) {
+    // export.ts's rollForward: a record past the cursor (a crash after its
+    // write). Once a record was exported, that file would have changed the
+    // folder's mtime since the cursor saved it, which the check above sees.
+    return { pending: "record past the export cursor" };
   }
   if (counting && waitingByName(ctx) > 0) return { pending: "records waiting" };
   return { ctx };
