@@ -100,9 +100,9 @@ async function runVerb(
     } catch (error) {
       // Each module loads once, so a verb stops at most once per module.
       if (!(error instanceof LoadPending) || attempt >= 3) throw error;
-      // Team memory's idle check stops a verb only before it wrote anything (share_wiring.ts).
-      const shareLoad = shareWiring !== null && error instanceof shareWiring.ShareExportPending;
-      if (!ON_DEMAND_VERBS.has(command.name) && !shareLoad) throw error;
+      // sync and close run themselves again (store.ts runLoadingOnDemand), team memory's
+      // idle check (share_wiring.ts) included.
+      if (!ON_DEMAND_VERBS.has(command.name)) throw error;
       await error.load();
     }
   }

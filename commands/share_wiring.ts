@@ -10,7 +10,7 @@ import { LoadPending, type Store } from "../engine/store/store.ts";
 import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory/share_observer.ts";
 import type { ShareContext } from "../engine/share/context.ts";
 import { readShareState, shareDir } from "../engine/share/state_file.ts";
-import { readContesting } from "../engine/share/deferred.ts";
+import { pullLeftUnfinished } from "../engine/share/deferred.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 /** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
@@ -88,7 +88,7 @@ export async function wireShareFor(name: string, root: string, run?: string): Pr
   }
   const everyday = EVERYDAY_VERBS.has(name);
   await wireShare(!everyday || START_VERBS.has(name));
-  if (!everyday || pullLeftUnfinished(paths)) await loadPullMachinery();
+  if (!everyday || pullLeftUnfinishedAt(paths)) await loadPullMachinery();
 }
 
 /**
@@ -119,7 +119,7 @@ function wireIdle(
     throw new ShareExportPending(why, async () => {
       idleVerb = null;
       await wireShare(START_VERBS.has(verb));
-      if (pullLeftUnfinished(paths)) await loadPullMachinery();
+      if (pullLeftUnfinishedAt(paths)) await loadPullMachinery();
     });
   };
   let checked: ShareContext | null = null;
@@ -189,12 +189,11 @@ async function loadPullMachinery(): Promise<void> {
  * records again; also true when the bookkeeping cannot be read (the verb
  * itself then says what is wrong).
  */
-function pullLeftUnfinished(paths: StorePaths): boolean {
+function pullLeftUnfinishedAt(paths: StorePaths): boolean {
   try {
     const read = readShareState(paths);
     if (read === null) return false;
-    const ctx: ShareContext = { paths, shareDir: shareDir(paths), state: read.state };
-    return read.state.importing.length > 0 || readContesting(ctx).length > 0;
+    return pullLeftUnfinished({ paths, shareDir: shareDir(paths), state: read.state });
   } catch {
     return true;
   }

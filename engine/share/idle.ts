@@ -14,7 +14,7 @@ import { headCommitLeftApplying } from "../memory/commit_finisher.ts";
 import { readDecision } from "../records/decision.ts";
 import { recordName } from "./ids.ts";
 import { readShareState, seenVector, shareDir } from "./state_file.ts";
-import { readContesting } from "./deferred.ts";
+import { pullLeftUnfinished } from "./deferred.ts";
 import { samePlace } from "./place.ts";
 import { isReplicaFolder, listFolder, replicaSeqs, waitingSeqs } from "./folder_names.ts";
 import type { ShareContext } from "./context.ts";
@@ -46,7 +46,7 @@ export function idleShare(paths: StorePaths, counting: boolean): IdleShare | { p
   }
   if (state.pendingResolution !== null) return { pending: "resolution to export" };
   if (state.seeding) return { pending: "seeding" };
-  if (state.pulling || state.importing.length > 0 || readContesting(ctx).length > 0) {
+  if (state.pulling || pullLeftUnfinished(ctx)) {
     return { pending: "pull left unfinished" };
   }
   // keep.ts's restoreOwnRecords: the own folder unchanged since every record was seen in it.
