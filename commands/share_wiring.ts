@@ -11,6 +11,7 @@ import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory
 import type { ShareContext } from "../engine/share/context.ts";
 import { readShareState, shareDir } from "../engine/share/state_file.ts";
 import { pullLeftUnfinished } from "../engine/share/deferred.ts";
+import { registerPullLoader } from "../engine/share/import_hook.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 /** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
@@ -35,6 +36,7 @@ async function wireShare(counting: boolean): Promise<void> {
     counting ? import("../engine/share/scan.ts") : null,
     counting ? import("../engine/share/trust.ts") : null,
   ]);
+  registerPullLoader(loadPullMachinery);
   wireShareObserver({
     beforeWrites: () => {},
     finishPendingExports: exporting.finishPendingExports,
@@ -88,7 +90,11 @@ export async function wireShareFor(name: string, root: string, run?: string): Pr
   }
   const everyday = EVERYDAY_VERBS.has(name);
   await wireShare(!everyday || START_VERBS.has(name));
-  if (!everyday || pullLeftUnfinishedAt(paths)) await loadPullMachinery();
+  // start, sync and close run themselves again when the export finds a pull
+  // left unfinished (import_hook.ts PullMachineryPending); the others look first.
+  if (!everyday || (!RERUNNING_VERBS.has(name) && pullLeftUnfinishedAt(paths))) {
+    await loadPullMachinery();
+  }
 }
 
 /**
@@ -151,6 +157,9 @@ export class ShareExportPending extends LoadPending {
     super(`team memory's export (${why})`, load);
   }
 }
+
+/** The everyday verbs that run themselves again after a `LoadPending` (run.ts runVerb, store.ts runLoadingOnDemand). */
+const RERUNNING_VERBS: ReadonlySet<string> = new Set(["start", "sync", "close"]);
 
 /** The everyday verbs that count the records other clones left waiting (the brief says so). */
 const START_VERBS: ReadonlySet<string> = new Set(["start", "hook-start"]);

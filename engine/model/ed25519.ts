@@ -8,15 +8,12 @@
  * time a signature could as well read the key file it is made from.
  */
 import { sha512 } from "./sha512.ts";
+import { BASE_COMB } from "./ed25519_table.ts";
 
 /** The field prime 2^255 - 19. */
 const P = 2n ** 255n - 19n;
 /** The order of the base point (the prime subgroup). */
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;
-/** 2d, where d = -121665/121666 mod p is the curve constant: the addition law uses only 2d. */
-const D2 = 16295367250680780974490674513165176452449235426866156013048779062215315747161n;
-const BASE_X = 15112221349535400772501151409588531511454012693041857206046113283949847762202n;
-const BASE_Y = 46316835694926478169428394003475163141307993866256225615783033603165251855960n;
 
 /**
  * A point in extended coordinates (x = X/Z, y = Y/Z, x*y = T/Z): adding and
@@ -25,9 +22,6 @@ const BASE_Y = 46316835694926478169428394003475163141307993866256225615783033603
  * the value is brought into [0, p) once, when the point is encoded.
  */
 type Point = { x: bigint; y: bigint; z: bigint; t: bigint };
-/** A point ready to be added: (Y+X, Y-X, 2Z, 2dT), saving work for each addition. */
-type Cached = { ypx: bigint; ymx: bigint; z2: bigint; t2d: bigint };
-
 /** Point doubling, dbl-2008-hwcd for a = -1. */
 function double(p: Point): Point {
   const a = (p.x * p.x) % P;
@@ -41,12 +35,20 @@ function double(p: Point): Point {
   return { x: (e * f) % P, y: (g * h) % P, z: (f * g) % P, t: (e * h) % P };
 }
 
-/** Point addition, add-2008-hwcd-3 for a = -1, the second point cached. */
-function add(p: Point, q: Cached): Point {
-  const a = ((p.y - p.x) * q.ymx) % P;
-  const b = ((p.y + p.x) * q.ypx) % P;
-  const c = (p.t * q.t2d) % P;
-  const d = (p.z * q.z2) % P;
+/**
+ * p + (sign) * Q for Q the table point at `at` (ed25519_table.ts: y + x,
+ * y - x, 2d * x * y, with Z = 1): add-2008-hwcd-3 for a = -1 with the
+ * second point affine ("madd"). Negating Q swaps its first two values and
+ * negates the third.
+ */
+function addTablePoint(p: Point, at: number, negate: boolean): Point {
+  const ypx = BASE_COMB[negate ? at + 1 : at];
+  const ymx = BASE_COMB[negate ? at : at + 1];
+  const t2d = negate ? -BASE_COMB[at + 2] : BASE_COMB[at + 2];
+  const a = ((p.y - p.x) * ymx) % P;
+  const b = ((p.y + p.x) * ypx) % P;
+  const c = (p.t * t2d) % P;
+  const d = 2n * p.z;
   const e = b - a;
   const f = d - c;
   const g = d + c;
@@ -54,51 +56,21 @@ function add(p: Point, q: Cached): Point {
   return { x: (e * f) % P, y: (g * h) % P, z: (f * g) % P, t: (e * h) % P };
 }
 
-function cached(p: Point): Cached {
-  return { ypx: p.y + p.x, ymx: p.y - p.x, z2: 2n * p.z, t2d: (p.t * D2) % P };
-}
-
-function negated(q: Cached): Cached {
-  return { ypx: q.ymx, ymx: q.ypx, z2: q.z2, t2d: -q.t2d };
-}
-
 /**
  * Signed base-16 digits (-7..8) of a scalar make k * B a sum of 64 table
  * points. The table is a comb: row r holds j * 16^(SPACING * r) * B for
  * j = 1..8, so digit k is added from row floor(k / SPACING), and the digits
- * are taken by k mod SPACING from high to low with 4 doublings between. A row
- * for every digit would need no doubling but 512 point operations of set-up
- * against ~320 here (built on first use and kept): a process mostly signs
- * once, and its first signature measured ~15% faster, later ones ~10% slower.
+ * are taken by k mod SPACING from high to low with 4 doublings between. The
+ * table is embedded (generated once), not built: a process mostly signs
+ * once, and building it cost more than the signature itself.
  */
 const SPACING = 4;
 const ROWS = 64 / SPACING;
-let table: Cached[][] | null = null;
-
-function baseTable(): Cached[][] {
-  if (table !== null) return table;
-  const rows: Cached[][] = [];
-  let base: Point = { x: BASE_X, y: BASE_Y, z: 1n, t: (BASE_X * BASE_Y) % P };
-  for (let r = 0; r < ROWS; r++) {
-    const c1 = cached(base);
-    const p2 = double(base);
-    const p3 = add(p2, c1);
-    const p4 = double(p2);
-    const p5 = add(p4, c1);
-    const p6 = double(p3);
-    const p7 = add(p6, c1);
-    const p8 = double(p4);
-    rows.push([c1, ...[p2, p3, p4, p5, p6, p7, p8].map(cached)]);
-    base = p8;
-    for (let i = 0; i < 4 * SPACING - 3; i++) base = double(base);
-  }
-  table = rows;
-  return rows;
-}
+/** Values per table row: 8 points of 3 residues. */
+const ROW_VALUES = 24;
 
 /** k * B for 0 <= k < L. */
 function baseMultiple(k: bigint): Point {
-  const rows = baseTable();
   const bytes = bytesOfScalar(k);
   const digits = new Int8Array(64);
   let carry = 0;
@@ -113,8 +85,9 @@ function baseMultiple(k: bigint): Point {
     if (c < SPACING - 1) acc = double(double(double(double(acc))));
     for (let r = 0; r < ROWS; r++) {
       const digit = digits[r * SPACING + c];
-      if (digit > 0) acc = add(acc, rows[r][digit - 1]);
-      else if (digit < 0) acc = add(acc, negated(rows[r][-digit - 1]));
+      if (digit !== 0) {
+        acc = addTablePoint(acc, r * ROW_VALUES + 3 * (Math.abs(digit) - 1), digit < 0);
+      }
     }
   }
   return acc;
@@ -181,20 +154,28 @@ type ExpandedKey = { seed: Uint8Array; scalar: bigint; prefix: Uint8Array; publi
 /** The last seed's expansion: a process signing several records derives its key once. */
 let lastKey: ExpandedKey | null = null;
 
-function expand(seed: Uint8Array): ExpandedKey {
+/** The secret scalar and nonce prefix of a 32-byte seed. */
+function secretOf(seed: Uint8Array): { scalar: bigint; prefix: Uint8Array } {
   if (!(seed instanceof Uint8Array) || seed.length !== 32) {
     throw new Error(`an Ed25519 seed is 32 bytes, not ${seed?.length}`);
   }
-  if (lastKey !== null && lastKey.seed.every((byte, i) => byte === seed[i])) return lastKey;
   const h = sha512(seed);
   const clamped = h.slice(0, 32);
   clamped[0] &= 248;
   clamped[31] &= 127;
   clamped[31] |= 64;
   // B has order L, so the clamped scalar may be reduced before multiplying.
-  const scalar = scalarOfBytes(clamped) % L;
+  return { scalar: scalarOfBytes(clamped) % L, prefix: h.slice(32) };
+}
+
+function expand(seed: Uint8Array): ExpandedKey {
+  if (
+    lastKey !== null && seed instanceof Uint8Array && seed.length === 32 &&
+    lastKey.seed.every((byte, i) => byte === seed[i])
+  ) return lastKey;
+  const { scalar, prefix } = secretOf(seed);
   const publicKey = encodePoint(baseMultiple(scalar));
-  lastKey = { seed: seed.slice(), scalar, prefix: h.slice(32), publicKey };
+  lastKey = { seed: seed.slice(), scalar, prefix, publicKey };
   return lastKey;
 }
 
@@ -203,9 +184,19 @@ export function ed25519PublicKey(seed: Uint8Array): Uint8Array {
   return expand(seed).publicKey.slice();
 }
 
-/** The deterministic 64-byte Ed25519 signature of `message` by a 32-byte seed (RFC 8032 5.1.6). */
-export function ed25519Sign(seed: Uint8Array, message: Uint8Array): Uint8Array {
-  const key = expand(seed);
+/**
+ * The deterministic 64-byte Ed25519 signature of `message` by a 32-byte seed
+ * (RFC 8032 5.1.6). `publicKey`: the seed's public key when the caller keeps
+ * it beside the seed (a key file holding both), which spares deriving it, a
+ * third of a first signature's cost; a wrong one makes a signature that
+ * does not verify.
+ */
+export function ed25519Sign(
+  seed: Uint8Array,
+  message: Uint8Array,
+  publicKey?: Uint8Array,
+): Uint8Array {
+  const key = publicKey?.length === 32 ? { ...secretOf(seed), publicKey } : expand(seed);
   const r = scalarOfBytes(sha512(concat(key.prefix, message))) % L;
   const encodedR = encodePoint(baseMultiple(r));
   const k = scalarOfBytes(sha512(concat(encodedR, key.publicKey, message))) % L;

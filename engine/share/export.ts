@@ -27,7 +27,7 @@ import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive } from "../memory/residency.ts";
 import { sharedEntryOf } from "./classify.ts";
-import { importFinisher } from "./import_hook.ts";
+import { importFinisher, PullMachineryPending } from "./import_hook.ts";
 import { pullLeftUnfinished } from "./deferred.ts";
 import { eventId, isImportActor, parseEventId, recordName } from "./ids.ts";
 import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
@@ -119,8 +119,9 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
     // Issue 39: a record holding a credential is never published; one being
     // redacted goes out with its marker (engine/guard/publish_screen.ts).
     const published = publishableRecord(store.paths.root, path, record);
-    published.signature = signRecordHash(ctx, recordHash(published));
-    bytes = recordText(published);
+    const sha256 = recordHash(published);
+    published.signature = signRecordHash(ctx, sha256);
+    bytes = recordText(published, sha256);
     if (!createExclusive(path, bytes)) {
       throw new BimriError("io", `${path} appeared while exporting; retry.`);
     }
@@ -276,19 +277,15 @@ export function finishPendingExports(store: Store): ShareContext | null {
     throw new CommitFinisherNeeded();
   }
   const ctx = loadShare(store.paths, true)!;
+  const importing = importFinisher();
+  // The everyday verbs load no pull machinery up front (share_wiring.ts): one
+  // that finds a pull left unfinished stops here, before writing anything,
+  // and runs again with it loaded.
+  if (importing === null && pullLeftUnfinished(ctx)) throw new PullMachineryPending();
   restoreOwn(ctx);
   finishSeeding(store, ctx);
   // A pull killed while committing: finished before anything else moves memory.
-  const importing = importFinisher();
-  if (importing !== null) {
-    importing.finishImport(store, ctx);
-  } else if (pullLeftUnfinished(ctx)) {
-    // The command loaded no pull machinery (it saw no unfinished pull as it started).
-    throw new BimriError(
-      "busy",
-      "a share pull was left unfinished after this command started; nothing was changed. Run the command again (it finishes the pull first).",
-    );
-  }
+  importing?.finishImport(store, ctx);
   finishCommit?.(store);
   const reasonDue = headReasonDue(store, ctx);
   if (!(importing?.pullInProgress() ?? false)) exportOutsideChanges(store, ctx, reasonDue !== null);

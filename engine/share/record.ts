@@ -108,9 +108,10 @@ function recordBody(record: ShareRecord): JsonObject {
 }
 
 /** The exact bytes of a record file: canonical JSON with `sha256` of the body's canonical JSON. */
-export function recordText(record: ShareRecord): string {
+export function recordText(record: ShareRecord, sha256?: string): string {
   const body = recordBody(record);
-  const out: JsonObject = { ...body, sha256: recordHash(record) };
+  // `sha256`: recordHash(record), when the caller has just computed it to sign it.
+  const out: JsonObject = { ...body, sha256: sha256 ?? recordHash(record) };
   if (record.signature !== undefined) out.signature = record.signature;
   return canonicalJson(out);
 }

@@ -245,7 +245,10 @@ export function restoreOwnKey(ctx: ShareContext): boolean {
 /** The signature of a record whose hash is `sha256`, by this replica's key. */
 export function signRecordHash(ctx: ShareContext, sha256: string): string {
   const own = ensureOwnKey(ctx);
-  return base64url(ed25519Sign(own.seed, signedMessage(sha256)));
+  // The key file keeps the public half beside the seed (checked against the
+  // published key above): given, it spares deriving it for each process.
+  const publicKey = fromBase64url(own.publicKey, 32) ?? undefined;
+  return base64url(ed25519Sign(own.seed, signedMessage(sha256), publicKey));
 }
 
 /**

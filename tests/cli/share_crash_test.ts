@@ -218,3 +218,42 @@ for (
     });
   }
 }
+
+for (const verb of ["sync", "close"]) {
+  Deno.test(`a share pull killed part-way is finished by the next ${verb} of a run begun before it, which then commits`, async () => {
+    const from = await tempStore();
+    await agentSets(from, "codex", { "k.one": "One.", "k.two": "Two." });
+    await gitInit(from); // share init needs a git work tree
+    await must(from, ["share", "init", "--yes"]);
+    await agentSets(from, "codex", { "k.one": "One v2." });
+    const root = await tempStore();
+    const run = await startRun(root, "claude");
+    await must(root, [
+      "propose",
+      "--run",
+      run,
+      "--key",
+      "k.mine",
+      "--tier",
+      "2",
+      "--new-subject",
+      "--text",
+      "Mine.",
+    ]);
+    copyTree(join(from, ".bimri-share"), join(root, ".bimri-share"));
+    await trustEveryReplica(root);
+    const killed = await bimri(root, ["share", "pull"], { env: { BIMRI_FAULT: "after-revision" } });
+    assertEquals(killed.code, 86, killed.stderr);
+    const args = verb === "sync"
+      ? ["sync", "--run", run]
+      : ["close", "--run", run, "--outcome", "success"];
+    await must(root, args);
+    assertEquals(await textOf(root, "k.mine"), "Mine.");
+    await must(root, ["share", "pull"]);
+    assertEquals(await textOf(root, "k.one"), "One v2.");
+    assertEquals(await textOf(root, "k.two"), "Two.");
+    assertEquals(acceptedImports(root), { "k.one": 1, "k.two": 1 });
+    const doctor = await bimri(root, ["doctor"]);
+    assertEquals(doctor.code, 0, doctor.stdout);
+  });
+}

@@ -3,6 +3,7 @@ import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 
 import { Buffer } from "node:buffer";
 import { ok, strictEqual, throws } from "node:assert/strict";
 import { ed25519PublicKey, ed25519Sign } from "../../engine/model/ed25519.ts";
+import { combTableSource } from "../../engine/model/ed25519_table_gen.ts";
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString("hex");
@@ -110,4 +111,25 @@ Deno.test("ed25519 refuses a seed that is not 32 bytes", () => {
     throws(() => ed25519PublicKey(new Uint8Array(length)), /32 bytes/, `public key, ${length}`);
     throws(() => ed25519Sign(new Uint8Array(length), new Uint8Array(1)), /32 bytes/);
   }
+});
+
+Deno.test("ed25519 signs alike with the public key given, and a wrong one gives a signature that fails", () => {
+  for (const vector of RFC_8032) {
+    const seed = bytes(vector.secret);
+    const message = bytes(vector.message);
+    strictEqual(hex(ed25519Sign(seed, message, bytes(vector.public))), vector.signature);
+  }
+  const seed = bytes(RFC_8032[0].secret);
+  const wrong = ed25519Sign(seed, bytes("72"), bytes(RFC_8032[1].public));
+  const nodePublicKey = createPublicKey(nodePrivateKey(seed));
+  ok(!verify(null, bytes("72"), nodePublicKey, wrong));
+  ok(verify(null, bytes("72"), nodePublicKey, ed25519Sign(seed, bytes("72"))));
+});
+
+Deno.test("the embedded comb table is what its generator computes from the curve", () => {
+  strictEqual(
+    Deno.readTextFileSync(new URL("../../engine/model/ed25519_table.ts", import.meta.url)),
+    combTableSource(),
+    "run `deno run engine/model/ed25519_table_gen.ts > engine/model/ed25519_table.ts`",
+  );
 });
