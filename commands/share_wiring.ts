@@ -11,7 +11,6 @@ import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory
 import type { ShareContext } from "../engine/share/context.ts";
 import { readShareState, shareDir } from "../engine/share/state_file.ts";
 import { pullLeftUnfinished } from "../engine/share/deferred.ts";
-import { registerPullLoader } from "../engine/share/import_hook.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 /** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
@@ -30,13 +29,14 @@ let loaded: Loaded | null = null;
 /** Loads share's export and wires it (once per process); `counting`: also what start's count needs. */
 async function wireShare(counting: boolean): Promise<void> {
   if (loaded !== null) return;
-  const [exporting, owning, scanning, trusting] = await Promise.all([
+  const [exporting, owning, hook, scanning, trusting] = await Promise.all([
     import("../engine/share/export.ts"),
     import("../engine/share/own.ts"),
+    import("../engine/share/import_hook.ts"), // loaded by export.ts anyway
     counting ? import("../engine/share/scan.ts") : null,
     counting ? import("../engine/share/trust.ts") : null,
   ]);
-  registerPullLoader(loadPullMachinery);
+  hook.registerPullLoader(loadPullMachinery);
   wireShareObserver({
     beforeWrites: () => {},
     finishPendingExports: exporting.finishPendingExports,
