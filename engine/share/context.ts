@@ -66,6 +66,12 @@ export type ShareState = {
   pulling: boolean;
   /** The own record folder's mtime when every own record was last seen in it. */
   folderMtime: number | null;
+  /**
+   * Per other replica, its folder's mtime (ms) when a pull last found none of
+   * its records waiting: while the folder keeps that mtime, an everyday start
+   * counts no record of it waiting without listing the folder (idle.ts).
+   */
+  quiet: Record<string, number>;
 };
 
 /** A shared store's context: its paths and share state. */

@@ -2,10 +2,13 @@
  * The share folder read by names alone (nothing opened): its replica
  * folders, the record seqs each holds, and which of another replica's
  * records this clone has not imported. scan.ts builds its problems and
- * chains on it; idle.ts counts waiting records with it at an everyday start.
+ * chains on it; idle.ts counts waiting records with it at an everyday start,
+ * passing over the folders a pull found quiet (nothing waiting) and that
+ * have not changed since.
  */
 import { join } from "../store/os_path.ts";
-import { KEY_FILE, RECORD_NAME, REPLICA_ID } from "./ids.ts";
+import { lstatOrNull } from "../store/files.ts";
+import { KEY_FILE, RECORD_NAME, recordName, REPLICA_ID } from "./ids.ts";
 
 /** The entries of a folder (empty when it does not exist). */
 export function listFolder(path: string): Deno.DirEntry[] {
@@ -52,4 +55,50 @@ export function replicaSeqs(
 /** The seqs of `seqs` not imported yet: past `done` (the vector) and not imported past a gap. */
 export function waitingSeqs(seqs: number[], done: number, ahead: ReadonlySet<number>): number[] {
   return seqs.filter((s) => s > done && !ahead.has(s));
+}
+
+/** The modification time of `path` in ms, or null when it is missing. */
+function mtimeOf(path: string): number | null {
+  return lstatOrNull(path)?.mtime?.getTime() ?? null;
+}
+
+/**
+ * True when another replica's folder surely holds no record waiting, known
+ * without listing it: it still has the mtime a pull recorded when none was
+ * (`quiet`), and the record after the last one imported (`done`) is absent,
+ * which also catches a record added within the mtime's resolution of the
+ * pull's look.
+ */
+export function stillQuiet(
+  shareDir: string,
+  replica: string,
+  quiet: number | undefined,
+  done: number,
+): boolean {
+  if (quiet === undefined) return false;
+  const folder = join(shareDir, replica);
+  return mtimeOf(folder) === quiet && lstatOrNull(join(folder, recordName(done + 1))) === null;
+}
+
+/**
+ * The folders of other replicas (not those of `own`) that hold no record
+ * waiting now, each with its mtime taken before it was listed, so that a
+ * record added while it was listed changes the mtime a later look compares.
+ */
+export function quietFolders(
+  shareDir: string,
+  own: ReadonlySet<string>,
+  seen: Readonly<Record<string, number>>,
+  ahead: Readonly<Record<string, number[]>>,
+): Record<string, number> {
+  const quiet: Record<string, number> = {};
+  for (const entry of listFolder(shareDir)) {
+    if (!isReplicaFolder(entry) || own.has(entry.name)) continue;
+    const mtime = mtimeOf(join(shareDir, entry.name));
+    if (mtime === null) continue;
+    const { seqs } = replicaSeqs(shareDir, entry.name);
+    const waiting = waitingSeqs(seqs, seen[entry.name] ?? 0, new Set(ahead[entry.name] ?? []));
+    if (waiting.length === 0) quiet[entry.name] = mtime;
+  }
+  return quiet;
 }

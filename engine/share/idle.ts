@@ -16,7 +16,13 @@ import { recordName } from "./ids.ts";
 import { readShareState, seenVector, shareDir } from "./state_file.ts";
 import { pullLeftUnfinished } from "./deferred.ts";
 import { samePlace } from "./place.ts";
-import { isReplicaFolder, listFolder, replicaSeqs, waitingSeqs } from "./folder_names.ts";
+import {
+  isReplicaFolder,
+  listFolder,
+  replicaSeqs,
+  stillQuiet,
+  waitingSeqs,
+} from "./folder_names.ts";
 import type { ShareContext } from "./context.ts";
 
 /** A shared store with nothing pending: its context as read (nothing was recovered or saved). */
@@ -85,9 +91,13 @@ function waitingByName(ctx: ShareContext): number {
   let waiting = 0;
   for (const entry of listFolder(ctx.shareDir)) {
     if (!isReplicaFolder(entry) || entry.name === ctx.state.replica) continue;
+    // A folder a pull found quiet and that has not changed since is not listed:
+    // a start costs what changed, not the team's whole history.
+    const done = seen[entry.name] ?? 0;
+    if (stillQuiet(ctx.shareDir, entry.name, ctx.state.quiet[entry.name], done)) continue;
     const { seqs } = replicaSeqs(ctx.shareDir, entry.name);
     const ahead = new Set(ctx.state.ahead[entry.name] ?? []);
-    waiting += waitingSeqs(seqs, seen[entry.name] ?? 0, ahead).length;
+    waiting += waitingSeqs(seqs, done, ahead).length;
   }
   return waiting;
 }

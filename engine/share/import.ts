@@ -23,7 +23,8 @@ import { closeRun } from "../memory/close_run.ts";
 import { sameContent } from "./classify.ts";
 import { eventId, isImportActor } from "./ids.ts";
 import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
-import { saveShare } from "./state.ts";
+import { saveShare, seenVector } from "./state.ts";
+import { quietFolders } from "./folder_names.ts";
 import type { ShareContext } from "./context.ts";
 import { holdUntrusted } from "./trust.ts";
 import { pullLeftUnfinished, readContesting, saveContesting } from "./deferred.ts";
@@ -170,6 +171,12 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   counts.resolved += pull.result.resolved;
   ctx.state.headSeen = store.head.revision;
   ctx.state.pulling = false;
+  ctx.state.quiet = quietFolders(
+    ctx.shareDir,
+    new Set([ctx.state.replica]),
+    seenVector(ctx.state),
+    ctx.state.ahead,
+  );
   saveShare(ctx);
   return pull.result;
 }

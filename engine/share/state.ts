@@ -141,6 +141,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     headSeen: -1,
     pulling: false,
     folderMtime: null,
+    quiet: {},
   };
 }
 
@@ -175,6 +176,7 @@ export function saveShare(ctx: ShareContext): void {
       pulling: s.pulling,
       next_seq: s.nextSeq,
       pending_resolution: s.pendingResolution,
+      quiet_folders: s.quiet,
       replica: s.replica,
       retired: s.retired,
       seeding: s.seeding,

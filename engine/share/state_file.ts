@@ -139,6 +139,7 @@ export function readShareState(
     headSeen: typeof raw.head_seen === "number" ? raw.head_seen : -1,
     pulling: raw.pulling === true,
     folderMtime: typeof raw.folder_mtime === "number" ? raw.folder_mtime : null,
+    quiet: numberMap(raw.quiet_folders),
   };
   const restarted = state.replica !== replica;
   if (restarted) {

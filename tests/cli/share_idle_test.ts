@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit } from "../helpers/share.ts";
+import { agentSets, gitInit, gitOk, publish, sharedClones } from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
 /** A shared store with one subject, and the path of its own replica folder. */
@@ -90,6 +90,55 @@ Deno.test("start restores an own record git removed, and counts records of anoth
   const counted = await must(root, ["start", "--actor", "codex"]);
   assertMatch(counted, /Team memory: 2 records from other clones are waiting/);
   await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("start passes over a replica folder a pull found quiet, yet counts a record git brings into it", async () => {
+  const { base, clones: [a, b] } = await sharedClones({ "team.rule": "Review every migration." });
+  const replicaOf = (clone: string) =>
+    JSON.parse(Deno.readTextFileSync(join(clone, ".bimri", "replica.local.json")))
+      .replica as string;
+  const folder = join(b, ".bimri-share", replicaOf(a));
+  const quiet = () =>
+    JSON.parse(Deno.readTextFileSync(join(b, ".bimri", "share.local.json"))).quiet_folders;
+  // The pull found every record of a's folder imported and noted the folder's mtime.
+  assertEquals(quiet(), { [replicaOf(a)]: Deno.lstatSync(folder).mtime!.getTime() });
+  assertMatch(
+    await must(b, ["start", "--actor", "claude"]),
+    /no records from other clones are waiting/,
+  );
+
+  // git brings a's next two records, the first of them missing (a gap): the folder's
+  // mtime moved, so start lists it and counts the one there.
+  await agentSets(a, "codex", { "team.rule": "Review every migration twice." });
+  await agentSets(a, "codex", { "team.rule": "Review every migration three times." });
+  await publish(a, "a's next rules");
+  await gitOk(b, ["pull", "-q", "--no-edit", "origin", "main"]);
+  const names = [...Deno.readDirSync(folder)].map((e) => e.name).filter((n) =>
+    /^\d{8}\.json$/.test(n)
+  )
+    .sort();
+  const next = names[names.length - 2];
+  Deno.removeSync(join(folder, next));
+  assertMatch(
+    await must(b, ["start", "--actor", "claude"]),
+    /Team memory: 1 records? from other clones (is|are) waiting/,
+  );
+  await gitOk(b, ["checkout", "--", join(".bimri-share", replicaOf(a), next)]);
+
+  // The same with the folder's mtime put back to the one the pull noted (a change
+  // within the mtime's resolution): the record after the last imported is there.
+  const noted = quiet()[replicaOf(a)];
+  Deno.utimeSync(folder, new Date(), new Date(noted));
+  assertMatch(
+    await must(b, ["start", "--actor", "claude"]),
+    /Team memory: 2 records? from other clones (is|are) waiting/,
+  );
+  await must(b, ["share", "pull"]);
+  assertMatch(
+    await must(b, ["start", "--actor", "claude"]),
+    /no records from other clones are waiting/,
+  );
+  await Deno.remove(base, { recursive: true });
 });
 
 Deno.test("the MCP server (one process, every verb) exports a sync's change after a start on a shared store", async () => {
