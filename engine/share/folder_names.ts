@@ -81,15 +81,19 @@ export function stillQuiet(
 }
 
 /**
- * The folders of other replicas (not those of `own`) that hold no record
- * waiting now, each with its mtime taken before it was listed, so that a
- * record added while it was listed changes the mtime a later look compares.
+ * The quiet folders after a pull: each folder of another replica (not one of
+ * `own`) that holds no record waiting now, with its mtime taken before it was
+ * listed (a record added meanwhile changes the mtime a later look compares).
+ * A folder with records waiting keeps what `previous` noted: its mtime has
+ * moved since, so the note no longer passes it over, and a pull that imports
+ * nothing leaves the bookkeeping as it was.
  */
 export function quietFolders(
   shareDir: string,
   own: ReadonlySet<string>,
   seen: Readonly<Record<string, number>>,
   ahead: Readonly<Record<string, number[]>>,
+  previous: Readonly<Record<string, number>>,
 ): Record<string, number> {
   const quiet: Record<string, number> = {};
   for (const entry of listFolder(shareDir)) {
@@ -99,6 +103,7 @@ export function quietFolders(
     const { seqs } = replicaSeqs(shareDir, entry.name);
     const waiting = waitingSeqs(seqs, seen[entry.name] ?? 0, new Set(ahead[entry.name] ?? []));
     if (waiting.length === 0) quiet[entry.name] = mtime;
+    else if (previous[entry.name] !== undefined) quiet[entry.name] = previous[entry.name];
   }
   return quiet;
 }

@@ -176,6 +176,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
     new Set([ctx.state.replica]),
     seenVector(ctx.state),
     ctx.state.ahead,
+    ctx.state.quiet,
   );
   saveShare(ctx);
   return pull.result;
