@@ -18,8 +18,8 @@ import {
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
 import {
+  namedRootPresence,
   QUIET_CREATORS,
-  refuseMissingRoot,
   resolveFolder,
   resolveRoot,
   ROOT_CREATORS,
@@ -260,8 +260,9 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     const root = rootFlag !== undefined ? resolveFolder(cwd, rootFlag) : defaultRoot(cwd, envRoot);
     // No store appears by accident: a mistyped root is refused, a new store is announced.
     const named = rootFlag !== undefined ? "--root" : envRoot ? "BIMRI_ROOT" : null;
-    if (named !== null && !ROOT_CREATORS.has(command.name)) refuseMissingRoot(root, named);
-    const before = storePresence(root);
+    const before = named !== null && !ROOT_CREATORS.has(command.name)
+      ? namedRootPresence(root, named)
+      : storePresence(root);
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const label = command.progress?.(positionals) ?? null;
     // The indicator is only ever shown to a person at a terminal, never to pipes or --json.
@@ -276,7 +277,9 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     } finally {
       await stop?.();
     }
-    const created = QUIET_CREATORS.has(command.name) ? null : storeCreatedNotice(root, before);
+    const created = before.state || QUIET_CREATORS.has(command.name)
+      ? null
+      : storeCreatedNotice(root, before);
     if (created !== null) result.stderr = [...(result.stderr ?? []), created];
     return emit(result, json, io);
   } catch (error) {
