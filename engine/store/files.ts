@@ -9,7 +9,7 @@
 import { nativePath } from "./os_path.ts";
 import type { StorePaths } from "./paths.ts";
 import { BimriError } from "../errors.ts";
-import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
+import { decodeUtf8Strict, linesContaining, utf8 } from "../model/plain_text.ts";
 import { simulatedLimit } from "./fault.ts";
 
 /** True when folders are fsynced after a rename or create: POSIX only (Windows cannot open a folder for it). */

@@ -12,7 +12,7 @@ import {
   type State,
   stateToJson,
 } from "../model/state.ts";
-import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
+import { decodeUtf8Strict, utf8 } from "../model/plain_text.ts";
 import { canonicalJson } from "./canonical_json.ts";
 import type { JsonValue } from "../model/json.ts";
 import {
@@ -219,7 +219,7 @@ export function initializeIfNeeded(paths: StorePaths): void {
   refuseResetOverHistory(paths, genesis);
   if (lstatOrNull(revisionPath) === null) createExclusive(revisionPath, genesis);
   const revisionBytes = Deno.readFileSync(revisionPath);
-  const hash = sha256Hex(revisionBytes);
+  const hash = headViews().sha256Hex(revisionBytes);
   if (existing === null) atomicReplace(paths.view, revisionBytes);
   saveState(paths, genesisState(hash));
 }
@@ -313,19 +313,21 @@ export function coldBindingCheck(): (paths: StorePaths, key: string, cold: ColdR
   return coldBinding;
 }
 
-/** The view parsing the store needs from hot.ts. */
+/** The view parsing the store needs from hot.ts, and the hashing of revisions (text.ts). */
 type HeadViews = {
   GENESIS_VIEW: string;
   parseView: (text: string) => ParsedView;
   parseViewShared: (text: string, entryMaxChars: number) => ParsedView;
   headFacts: (view: ParsedView, entryMaxChars: number) => HeadFacts;
+  sha256Hex: (data: Uint8Array) => string;
 };
 
-/** hot.ts's parsing once `loadHeadViews` loaded it. */
+/** hot.ts's parsing and text.ts's hashing once `loadHeadViews` loaded them. */
 let views: HeadViews | null = null;
 
 /**
- * Loads the view parsing (hot.ts). commands/run.ts loads it before every
+ * Loads the view parsing (hot.ts) and with it the hashing of revisions
+ * (text.ts, which hot.ts imports). commands/run.ts loads them before every
  * verb but journal, which never reads the head: a journal that must (a new
  * store, a state.json someone else wrote) stops with a `LoadPending` before
  * writing anything and runs again.
@@ -333,7 +335,8 @@ let views: HeadViews | null = null;
 export async function loadHeadViews(): Promise<void> {
   if (views !== null) return;
   const { GENESIS_VIEW, parseView, parseViewShared, headFacts } = await import("../model/hot.ts");
-  views = { GENESIS_VIEW, parseView, parseViewShared, headFacts };
+  const { sha256Hex } = await import("../model/text.ts");
+  views = { GENESIS_VIEW, parseView, parseViewShared, headFacts, sha256Hex };
 }
 
 function headViews(): HeadViews {
@@ -485,11 +488,11 @@ export function loadHead(
     state.entry_max_chars,
     () => {
       rehashed = true;
-      return sha256Hex(bytes);
+      return headViews().sha256Hex(bytes);
     },
   );
   const verified = known !== null;
-  const hash = verified && expected !== null ? expected : sha256Hex(bytes);
+  const hash = verified && expected !== null ? expected : headViews().sha256Hex(bytes);
   if (hash !== state.head_hash) {
     throw new BimriError(
       "store-corrupt",
