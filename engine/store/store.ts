@@ -4,7 +4,8 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
-import type { HeadFacts, ParsedView } from "../model/hot.ts";
+import type { ParsedView } from "../model/hot.ts";
+import type { Head, loadHead } from "./head_load.ts";
 import {
   type ColdRecord,
   genesisState,
@@ -29,11 +30,8 @@ import {
   coldTextFor,
   isOwnStateWrite,
   markOwnStateWrite,
-  noteHeadVerified,
-  provesWithoutHash,
   recordNotedHead,
   rememberColdText,
-  verifiedHeadFacts,
 } from "./head_cache.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
@@ -45,46 +43,6 @@ import {
   pendingRetirementError,
   unclaimedLegacyRootsError,
 } from "./legacy_root.ts";
-
-/** The accepted head: revision number, exact text, hash, parsed view and its facts. */
-export type Head = {
-  revision: number;
-  text: string;
-  hash: string;
-  /** Parsed on first use: a command that needs only `facts` never parses the head. */
-  readonly view: ParsedView;
-  /** Entries per tier and the runs Tier 2 lines name (from the head check, else from `view`). */
-  readonly facts: HeadFacts;
-};
-
-/**
- * A Head over `text`. `view` and `facts`, when already known (a commit's
- * parsed plan, a verified head check), are used as they are; otherwise each
- * is derived on first use.
- */
-export function makeHead(
-  revision: number,
-  text: string,
-  hash: string,
-  entryMaxChars: number,
-  known: { view?: ParsedView; facts?: HeadFacts } = {},
-): Head {
-  const views = headViews();
-  let view = known.view ?? null;
-  let facts = known.facts ?? null;
-  const parsed = (): ParsedView => view ??= views.parseViewShared(text, entryMaxChars);
-  return {
-    revision,
-    text,
-    hash,
-    get view(): ParsedView {
-      return parsed();
-    },
-    get facts(): HeadFacts {
-      return facts ??= views.headFacts(parsed(), entryMaxChars);
-    },
-  };
-}
 
 /** A loaded store: paths, validated state and verified head. */
 export type Store = {
@@ -313,30 +271,34 @@ export function coldBindingCheck(): (paths: StorePaths, key: string, cold: ColdR
   return coldBinding;
 }
 
-/** The view parsing the store needs from hot.ts, and the hashing of revisions (text.ts). */
+/**
+ * What the store needs to read a head or create a store: the view parsing
+ * (hot.ts), the hashing of revisions (text.ts) and the head's verified read
+ * (head_load.ts).
+ */
 type HeadViews = {
   GENESIS_VIEW: string;
   parseView: (text: string) => ParsedView;
-  parseViewShared: (text: string, entryMaxChars: number) => ParsedView;
-  headFacts: (view: ParsedView, entryMaxChars: number) => HeadFacts;
   sha256Hex: (data: Uint8Array) => string;
+  loadHead: typeof loadHead;
 };
 
-/** hot.ts's parsing and text.ts's hashing once `loadHeadViews` loaded them. */
+/** hot.ts's parsing, text.ts's hashing and head_load.ts once `loadHeadViews` loaded them. */
 let views: HeadViews | null = null;
 
 /**
- * Loads the view parsing (hot.ts) and with it the hashing of revisions
- * (text.ts, which hot.ts imports). commands/run.ts loads them before every
+ * Loads the head's verified read (head_load.ts) and with it the view parsing
+ * (hot.ts) and the hashing of revisions (text.ts). commands/run.ts loads them before every
  * verb but journal, which never reads the head: a journal that must (a new
  * store, a state.json someone else wrote) stops with a `LoadPending` before
  * writing anything and runs again.
  */
 export async function loadHeadViews(): Promise<void> {
   if (views !== null) return;
-  const { GENESIS_VIEW, parseView, parseViewShared, headFacts } = await import("../model/hot.ts");
+  const { loadHead } = await import("./head_load.ts");
+  const { GENESIS_VIEW, parseView } = await import("../model/hot.ts");
   const { sha256Hex } = await import("../model/text.ts");
-  views = { GENESIS_VIEW, parseView, parseViewShared, headFacts, sha256Hex };
+  views = { GENESIS_VIEW, parseView, sha256Hex, loadHead };
 }
 
 function headViews(): HeadViews {
@@ -449,74 +411,6 @@ export function readRevision(paths: StorePaths, n: number): string | null {
 }
 
 /**
- * Loads and verifies the accepted head named by `state`. With
- * `recordVerified` (under the lock), a full hash that matched is noted so the
- * command's state write records it for the next command (head_cache.ts).
- */
-export function loadHead(
-  paths: StorePaths,
-  state: State,
-  options: { recordVerified?: boolean } = {},
-): Head {
-  const path = paths.revision(state.head_revision);
-  // A proof holds from before the file was looked at: an edit after this moment moves its print.
-  const provenMs = Date.now();
-  const info = lstatOrNull(path);
-  if (info?.isSymlink) {
-    refuseSymlink(path, `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`);
-  }
-  const bytes = info === null ? null : readBytesOrNull(path);
-  if (info === null || bytes === null) {
-    throw new BimriError(
-      "store-corrupt",
-      `the accepted head revision is missing (V${
-        String(state.head_revision).padStart(6, "0")
-      }.md); run doctor.`,
-    );
-  }
-  // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
-  const expected = state.head_hash;
-  // Set when the record could vouch only after hashing (a proof taken in the
-  // head's own ctime second): a writer records the proof again, now later, so
-  // the next commands skip the hash instead of repeating it until the head moves.
-  let rehashed = false;
-  const known = expected === null ? null : verifiedHeadFacts(
-    paths,
-    state.head_revision,
-    expected,
-    info,
-    state.entry_max_chars,
-    () => {
-      rehashed = true;
-      return headViews().sha256Hex(bytes);
-    },
-  );
-  const verified = known !== null;
-  const hash = verified && expected !== null ? expected : headViews().sha256Hex(bytes);
-  if (hash !== state.head_hash) {
-    throw new BimriError(
-      "store-corrupt",
-      "state head hash does not match the accepted head revision; run doctor.",
-    );
-  }
-  const text = decodeUtf8Strict(bytes);
-  if (text === null) {
-    throw new BimriError(
-      "store-corrupt",
-      "the accepted head revision is not valid UTF-8; run doctor.",
-    );
-  }
-  const head = makeHead(state.head_revision, text, hash, state.entry_max_chars, {
-    facts: known ?? undefined,
-  });
-  const reprove = rehashed && provesWithoutHash(info, provenMs);
-  if ((!verified || reprove) && options.recordVerified) {
-    noteHeadVerified(paths, state.head_revision, hash, info, head.facts, provenMs);
-  }
-  return head;
-}
-
-/**
  * Refuses older memory files beside the store (see legacy_root.ts). Files a
  * v1-v3 migration claims but has not retired yet are a pending retirement,
  * which a writer's runner finishes (commands/run.ts); a reader only reports
@@ -571,7 +465,7 @@ function olderV5Pending(paths: StorePaths, error: unknown): OlderV5FormatPending
 export function openExisting(paths: StorePaths): Store {
   refuseUnsafeLayout(paths);
   const state = loadState(paths);
-  return { paths, state, head: loadHead(paths, state) };
+  return { paths, state, head: headViews().loadHead(paths, state) };
 }
 
 /**
@@ -597,7 +491,7 @@ export function withStore<T>(
     refuseLegacyRootFiles(paths, state, "writer");
     const foreign = foreignStates.has(state);
     if (options.withoutHead && !foreign) return action(storeWithoutHead(paths, state));
-    const head = loadHead(paths, state, { recordVerified: true });
+    const head = headViews().loadHead(paths, state, { recordVerified: true });
     if (foreign) requireColdAgreement({ paths, state, head });
     if (options.withoutHead) return action(storeWithoutHead(paths, state));
     return action({ paths, state, head });
