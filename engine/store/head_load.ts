@@ -1,17 +1,32 @@
 /**
- * Loading the accepted head: the verified read of the head revision
- * (`loadHead`), the `Head` it yields (`makeHead`), and the reading side of
- * the head check that lets an unchanged head file skip its hash (head_cache.ts
- * notes and records it). store.ts loads this module on demand with the view
- * parsing (`loadHeadViews`), so journal, which never reads the head, loads
- * none of it.
+ * What a store command needs of the accepted head, or of the bimri.md a new
+ * store adopts: the verified read of the head revision (`loadHead`), the
+ * `Head` it yields (`makeHead`), the reading side of the head check that lets
+ * an unchanged head file skip its hash (head_cache.ts notes and records it),
+ * and the checks before a store's genesis. store.ts loads this module on
+ * demand with the view parsing (`loadHeadViews`), so journal, which never
+ * reads the head of an existing store, loads none of it.
  */
 import { BimriError } from "../errors.ts";
-import { type HeadFacts, headFacts, type ParsedView, parseViewShared } from "../model/hot.ts";
+import {
+  type HeadFacts,
+  headFacts,
+  type ParsedView,
+  parseView,
+  parseViewShared,
+} from "../model/hot.ts";
 import type { State } from "../model/state.ts";
 import { sha256Hex } from "../model/text.ts";
 import { decodeUtf8Strict } from "../model/plain_text.ts";
-import { fingerprint, lstatOrNull, readBytesOrNull, refuseSymlink } from "./files.ts";
+import {
+  fingerprint,
+  listNames,
+  lstatOrNull,
+  readBytesOrNull,
+  readTextOrNull,
+  refuseSymlink,
+} from "./files.ts";
+import { isUnclaimedLegacyRootName } from "./legacy_root.ts";
 import { cachePath, HEAD_CACHE_SCHEMA, type HeadCheck, noteHeadVerified } from "./head_cache.ts";
 import type { StorePaths } from "./paths.ts";
 
@@ -179,4 +194,78 @@ export function isHeadFacts(value: unknown): value is HeadFacts {
     Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string") &&
     Array.isArray(errors) && errors.every((e) => typeof e === "string") &&
     Number.isSafeInteger(entryMaxChars);
+}
+
+/**
+ * Before a store is created in a folder without state.json: refuses when the
+ * folder holds older BIMRI memory, so agents never start from an empty store
+ * beside it (the reference imports it on first use; bimri's `migrate` does).
+ * Checked before anything is written: the folder is left exactly as it was.
+ */
+export function refuseOlderMemory(root: string, paths: StorePaths): void {
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
+  } catch {
+    return; // A missing project folder is created by the layout step.
+  }
+  const legacy = names.find(isUnclaimedLegacyRootName);
+  if (legacy !== undefined) {
+    throw new BimriError(
+      "store-unsafe",
+      `this folder holds older BIMRI memory (${legacy}) and no .bimri/state.json. Run \`bimri migrate\` to import it first; nothing was changed.`,
+    );
+  }
+  existingV5View(paths);
+}
+
+/**
+ * The text of an existing bimri.md that may become the genesis revision, or
+ * null when there is none; refuses one that is not a valid v5 view.
+ */
+export function existingV5View(paths: StorePaths): string | null {
+  // Never read through a link: its target is outside what BIMRI may adopt.
+  if (lstatOrNull(paths.view)?.isSymlink) {
+    throw new BimriError(
+      "store-unsafe",
+      "bimri.md cannot be a symbolic link or reparse point; BIMRI never follows links in shared memory paths. Replace it with a regular file (or remove it), then run the command again; nothing was changed.",
+    );
+  }
+  const existing = readBytesOrNull(paths.view);
+  if (existing === null) return null;
+  const text = decodeUtf8Strict(existing);
+  const parsed = text === null ? null : parseView(text);
+  if (text === null || parsed === null || parsed.errors.length > 0) {
+    // "initial hot memory is invalid: ..." are the reference's words for this refusal.
+    const why = text === null
+      ? "it is not UTF-8"
+      : parsed === null
+      ? "it is not a BIMRI v5 view"
+      : parsed.errors.slice(0, 3).join("; ");
+    throw new BimriError(
+      "store-unsafe",
+      `initial hot memory is invalid: ${why}. bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run \`bimri migrate\` (or install --target <project>) to import older memory; nothing was changed.`,
+    );
+  }
+  return text;
+}
+
+/**
+ * Refuses to initialize a store whose state.json is missing while history
+ * exists: starting over would orphan every run and revision, as the reference
+ * refuses too. The one tolerated leftover is this initialization's own first
+ * step after a crash: a lone V000000 holding exactly the genesis view, with
+ * no run log and no proposal yet.
+ */
+export function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
+  const revisions = listNames(paths.folder("revisions")).filter((n) => /^V.*\.md$/s.test(n));
+  const ownLeftover = revisions.length === 1 && revisions[0] === "V000000.md" &&
+    readTextOrNull(paths.revision(0)) === genesis &&
+    listNames(paths.folder("log")).length === 0 &&
+    listNames(paths.folder("proposals")).length === 0;
+  if (revisions.length === 0 || ownLeftover) return;
+  throw new BimriError(
+    "store-corrupt",
+    ".bimri/state.json is missing while memory revisions already exist. BIMRI stopped rather than start the history over; restore .bimri/state.json from a backup, then run doctor. Nothing was changed.",
+  );
 }

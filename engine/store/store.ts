@@ -4,8 +4,13 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
-import type { ParsedView } from "../model/hot.ts";
-import type { Head, loadHead } from "./head_load.ts";
+import type {
+  existingV5View,
+  Head,
+  loadHead,
+  refuseOlderMemory,
+  refuseResetOverHistory,
+} from "./head_load.ts";
 import {
   type ColdRecord,
   genesisState,
@@ -19,11 +24,9 @@ import type { JsonValue } from "../model/json.ts";
 import {
   atomicReplace,
   createExclusive,
-  listNames,
   lstatOrNull,
   readBytesAndInfoOrNull,
   readBytesOrNull,
-  readTextOrNull,
   refuseSymlink,
 } from "./files.ts";
 import {
@@ -36,7 +39,6 @@ import {
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 import {
-  isUnclaimedLegacyRootName,
   LEGACY_MIGRATION,
   LegacyRetirementPending,
   legacyRootFiles,
@@ -90,80 +92,6 @@ function ensureFolder(path: string, label: string): void {
 }
 
 /**
- * Before a store is created in a folder without state.json: refuses when the
- * folder holds older BIMRI memory, so agents never start from an empty store
- * beside it (the reference imports it on first use; bimri's `migrate` does).
- * Checked before anything is written: the folder is left exactly as it was.
- */
-function refuseOlderMemory(root: string, paths: StorePaths): void {
-  let names: string[] = [];
-  try {
-    names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
-  } catch {
-    return; // A missing project folder is created by the layout step.
-  }
-  const legacy = names.find(isUnclaimedLegacyRootName);
-  if (legacy !== undefined) {
-    throw new BimriError(
-      "store-unsafe",
-      `this folder holds older BIMRI memory (${legacy}) and no .bimri/state.json. Run \`bimri migrate\` to import it first; nothing was changed.`,
-    );
-  }
-  existingV5View(paths);
-}
-
-/**
- * The text of an existing bimri.md that may become the genesis revision, or
- * null when there is none; refuses one that is not a valid v5 view.
- */
-function existingV5View(paths: StorePaths): string | null {
-  // Never read through a link: its target is outside what BIMRI may adopt.
-  if (lstatOrNull(paths.view)?.isSymlink) {
-    throw new BimriError(
-      "store-unsafe",
-      "bimri.md cannot be a symbolic link or reparse point; BIMRI never follows links in shared memory paths. Replace it with a regular file (or remove it), then run the command again; nothing was changed.",
-    );
-  }
-  const existing = readBytesOrNull(paths.view);
-  if (existing === null) return null;
-  const text = decodeUtf8Strict(existing);
-  const parsed = text === null ? null : headViews().parseView(text);
-  if (text === null || parsed === null || parsed.errors.length > 0) {
-    // "initial hot memory is invalid: ..." are the reference's words for this refusal.
-    const why = text === null
-      ? "it is not UTF-8"
-      : parsed === null
-      ? "it is not a BIMRI v5 view"
-      : parsed.errors.slice(0, 3).join("; ");
-    throw new BimriError(
-      "store-unsafe",
-      `initial hot memory is invalid: ${why}. bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run \`bimri migrate\` (or install --target <project>) to import older memory; nothing was changed.`,
-    );
-  }
-  return text;
-}
-
-/**
- * Refuses to initialize a store whose state.json is missing while history
- * exists: starting over would orphan every run and revision, as the reference
- * refuses too. The one tolerated leftover is this initialization's own first
- * step after a crash: a lone V000000 holding exactly the genesis view, with
- * no run log and no proposal yet.
- */
-function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
-  const revisions = listNames(paths.folder("revisions")).filter((n) => /^V.*\.md$/s.test(n));
-  const ownLeftover = revisions.length === 1 && revisions[0] === "V000000.md" &&
-    readTextOrNull(paths.revision(0)) === genesis &&
-    listNames(paths.folder("log")).length === 0 &&
-    listNames(paths.folder("proposals")).length === 0;
-  if (revisions.length === 0 || ownLeftover) return;
-  throw new BimriError(
-    "store-corrupt",
-    ".bimri/state.json is missing while memory revisions already exist. BIMRI stopped rather than start the history over; restore .bimri/state.json from a backup, then run doctor. Nothing was changed.",
-  );
-}
-
-/**
  * Writes the genesis revision, view and state when the store has no state yet.
  * Must run under the engine lock. An existing v5-shaped bimri.md becomes V000000.
  */
@@ -171,10 +99,10 @@ export function initializeIfNeeded(paths: StorePaths): void {
   if (storeExists(paths)) return;
   const { GENESIS_VIEW } = headViews(); // before anything is written (see LoadPending)
   // Checked again under the lock: the file may have appeared since the pre-check.
-  const existing = existingV5View(paths);
+  const existing = headViews().existingV5View(paths);
   const genesis = existing ?? GENESIS_VIEW;
   const revisionPath = paths.revision(0);
-  refuseResetOverHistory(paths, genesis);
+  headViews().refuseResetOverHistory(paths, genesis);
   if (lstatOrNull(revisionPath) === null) createExclusive(revisionPath, genesis);
   const revisionBytes = Deno.readFileSync(revisionPath);
   const hash = headViews().sha256Hex(revisionBytes);
@@ -272,15 +200,17 @@ export function coldBindingCheck(): (paths: StorePaths, key: string, cold: ColdR
 }
 
 /**
- * What the store needs to read a head or create a store: the view parsing
- * (hot.ts), the hashing of revisions (text.ts) and the head's verified read
- * (head_load.ts).
+ * What the store needs to read a head or create a store: the genesis view
+ * (hot.ts), the hashing of revisions (text.ts), the head's verified read and
+ * the checks before a genesis (head_load.ts).
  */
 type HeadViews = {
   GENESIS_VIEW: string;
-  parseView: (text: string) => ParsedView;
   sha256Hex: (data: Uint8Array) => string;
   loadHead: typeof loadHead;
+  refuseOlderMemory: typeof refuseOlderMemory;
+  existingV5View: typeof existingV5View;
+  refuseResetOverHistory: typeof refuseResetOverHistory;
 };
 
 /** hot.ts's parsing, text.ts's hashing and head_load.ts once `loadHeadViews` loaded them. */
@@ -295,10 +225,19 @@ let views: HeadViews | null = null;
  */
 export async function loadHeadViews(): Promise<void> {
   if (views !== null) return;
-  const { loadHead } = await import("./head_load.ts");
-  const { GENESIS_VIEW, parseView } = await import("../model/hot.ts");
+  const { loadHead, refuseOlderMemory, existingV5View, refuseResetOverHistory } = await import(
+    "./head_load.ts"
+  );
+  const { GENESIS_VIEW } = await import("../model/hot.ts");
   const { sha256Hex } = await import("../model/text.ts");
-  views = { GENESIS_VIEW, parseView, sha256Hex, loadHead };
+  views = {
+    GENESIS_VIEW,
+    sha256Hex,
+    loadHead,
+    refuseOlderMemory,
+    existingV5View,
+    refuseResetOverHistory,
+  };
 }
 
 function headViews(): HeadViews {
@@ -478,7 +417,7 @@ export function withStore<T>(
   options: StoreOptions = {},
 ): T {
   const paths = new StorePaths(root);
-  if (!storeExists(paths)) refuseOlderMemory(root, paths);
+  if (!storeExists(paths)) headViews().refuseOlderMemory(root, paths);
   ensureLayout(paths);
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);
