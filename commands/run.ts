@@ -4,19 +4,13 @@
  * secrets in what the verb prints, each only where the store needs it. The
  * rare stops of a verb before it wrote anything (a module loaded on demand,
  * an older v5 state to upgrade, a v1-v3 retirement to finish) are handled
- * by run_recovery.ts, which loads only then.
+ * by run_recovery.ts, which loads only when a verb throws. Light enough for
+ * main.ts to load before any verb: the store's modules (store.ts) come with
+ * the verb, or load here for the verbs that need them up front.
  */
-import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
-import {
-  loadColdAgreement,
-  loadHeadViews,
-  LoadPending,
-  OlderV5FormatPending,
-} from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
-import { mapStrings } from "../engine/model/json.ts";
 import { entryMayExist, lstatOrNull, rememberListings } from "../engine/store/files.ts";
-import { StorePaths } from "../engine/store/paths.ts";
+import { nativePath } from "../engine/store/os_path.ts";
 
 /** Runs `command` for the CLI or the MCP server. */
 export async function runCommand(
@@ -41,22 +35,31 @@ export async function runCommand(
     // The check of a foreign state.json's cold records (store.ts) loads up front for
     // every verb but those that load it on demand (ON_DEMAND_VERBS), and for those too
     // when a policy file may exist (a redaction resumed below opens the store first).
-    const policyPresent = policyMayExist(ctx.root);
-    if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
     // The view parsing (hot.ts) likewise, but only journal (which never reads the head) waits.
-    if (command.name !== "journal" || policyPresent) await loadHeadViews();
+    const policyPresent = policyMayExist(ctx.root);
+    if (command.name !== "journal" || policyPresent) {
+      const store = await import("../engine/store/store.ts");
+      if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await store.loadColdAgreement();
+      await store.loadHeadViews();
+    }
     try {
       // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
       // Only a store with a policy file can have one: the redaction modules load only then.
       const resumed = policyPresent
-        ? await resumeRedactions(command.name, ctx.root, flags["read-only"] === true)
+        ? await (await import("./run_policy.ts")).resumeRedactions(
+          command.name,
+          ctx.root,
+          flags["read-only"] === true,
+          shareWiring,
+        )
         : [];
       const result = await runOnce(command, ctx, flags, positionals);
       const all = resumed.length === 0
         ? result
         : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] };
       // Without a policy file (one listing found none) nothing was redacted: nothing loads.
-      return policyMayExist(ctx.root) ? await maskRedacted(ctx.root, all) : all;
+      if (!policyMayExist(ctx.root)) return all;
+      return (await import("./run_policy.ts")).maskRedacted(ctx.root, all);
     } finally {
       shareWiring?.printShareNotices(); // share: refusals noted by engine/share, printed here
     }
@@ -66,9 +69,10 @@ export async function runCommand(
 }
 
 /**
- * Runs the verb. When it stops before writing anything because its store
- * needs more (`LoadPending`, `OlderV5FormatPending`, `LegacyRetirementPending`),
- * run_recovery.ts loads, does what is needed and runs it again.
+ * Runs the verb. When it throws, run_recovery.ts loads: a stop before
+ * anything was written because the store needs more (`LoadPending`,
+ * `OlderV5FormatPending`, `LegacyRetirementPending`) is handled there and
+ * the verb runs again; any other error goes up as it was thrown.
  */
 async function runOnce(
   command: Command,
@@ -79,30 +83,9 @@ async function runOnce(
   try {
     return await command.run(ctx, flags, positionals);
   } catch (error) {
-    if (
-      !(error instanceof LoadPending || error instanceof OlderV5FormatPending ||
-        error instanceof LegacyRetirementPending)
-    ) throw error;
     const { runRecovering } = await import("./run_recovery.ts");
     const onDemand = ON_DEMAND_VERBS.has(command.name);
     return await runRecovering({ error }, onDemand, command, ctx, flags, positionals);
-  }
-}
-
-/**
- * Finishes a `secrets redact` cut short (redaction_resume.ts). On a shared
- * store whose verb wired only team memory's idle check, the redaction's own
- * commit needs the export: it stops as a crash would (the redaction resumes
- * from any durable step), the export loads, and it resumes once more.
- */
-async function resumeRedactions(name: string, root: string, readOnly: boolean): Promise<string[]> {
-  const { finishPendingRedactions } = await import("./redaction_resume.ts");
-  try {
-    return finishPendingRedactions(name, root, readOnly);
-  } catch (error) {
-    if (shareWiring === null || !(error instanceof shareWiring.ShareExportPending)) throw error;
-    await error.load();
-    return finishPendingRedactions(name, root, readOnly);
   }
 }
 
@@ -153,7 +136,7 @@ export function shareMayBeWired(name: string, root: string): boolean {
   if (SHARE_WIRED_VERBS.has(name)) return true;
   if (SHARE_UNWIRED_VERBS.has(name)) return false;
   try {
-    return lstatOrNull(new StorePaths(root).folder(REPLICA_FILE_NAME)) !== null;
+    return lstatOrNull(nativePath.join(root, ".bimri", REPLICA_FILE_NAME)) !== null;
   } catch {
     return true; // share_wiring.ts's own check decides
   }
@@ -165,34 +148,6 @@ export function shareMayBeWired(name: string, root: string): boolean {
  * can have redacted secrets, so without it the guard's modules never load.
  */
 export const POLICY_FILE_NAME = ".bimri-secrets.json";
-
-/**
- * `result` with every secret the owner redacted (`secrets redact`) replaced
- * by its marker, in text, stderr and JSON alike; unchanged when nothing was
- * redacted. Called only when a policy file may exist (without one, nothing
- * is loaded).
- */
-async function maskRedacted(root: string, result: CommandResult): Promise<CommandResult> {
-  const [{ secretPolicy }, { redactText }] = await Promise.all([
-    import("../engine/guard/policy.ts"),
-    import("../engine/model/credentials.ts"),
-  ]);
-  let redacted: ReadonlyMap<string, string> | undefined;
-  try {
-    redacted = secretPolicy(root).redacted;
-  } catch {
-    return result; // a malformed policy is reported by the commands that read it
-  }
-  if (redacted === undefined || redacted.size === 0) return result;
-  const mask = (text: string) => redactText(text, redacted);
-  return {
-    ...result,
-    text: mask(result.text),
-    stderr: result.stderr?.map(mask),
-    data: mapStrings(result.data, mask) as Record<string, unknown>,
-    jsonText: result.jsonText === undefined ? undefined : mask(result.jsonText),
-  };
-}
 
 /** False only when the project at `root` surely has no policy file (one listing found none). */
 function policyMayExist(root: string): boolean {

@@ -16,9 +16,10 @@ import type { Command, CommandContext, CommandResult, FlagValues } from "./comma
 export type FirstStop = { error: unknown };
 
 /**
- * Goes on from a first run of `command` that stopped with `first.error`,
- * exactly as the upgrade, retirement and on-demand loading around that run
- * would have gone on, and returns the verb's result or throws its error.
+ * Goes on from a first run of `command` that threw `first.error`: any error
+ * but the three stops above is thrown again as it is; a stop goes on exactly
+ * as the upgrade, retirement and on-demand loading around that run would
+ * have gone on, and returns the verb's result or throws its error.
  * `onDemand`: the verb may run again after a `LoadPending` (run.ts ON_DEMAND_VERBS).
  */
 export function runRecovering(
@@ -29,6 +30,11 @@ export function runRecovering(
   flags: FlagValues,
   positionals: string[],
 ): Promise<CommandResult> {
+  const { error } = first;
+  if (
+    !(error instanceof LoadPending || error instanceof OlderV5FormatPending ||
+      error instanceof LegacyRetirementPending)
+  ) throw error;
   return runUpgrading(command, ctx, flags, positionals, onDemand, first);
 }
 
