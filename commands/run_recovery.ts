@@ -15,6 +15,15 @@ import type { Command, CommandContext, CommandResult, FlagValues } from "./comma
 /** What the verb's first run threw (commands/run.ts), wrapped so any thrown value fits. */
 export type FirstStop = { error: unknown };
 
+/** The verb to run again and what it was given; `onDemand`: see runRecovering. */
+type VerbCall = {
+  command: Command;
+  ctx: CommandContext;
+  flags: FlagValues;
+  positionals: string[];
+  onDemand: boolean;
+};
+
 /**
  * Goes on from a first run of `command` that threw `first.error`: any error
  * but the three stops above is thrown again as it is; a stop goes on exactly
@@ -35,7 +44,7 @@ export function runRecovering(
     !(error instanceof LoadPending || error instanceof OlderV5FormatPending ||
       error instanceof LegacyRetirementPending)
   ) throw error;
-  return runUpgrading(command, ctx, flags, positionals, onDemand, first);
+  return runUpgrading({ command, ctx, flags, positionals, onDemand }, first);
 }
 
 /**
@@ -43,25 +52,21 @@ export function runRecovering(
  * `first`: what the verb's first run threw.
  */
 async function runUpgrading(
-  command: Command,
-  ctx: CommandContext,
-  flags: FlagValues,
-  positionals: string[],
-  onDemand: boolean,
+  call: VerbCall,
   first?: FirstStop,
 ): Promise<CommandResult> {
   let upgrade: string[] = [];
   try {
-    return await runFinishingRetirement(command, ctx, flags, positionals, onDemand, first);
+    return await runFinishingRetirement(call, first);
   } catch (error) {
     if (!(error instanceof OlderV5FormatPending)) throw error;
     // As the reference's loader: a writer first brings an older v5 state to
     // 5.1.0, by the same upgrade `migrate` performs, then runs.
     await loadColdAgreement();
     const { upgradeV50State } = await import("../engine/migrate/v50.ts");
-    upgrade = upgradeV50State(ctx.root, error.version);
+    upgrade = upgradeV50State(call.ctx.root, error.version);
   }
-  const result = await runFinishingRetirement(command, ctx, flags, positionals, onDemand);
+  const result = await runFinishingRetirement(call);
   return { ...result, stderr: [...upgrade, ...(result.stderr ?? [])] };
 }
 
@@ -70,23 +75,19 @@ async function runUpgrading(
  * needs it. `first`: what the verb's first run threw.
  */
 async function runFinishingRetirement(
-  command: Command,
-  ctx: CommandContext,
-  flags: FlagValues,
-  positionals: string[],
-  onDemand: boolean,
+  call: VerbCall,
   first?: FirstStop,
 ): Promise<CommandResult> {
   try {
-    return await runVerb(command, ctx, flags, positionals, onDemand, first);
+    return await runVerb(call, first);
   } catch (error) {
     if (!(error instanceof LegacyRetirementPending)) throw error;
     await loadColdAgreement();
     const { finishLegacyRetirement } = await import("../engine/migrate/legacy.ts");
-    finishLegacyRetirement(ctx.root);
+    finishLegacyRetirement(call.ctx.root);
   }
   try {
-    return await runVerb(command, ctx, flags, positionals, onDemand);
+    return await runVerb(call);
   } catch (error) {
     // What is still there is not the migration's to retire.
     if (error instanceof LegacyRetirementPending) throw unclaimedLegacyRootsError(error.files);
@@ -102,23 +103,19 @@ async function runFinishingRetirement(
  * `first`: what its first run threw.
  */
 async function runVerb(
-  command: Command,
-  ctx: CommandContext,
-  flags: FlagValues,
-  positionals: string[],
-  onDemand: boolean,
+  call: VerbCall,
   first?: FirstStop,
 ): Promise<CommandResult> {
   for (let attempt = 0;; attempt++) {
     try {
       if (attempt === 0 && first !== undefined) throw first.error;
-      return await command.run(ctx, flags, positionals);
+      return await call.command.run(call.ctx, call.flags, call.positionals);
     } catch (error) {
       // Each module loads once, so a verb stops at most once per module.
       if (!(error instanceof LoadPending) || attempt >= 3) throw error;
       // sync and close run themselves again (store.ts runLoadingOnDemand), team memory's
       // idle check (share_wiring.ts) included.
-      if (!onDemand) throw error;
+      if (!call.onDemand) throw error;
       await error.load();
     }
   }
