@@ -1,7 +1,8 @@
 /**
  * The derived marks of what bimri itself wrote, which let a short command skip
- * re-proving it: the head check here, and the state mark (see the section on
- * `.bimri/audit-integrity-state.json` below). Every store command reads both.
+ * re-proving it: the head check, noted and recorded here (head_load.ts reads
+ * it), and the state mark (see the section on
+ * `.bimri/audit-integrity-state.json` below).
  *
  * The derived head check `.bimri/audit-integrity-head.json`: which head
  * revision file was last proven, by a full SHA-256, to hold `state.head_hash`,
