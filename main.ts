@@ -18,8 +18,8 @@ import {
 import { type CommandContext, type CommandResult, parseCommandArgs } from "./commands/command.ts";
 import type { Command } from "./commands/command.ts";
 import {
+  namedRootPresence,
   QUIET_CREATORS,
-  refuseMissingRoot,
   resolveFolder,
   resolveRoot,
   ROOT_CREATORS,
@@ -29,6 +29,7 @@ import {
 import { visibleOutput } from "./engine/model/visible.ts";
 import { pinnedClock, useClock } from "./engine/model/time.ts";
 import { takeShareNotices } from "./engine/share/notice.ts";
+import { runCommand } from "./commands/run.ts";
 
 /** Loads one verb's module on demand (only the verb being run is ever loaded). */
 export type Loader = () => Promise<Command>;
@@ -100,27 +101,6 @@ export const PROCESS_IO: CliIo = {
 export function versionText(): string {
   // The first line stays as it is (scripts read it); the second explains it (issue 45).
   return `bimri ${BIMRI_RELEASE} (compatible engine ${ENGINE_COMPAT_RELEASE}, memory format ${AUTHORITY_FORMAT}, hot grammar ${HOT_GRAMMAR})\n${VERSIONS_EXPLAINED}\n`;
-}
-
-function mainHelp(commands: readonly Command[]): string {
-  const listed = commands.filter((c) => !c.name.startsWith("__")); // internal verbs stay hidden
-  const width = Math.max(...listed.map((c) => c.name.length));
-  const verbs = listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
-  return `usage: bimri [--root DIR] [--json] [COMMAND] [flags]
-
-One durable memory that every local coding agent in a project shares.
-Without a command, bimri prints status.
-
-Commands:
-${verbs}
-
-Global flags:
-  --root DIR   the project folder (default: BIMRI_ROOT, else the nearest
-               ancestor holding .bimri/, else the working directory)
-  --json       print the result as one JSON document
-  --version    print bimri's release and the formats it reads and writes
-  --help       this help; \`bimri COMMAND --help\` for a command's flags
-`;
 }
 
 /** Default root: BIMRI_ROOT, else nearest ancestor with `.bimri/`, else the working directory. */
@@ -230,7 +210,7 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       return 0;
     }
     if (globals.rest.length === 0 && globals.help) {
-      const { COMMANDS } = await import("./commands/mod.ts");
+      const { COMMANDS, mainHelp } = await import("./commands/mod.ts");
       io.stdout(mainHelp(COMMANDS));
       return 0;
     }
@@ -260,8 +240,9 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     const root = rootFlag !== undefined ? resolveFolder(cwd, rootFlag) : defaultRoot(cwd, envRoot);
     // No store appears by accident: a mistyped root is refused, a new store is announced.
     const named = rootFlag !== undefined ? "--root" : envRoot ? "BIMRI_ROOT" : null;
-    if (named !== null && !ROOT_CREATORS.has(command.name)) refuseMissingRoot(root, named);
-    const before = storePresence(root);
+    const before = named !== null && !ROOT_CREATORS.has(command.name)
+      ? namedRootPresence(root, named)
+      : storePresence(root);
     const ctx: CommandContext = { root, json, readStdin: readAllStdin };
     const label = command.progress?.(positionals) ?? null;
     // The indicator is only ever shown to a person at a terminal, never to pipes or --json.
@@ -270,13 +251,13 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
       : null;
     let result: CommandResult;
     try {
-      // run.ts brings the store's modules: `--version` and `--help` never load them.
-      const { runCommand } = await import("./commands/run.ts");
       result = await runCommand(command, ctx, flags, positionals);
     } finally {
       await stop?.();
     }
-    const created = QUIET_CREATORS.has(command.name) ? null : storeCreatedNotice(root, before);
+    const created = before.state || QUIET_CREATORS.has(command.name)
+      ? null
+      : storeCreatedNotice(root, before);
     if (created !== null) result.stderr = [...(result.stderr ?? []), created];
     return emit(result, json, io);
   } catch (error) {

@@ -1,112 +1,100 @@
 /**
- * Runs one verb for the CLI and the MCP server. A writer that finds old root
- * files a v1-v3 migration claims but never retired (the migration was cut
- * short once its state was durable) refuses before writing; the retirement
- * is finished here, as the reference finishes it when it loads the store, and
- * the verb runs once more. The converter that proves the migration record
- * loads only then.
+ * Runs one verb for the CLI and the MCP server: team memory's wiring for a
+ * shared store, a `secrets redact` cut short, and the masking of redacted
+ * secrets in what the verb prints, each only where the store needs it. The
+ * rare stops of a verb before it wrote anything (a module loaded on demand,
+ * an older v5 state to upgrade, a v1-v3 retirement to finish) are handled
+ * by run_recovery.ts, which loads only when a verb throws. Light enough for
+ * main.ts to load before any verb: the store's modules (store.ts) come with
+ * the verb, or load here for the verbs that need them up front.
  */
-import { LegacyRetirementPending, unclaimedLegacyRootsError } from "../engine/store/legacy_root.ts";
-import {
-  loadColdAgreement,
-  loadHeadViews,
-  LoadPending,
-  OlderV5FormatPending,
-} from "../engine/store/store.ts";
 import type { Command, CommandContext, CommandResult, FlagValues } from "./command.ts";
-import { mapStrings } from "../engine/model/json.ts";
-import { entryMayExist, lstatOrNull } from "../engine/store/files.ts";
-import { StorePaths } from "../engine/store/paths.ts";
+import { entryMayExist, lstatOrNull, rememberListings } from "../engine/store/files.ts";
+import { nativePath } from "../engine/store/os_path.ts";
 
-/** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
+/** Runs `command` for the CLI or the MCP server. */
 export async function runCommand(
   command: Command,
   ctx: CommandContext,
   flags: FlagValues,
   positionals: string[],
 ): Promise<CommandResult> {
-  // Team memory joins the write path only for a store that is shared (share_wiring.ts);
-  // for any other store (one lstat) its wiring module is not even loaded.
-  if (shareWiring === null && shareMayBeWired(command.name, ctx.root)) {
-    shareWiring = await import("./share_wiring.ts");
-  }
-  await shareWiring?.wireShareFor(
-    command.name,
-    ctx.root,
-    typeof flags.run === "string" ? flags.run : undefined,
-  );
-  // The check of a foreign state.json's cold records (store.ts) loads up front for
-  // every verb but those that load it on demand (runVerb), and for those too
-  // when a policy file may exist (a redaction resumed below opens the store first).
-  const policyPresent = policyMayExist(ctx.root);
-  if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await loadColdAgreement();
-  // The view parsing (hot.ts) likewise, but only journal (which never reads the head) waits.
-  if (command.name !== "journal" || policyPresent) await loadHeadViews();
+  // The policy file is looked for before, in and after the verb: one listing serves them all.
+  rememberListings(true);
   try {
-    // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
-    // Only a store with a policy file can have one: the redaction modules load only then.
-    const resumed = policyPresent
-      ? await resumeRedactions(command.name, ctx.root, flags["read-only"] === true)
-      : [];
-    const result = await runUpgrading(command, ctx, flags, positionals);
-    return await maskRedacted(
+    // Team memory joins the write path only for a store that is shared (share_wiring.ts);
+    // for any other store (one lstat) its wiring module is not even loaded.
+    if (shareWiring === null && shareMayBeWired(command.name, ctx.root)) {
+      shareWiring = await import("./share_wiring.ts");
+    }
+    await shareWiring?.wireShareFor(
+      command.name,
       ctx.root,
-      resumed.length === 0 ? result : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] },
+      typeof flags.run === "string" ? flags.run : undefined,
     );
+    // The check of a foreign state.json's cold records (store.ts) loads up front for
+    // every verb but those that load it on demand (ON_DEMAND_VERBS), and for those too
+    // when a policy file may exist (a redaction resumed below opens the store first).
+    // The view parsing (hot.ts) likewise, but only journal (which never reads the head) waits.
+    const policyPresent = policyMayExist(ctx.root);
+    if (command.name !== "journal" || policyPresent) {
+      const store = await import("../engine/store/store.ts");
+      if (!ON_DEMAND_VERBS.has(command.name) || policyPresent) await store.loadColdAgreement();
+      await store.loadHeadViews();
+    }
+    try {
+      // A `secrets redact` cut short is finished before the next writing verb (redaction_resume.ts).
+      // Only a store with a policy file can have one: the redaction modules load only then.
+      const resumed = policyPresent
+        ? await (await import("./run_policy.ts")).resumeRedactions(
+          command.name,
+          ctx.root,
+          flags["read-only"] === true,
+          shareWiring,
+        )
+        : [];
+      const result = await runOnce(command, ctx, flags, positionals);
+      const all = resumed.length === 0
+        ? result
+        : { ...result, stderr: [...resumed, ...(result.stderr ?? [])] };
+      // Without a policy file (one listing found none) nothing was redacted: nothing loads.
+      if (!policyMayExist(ctx.root)) return all;
+      return (await import("./run_policy.ts")).maskRedacted(ctx.root, all);
+    } finally {
+      shareWiring?.printShareNotices(); // share: refusals noted by engine/share, printed here
+    }
   } finally {
-    shareWiring?.printShareNotices(); // share: refusals noted by engine/share, printed here
+    rememberListings(false);
   }
 }
 
 /**
- * Finishes a `secrets redact` cut short (redaction_resume.ts). On a shared
- * store whose verb wired only team memory's idle check, the redaction's own
- * commit needs the export: it stops as a crash would (the redaction resumes
- * from any durable step), the export loads, and it resumes once more.
+ * Runs the verb. When it throws, run_recovery.ts loads: a stop before
+ * anything was written because the store needs more (`LoadPending`,
+ * `OlderV5FormatPending`, `LegacyRetirementPending`) is handled there and
+ * the verb runs again; any other error goes up as it was thrown.
  */
-async function resumeRedactions(name: string, root: string, readOnly: boolean): Promise<string[]> {
-  const { finishPendingRedactions } = await import("./redaction_resume.ts");
+async function runOnce(
+  command: Command,
+  ctx: CommandContext,
+  flags: FlagValues,
+  positionals: string[],
+): Promise<CommandResult> {
   try {
-    return finishPendingRedactions(name, root, readOnly);
+    return await command.run(ctx, flags, positionals);
   } catch (error) {
-    if (shareWiring === null || !(error instanceof shareWiring.ShareExportPending)) throw error;
-    await error.load();
-    return finishPendingRedactions(name, root, readOnly);
+    const { runRecovering } = await import("./run_recovery.ts");
+    const onDemand = ON_DEMAND_VERBS.has(command.name);
+    return await runRecovering({ error }, onDemand, command, ctx, flags, positionals);
   }
 }
 
 /**
  * Verbs that write nothing before the points that may throw `LoadPending`
  * (their first `withStore`, and the view check of startRun and propose; get
- * writes nothing at all), so `runVerb` may run them once more.
+ * writes nothing at all), so run_recovery.ts `runVerb` may run them once more.
  */
 const ON_DEMAND_VERBS: ReadonlySet<string> = new Set(["start", "journal", "propose", "get"]);
-
-/**
- * Runs the verb; when its store needs a module the verb loads on demand
- * (`LoadPending`: a foreign state.json with cold records, a bimri.md that
- * differs from the head), that module loads and the verb, stopped before it
- * wrote anything, runs once more.
- */
-async function runVerb(
-  command: Command,
-  ctx: CommandContext,
-  flags: FlagValues,
-  positionals: string[],
-): Promise<CommandResult> {
-  for (let attempt = 0;; attempt++) {
-    try {
-      return await command.run(ctx, flags, positionals);
-    } catch (error) {
-      // Each module loads once, so a verb stops at most once per module.
-      if (!(error instanceof LoadPending) || attempt >= 3) throw error;
-      // sync and close run themselves again (store.ts runLoadingOnDemand), team memory's
-      // idle check (share_wiring.ts) included.
-      if (!ON_DEMAND_VERBS.has(command.name)) throw error;
-      await error.load();
-    }
-  }
-}
 
 /** share_wiring.ts once a verb or store needed it (then kept for the process, as its wiring is). */
 let shareWiring: typeof import("./share_wiring.ts") | null = null;
@@ -148,7 +136,7 @@ export function shareMayBeWired(name: string, root: string): boolean {
   if (SHARE_WIRED_VERBS.has(name)) return true;
   if (SHARE_UNWIRED_VERBS.has(name)) return false;
   try {
-    return lstatOrNull(new StorePaths(root).folder(REPLICA_FILE_NAME)) !== null;
+    return lstatOrNull(nativePath.join(root, ".bimri", REPLICA_FILE_NAME)) !== null;
   } catch {
     return true; // share_wiring.ts's own check decides
   }
@@ -160,80 +148,6 @@ export function shareMayBeWired(name: string, root: string): boolean {
  * can have redacted secrets, so without it the guard's modules never load.
  */
 export const POLICY_FILE_NAME = ".bimri-secrets.json";
-
-/** Runs `command`, upgrading an older v5 state first when the verb needs it. */
-async function runUpgrading(
-  command: Command,
-  ctx: CommandContext,
-  flags: FlagValues,
-  positionals: string[],
-): Promise<CommandResult> {
-  let upgrade: string[] = [];
-  try {
-    return await runFinishingRetirement(command, ctx, flags, positionals);
-  } catch (error) {
-    if (!(error instanceof OlderV5FormatPending)) throw error;
-    // As the reference's loader: a writer first brings an older v5 state to
-    // 5.1.0, by the same upgrade `migrate` performs, then runs.
-    await loadColdAgreement();
-    const { upgradeV50State } = await import("../engine/migrate/v50.ts");
-    upgrade = upgradeV50State(ctx.root, error.version);
-  }
-  const result = await runFinishingRetirement(command, ctx, flags, positionals);
-  return { ...result, stderr: [...upgrade, ...(result.stderr ?? [])] };
-}
-
-/** Runs `command`, finishing a pending v1-v3 retirement first when the verb needs it. */
-async function runFinishingRetirement(
-  command: Command,
-  ctx: CommandContext,
-  flags: FlagValues,
-  positionals: string[],
-): Promise<CommandResult> {
-  try {
-    return await runVerb(command, ctx, flags, positionals);
-  } catch (error) {
-    if (!(error instanceof LegacyRetirementPending)) throw error;
-    await loadColdAgreement();
-    const { finishLegacyRetirement } = await import("../engine/migrate/legacy.ts");
-    finishLegacyRetirement(ctx.root);
-  }
-  try {
-    return await runVerb(command, ctx, flags, positionals);
-  } catch (error) {
-    // What is still there is not the migration's to retire.
-    if (error instanceof LegacyRetirementPending) throw unclaimedLegacyRootsError(error.files);
-    throw error;
-  }
-}
-
-/**
- * `result` with every secret the owner redacted (`secrets redact`) replaced
- * by its marker, in text, stderr and JSON alike; unchanged (and free) when
- * nothing was redacted (no policy file: nothing loaded, one lstat).
- */
-async function maskRedacted(root: string, result: CommandResult): Promise<CommandResult> {
-  if (!policyMayExist(root)) return result;
-  const [{ secretPolicy }, { redactText }] = await Promise.all([
-    import("../engine/guard/policy.ts"),
-    import("../engine/model/credentials.ts"),
-  ]);
-  let redacted: ReadonlyMap<string, string> | undefined;
-  try {
-    redacted = secretPolicy(root).redacted;
-  } catch {
-    return result; // a malformed policy is reported by the commands that read it
-  }
-  if (redacted === undefined || redacted.size === 0) return result;
-  const mask = (text: string) => redactText(text, redacted);
-  return {
-    ...result,
-    text: mask(result.text),
-    stderr: result.stderr?.map(mask),
-    data: mapStrings(result.data, mask) as Record<string, unknown>,
-    jsonText: result.jsonText === undefined ? undefined : mask(result.jsonText),
-  };
-}
 
 /** False only when the project at `root` surely has no policy file (one listing found none). */
 function policyMayExist(root: string): boolean {

@@ -56,10 +56,10 @@ import { coldRecord, stateToEdit } from "../model/state.ts";
 import { lineHash, sha256Hex } from "../model/text.ts";
 import { faultPoint } from "../store/fault.ts";
 import { noteHeadVerified } from "../store/head_cache.ts";
+import { makeHead } from "../store/head_load.ts";
 import { createExclusive, lstatOrNull } from "../store/files.ts";
 import {
   invalidateAuditWitness,
-  makeHead,
   plannedRevisionNumber,
   saveState,
   type Store,

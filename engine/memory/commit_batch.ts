@@ -40,10 +40,10 @@ import {
   syncDir,
 } from "../store/files.ts";
 import { noteHeadVerified } from "../store/head_cache.ts";
+import { makeHead } from "../store/head_load.ts";
 import { nativePath } from "../store/os_path.ts";
 import {
   invalidateAuditWitness,
-  makeHead,
   plannedRevisionNumber,
   saveState,
   type Store,

@@ -4,7 +4,7 @@
  * through (see the section at the end).
  */
 import { BimriError } from "../errors.ts";
-import { codePointLength, pyStrip, splitLines } from "./text.ts";
+import { codePointLength, pyStrip, splitLines } from "./plain_text.ts";
 
 /** Run handle, e.g. R000042. */
 export const RUN_ID = /^R[0-9]{6}$/;

@@ -38,8 +38,27 @@ const HAZARD_IN_OUTPUT =
  * output without such characters (all ordinary text) is unchanged.
  */
 export function visibleOutput(text: string): string {
-  return text.replace(HAZARD_IN_OUTPUT, escapeOne);
+  return plainShortText(text) ? text : text.replace(HAZARD_IN_OUTPUT, escapeOne);
 }
+
+/**
+ * True for text of at most PLAIN_SCAN_MAX characters that are all printable
+ * ASCII, tabs or line feeds, none of which is ever escaped or refused. Most
+ * output and memory text is such text: one loop over it costs a short process
+ * a few microseconds, where an expression's first runs (its compilation, then
+ * its native code) cost ~0.1 ms. Longer text goes to the expression at once.
+ */
+function plainShortText(text: string): boolean {
+  if (text.length > PLAIN_SCAN_MAX) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x7f || (c < 0x20 && c !== 0x09 && c !== 0x0a)) return false;
+  }
+  return true;
+}
+
+/** The longest text `plainShortText` scans (a journal entry's limit). */
+const PLAIN_SCAN_MAX = 8000;
 
 /** `value` with {@link visible} applied to every string in it (for structured results). */
 export function visibleDeep(value: unknown): unknown {
@@ -62,6 +81,7 @@ export function hasHazard(text: string): boolean {
 export function refusedTextCharacter(
   text: string,
 ): { escape: string; offset: number } | null {
+  if (plainShortText(text)) return null; // every refused character is at or above U+007F
   const match = REFUSED_IN_TEXT.exec(text);
   if (match === null) return null;
   return { escape: escapeOne(match[0]), offset: [...text.slice(0, match.index)].length };

@@ -4,7 +4,7 @@
  */
 
 import type { JsonObject, JsonValue } from "../model/json.ts";
-import { compareCodePoints } from "../model/text.ts";
+import { compareCodePoints } from "../model/plain_text.ts";
 
 function escapeString(text: string): string {
   let out = '"';

@@ -9,7 +9,7 @@
 import { nativePath } from "./os_path.ts";
 import type { StorePaths } from "./paths.ts";
 import { BimriError } from "../errors.ts";
-import { decodeUtf8Strict, linesContaining, utf8 } from "../model/text.ts";
+import { decodeUtf8Strict, linesContaining, utf8 } from "../model/plain_text.ts";
 import { simulatedLimit } from "./fault.ts";
 
 /** True when folders are fsynced after a rename or create: POSIX only (Windows cannot open a folder for it). */
@@ -49,6 +49,7 @@ function writeTemp(
   durable: boolean,
 ): string {
   const temp = nativePath.join(folder, `${prefix}${randomSuffix()}`);
+  forgetListing(temp);
   const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
   try {
     for (const bytes of chunks) writeAll(file, bytes);
@@ -177,6 +178,7 @@ export function createExclusiveMany(
       try {
         for (const { path, data } of records.slice(start, start + SYNC_GROUP)) {
           const temp = nativePath.join(nativePath.dirname(path), `.bimri-new-${randomSuffix()}`);
+          forgetListing(temp);
           const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
           open.push(file);
           temps.push(temp);
@@ -206,6 +208,7 @@ export function createExclusiveMany(
  * writer appends in between.
  */
 export function appendLine(path: string, line: string): void {
+  forgetListing(path);
   const file = Deno.openSync(path, { append: true, create: true });
   const before = file.statSync().size;
   try {
@@ -372,15 +375,45 @@ export function lstatOrNull(path: string): Deno.FileInfo | null {
  * erring towards "may exist", as does a folder that cannot be listed.
  */
 export function entryMayExist(folder: string, name: string): boolean {
-  const wanted = name.toLowerCase();
+  const names = foldedNames(folder);
+  return names === null || names.has(name.toLowerCase());
+}
+
+/** The lowercased names in `folder`, or null when it cannot be listed (see `entryMayExist`). */
+function foldedNames(folder: string): ReadonlySet<string> | null {
+  const known = listings?.get(folder);
+  if (known !== undefined) return known;
+  let names: Set<string> | null = new Set();
   try {
-    for (const entry of Deno.readDirSync(folder)) {
-      if (entry.name.toLowerCase() === wanted) return true;
-    }
-    return false;
+    for (const entry of Deno.readDirSync(folder)) names.add(entry.name.toLowerCase());
   } catch {
-    return true;
+    names = null;
   }
+  listings?.set(folder, names);
+  return names;
+}
+
+/**
+ * What `entryMayExist` listed while one command runs (`rememberListings`),
+ * by folder as given; null when listings are not kept (every call lists).
+ */
+let listings: Map<string, ReadonlySet<string> | null> | null = null;
+
+/**
+ * From `on` until `rememberListings(false)` (one command's run, see
+ * commands/run.ts), `entryMayExist` lists each folder once: the checks for
+ * the owner's policy file before, in and after a verb then cost one
+ * listing. A write of this module into a listed folder (its atomic replace,
+ * exclusive create, append or rename) forgets that folder's listing, so an
+ * entry bimri itself creates is seen at once.
+ */
+export function rememberListings(on: boolean): void {
+  listings = on ? new Map() : null;
+}
+
+/** Forgets the listing of the folder holding `path` (it is being written). */
+function forgetListing(path: string): void {
+  if (listings !== null && listings.size > 0) listings.delete(nativePath.dirname(path));
 }
 
 /** True when `path` exists (without following a final symlink). */
@@ -472,6 +505,8 @@ export function renameOver(
   system: RenameSystem = NATIVE_RENAME,
   pauses: readonly number[] = RENAME_RETRY_PAUSES_MS,
 ): void {
+  forgetListing(from);
+  forgetListing(to);
   for (let attempt = 0;; attempt++) {
     try {
       system.rename(from, to);

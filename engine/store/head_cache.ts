@@ -1,7 +1,8 @@
 /**
  * The derived marks of what bimri itself wrote, which let a short command skip
- * re-proving it: the head check here, and the state mark (see the section on
- * `.bimri/audit-integrity-state.json` below). Every store command reads both.
+ * re-proving it: the head check, noted and recorded here (head_load.ts reads
+ * it), and the state mark (see the section on
+ * `.bimri/audit-integrity-state.json` below).
  *
  * The derived head check `.bimri/audit-integrity-head.json`: which head
  * revision file was last proven, by a full SHA-256, to hold `state.head_hash`,
@@ -26,9 +27,11 @@ import { fingerprint, lstatOrNull, replaceDerived } from "./files.ts";
 import type { StorePaths } from "./paths.ts";
 
 const HEAD_CACHE_NAME = "audit-integrity-head.json";
-const HEAD_CACHE_SCHEMA = 4;
+/** The schema of the head check record this engine writes and reads. */
+export const HEAD_CACHE_SCHEMA = 4;
 
-type HeadCheck = {
+/** The head check record (`.bimri/audit-integrity-head.json`). */
+export type HeadCheck = {
   schema: number;
   revision: number;
   hash: string;
@@ -38,56 +41,9 @@ type HeadCheck = {
   facts: HeadFacts;
 };
 
-/**
- * True when the file may have changed after it was proven without changing
- * its fingerprint: Deno reports ctime in whole seconds, so an edit in the
- * same second as the proof, with its mtime put back, keeps every field of
- * the print. Such a record vouches for the bytes only after they hash to
- * the proven value again (as racy-git entries are checked by content).
- */
-function isRacy(info: Deno.FileInfo, provenMs: number): boolean {
-  const ctimeMs = (info as { ctime?: Date | null }).ctime?.getTime() ?? provenMs;
-  return Math.floor(ctimeMs / 1000) * 1000 + 1000 > provenMs;
-}
-
-/** True when a proof of `info` taken at `provenMs` would vouch without a hash (see isRacy). */
-export function provesWithoutHash(info: Deno.FileInfo, provenMs: number): boolean {
-  return !isRacy(info, provenMs);
-}
-
-function cachePath(paths: StorePaths): string {
+/** Where the head check record is. */
+export function cachePath(paths: StorePaths): string {
   return paths.folder(HEAD_CACHE_NAME);
-}
-
-function readHeadCheck(paths: StorePaths): HeadCheck | null {
-  try {
-    const doc = JSON.parse(Deno.readTextFileSync(cachePath(paths))) as HeadCheck;
-    return doc?.schema === HEAD_CACHE_SCHEMA && isHeadFacts(doc.facts) ? doc : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The recorded facts when the head file `info` is the one last proven to hash
- * to `hash` as revision `revision`; null when it must be hashed again.
- */
-export function verifiedHeadFacts(
-  paths: StorePaths,
-  revision: number,
-  hash: string,
-  info: Deno.FileInfo,
-  entryMaxChars: number,
-  contentHash: () => string,
-): HeadFacts | null {
-  const check = readHeadCheck(paths);
-  // The recorded errors hold only under the entry cap they were checked against.
-  const matches = check !== null && check.revision === revision && check.hash === hash &&
-    check.print === fingerprint(info) && check.facts.entryMaxChars === entryMaxChars &&
-    typeof check.proven_ms === "number";
-  if (!matches) return null;
-  if (isRacy(info, check.proven_ms) && contentHash() !== hash) return null;
-  return check.facts;
 }
 
 /** A full hash that matched, waiting for the command's state write to be recorded. */
@@ -132,17 +88,6 @@ export function recordNotedHead(
   }
   // Derived: a crash that loses it only brings back one full hash.
   replaceDerived(cachePath(paths), JSON.stringify(noted.check) + "\n");
-}
-
-/** True when `value` has the shape of HeadFacts (a derived record read back from disk). */
-export function isHeadFacts(value: unknown): value is HeadFacts {
-  if (typeof value !== "object" || value === null) return false;
-  const { tiers, tier2Runs, errors, entryMaxChars } = value as Record<string, unknown>;
-  return Array.isArray(tiers) && tiers.length === 3 &&
-    tiers.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
-    Array.isArray(tier2Runs) && tier2Runs.every((r) => typeof r === "string") &&
-    Array.isArray(errors) && errors.every((e) => typeof e === "string") &&
-    Number.isSafeInteger(entryMaxChars);
 }
 
 // The derived mark `.bimri/audit-integrity-state.json`: the lstat

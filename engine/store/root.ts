@@ -182,15 +182,32 @@ function isFolderThrough(path: string): boolean {
   }
 }
 
-/** What of a store a folder held before a command ran. */
-export type StorePresence = { state: boolean; view: boolean };
+/**
+ * What of a store a folder held before a command ran: `.bimri/state.json`
+ * (a store), and, in a folder without one, `bimri.md` (with a store there,
+ * no store is created, so its view is not looked at).
+ */
+export type StorePresence = { state: true } | { state: false; view: boolean };
 
-/** Whether `root` holds `.bimri/state.json` (a store) and `bimri.md`. */
+/** Whether `root` holds `.bimri/state.json` (a store), and if not, `bimri.md`. */
 export function storePresence(root: string): StorePresence {
-  return {
-    state: lstatOrNull(nativePath.join(root, ".bimri", "state.json")) !== null,
-    view: lstatOrNull(nativePath.join(root, "bimri.md")) !== null,
-  };
+  if (lstatOrNull(nativePath.join(root, ".bimri", "state.json")) !== null) return { state: true };
+  return { state: false, view: lstatOrNull(nativePath.join(root, "bimri.md")) !== null };
+}
+
+/**
+ * `storePresence` of a root that `--root` or `BIMRI_ROOT` named, refused as
+ * `refuseMissingRoot` refuses it. A root that holds a store is a folder, so
+ * only a root without one is looked at itself.
+ */
+export function namedRootPresence(root: string, named: "--root" | "BIMRI_ROOT"): StorePresence {
+  let before: StorePresence | null = null;
+  try {
+    before = storePresence(root);
+  } catch { /* a root that is a file, say: its own check below says what is wrong */ }
+  if (before?.state) return before;
+  refuseMissingRoot(root, named);
+  return before ?? storePresence(root);
 }
 
 /** The stderr notice of a command that created a new store in `root`, or null when it did not. */

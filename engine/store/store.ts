@@ -4,7 +4,13 @@
  * engine lock through `withStore`.
  */
 import { BimriError } from "../errors.ts";
-import type { HeadFacts, ParsedView } from "../model/hot.ts";
+import type {
+  existingV5View,
+  Head,
+  loadHead,
+  refuseOlderMemory,
+  refuseResetOverHistory,
+} from "./head_load.ts";
 import {
   type ColdRecord,
   genesisState,
@@ -12,79 +18,33 @@ import {
   type State,
   stateToJson,
 } from "../model/state.ts";
-import { decodeUtf8Strict, sha256Hex, utf8 } from "../model/text.ts";
+import { decodeUtf8Strict, utf8 } from "../model/plain_text.ts";
 import { canonicalJson } from "./canonical_json.ts";
 import type { JsonValue } from "../model/json.ts";
 import {
   atomicReplace,
   createExclusive,
-  listNames,
   lstatOrNull,
   readBytesAndInfoOrNull,
   readBytesOrNull,
-  readTextOrNull,
   refuseSymlink,
 } from "./files.ts";
 import {
   coldTextFor,
   isOwnStateWrite,
   markOwnStateWrite,
-  noteHeadVerified,
-  provesWithoutHash,
   recordNotedHead,
   rememberColdText,
-  verifiedHeadFacts,
 } from "./head_cache.ts";
 import { ensureLockFile, withEngineLock } from "./lock.ts";
 import { STORE_FOLDERS, StorePaths } from "./paths.ts";
 import {
-  isUnclaimedLegacyRootName,
   LEGACY_MIGRATION,
   LegacyRetirementPending,
   legacyRootFiles,
   pendingRetirementError,
   unclaimedLegacyRootsError,
 } from "./legacy_root.ts";
-
-/** The accepted head: revision number, exact text, hash, parsed view and its facts. */
-export type Head = {
-  revision: number;
-  text: string;
-  hash: string;
-  /** Parsed on first use: a command that needs only `facts` never parses the head. */
-  readonly view: ParsedView;
-  /** Entries per tier and the runs Tier 2 lines name (from the head check, else from `view`). */
-  readonly facts: HeadFacts;
-};
-
-/**
- * A Head over `text`. `view` and `facts`, when already known (a commit's
- * parsed plan, a verified head check), are used as they are; otherwise each
- * is derived on first use.
- */
-export function makeHead(
-  revision: number,
-  text: string,
-  hash: string,
-  entryMaxChars: number,
-  known: { view?: ParsedView; facts?: HeadFacts } = {},
-): Head {
-  const views = headViews();
-  let view = known.view ?? null;
-  let facts = known.facts ?? null;
-  const parsed = (): ParsedView => view ??= views.parseViewShared(text, entryMaxChars);
-  return {
-    revision,
-    text,
-    hash,
-    get view(): ParsedView {
-      return parsed();
-    },
-    get facts(): HeadFacts {
-      return facts ??= views.headFacts(parsed(), entryMaxChars);
-    },
-  };
-}
 
 /** A loaded store: paths, validated state and verified head. */
 export type Store = {
@@ -132,80 +92,6 @@ function ensureFolder(path: string, label: string): void {
 }
 
 /**
- * Before a store is created in a folder without state.json: refuses when the
- * folder holds older BIMRI memory, so agents never start from an empty store
- * beside it (the reference imports it on first use; bimri's `migrate` does).
- * Checked before anything is written: the folder is left exactly as it was.
- */
-function refuseOlderMemory(root: string, paths: StorePaths): void {
-  let names: string[] = [];
-  try {
-    names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
-  } catch {
-    return; // A missing project folder is created by the layout step.
-  }
-  const legacy = names.find(isUnclaimedLegacyRootName);
-  if (legacy !== undefined) {
-    throw new BimriError(
-      "store-unsafe",
-      `this folder holds older BIMRI memory (${legacy}) and no .bimri/state.json. Run \`bimri migrate\` to import it first; nothing was changed.`,
-    );
-  }
-  existingV5View(paths);
-}
-
-/**
- * The text of an existing bimri.md that may become the genesis revision, or
- * null when there is none; refuses one that is not a valid v5 view.
- */
-function existingV5View(paths: StorePaths): string | null {
-  // Never read through a link: its target is outside what BIMRI may adopt.
-  if (lstatOrNull(paths.view)?.isSymlink) {
-    throw new BimriError(
-      "store-unsafe",
-      "bimri.md cannot be a symbolic link or reparse point; BIMRI never follows links in shared memory paths. Replace it with a regular file (or remove it), then run the command again; nothing was changed.",
-    );
-  }
-  const existing = readBytesOrNull(paths.view);
-  if (existing === null) return null;
-  const text = decodeUtf8Strict(existing);
-  const parsed = text === null ? null : headViews().parseView(text);
-  if (text === null || parsed === null || parsed.errors.length > 0) {
-    // "initial hot memory is invalid: ..." are the reference's words for this refusal.
-    const why = text === null
-      ? "it is not UTF-8"
-      : parsed === null
-      ? "it is not a BIMRI v5 view"
-      : parsed.errors.slice(0, 3).join("; ");
-    throw new BimriError(
-      "store-unsafe",
-      `initial hot memory is invalid: ${why}. bimri.md exists but is not a BIMRI v5 view and there is no .bimri/state.json. Run \`bimri migrate\` (or install --target <project>) to import older memory; nothing was changed.`,
-    );
-  }
-  return text;
-}
-
-/**
- * Refuses to initialize a store whose state.json is missing while history
- * exists: starting over would orphan every run and revision, as the reference
- * refuses too. The one tolerated leftover is this initialization's own first
- * step after a crash: a lone V000000 holding exactly the genesis view, with
- * no run log and no proposal yet.
- */
-function refuseResetOverHistory(paths: StorePaths, genesis: string): void {
-  const revisions = listNames(paths.folder("revisions")).filter((n) => /^V.*\.md$/s.test(n));
-  const ownLeftover = revisions.length === 1 && revisions[0] === "V000000.md" &&
-    readTextOrNull(paths.revision(0)) === genesis &&
-    listNames(paths.folder("log")).length === 0 &&
-    listNames(paths.folder("proposals")).length === 0;
-  if (revisions.length === 0 || ownLeftover) return;
-  throw new BimriError(
-    "store-corrupt",
-    ".bimri/state.json is missing while memory revisions already exist. BIMRI stopped rather than start the history over; restore .bimri/state.json from a backup, then run doctor. Nothing was changed.",
-  );
-}
-
-/**
  * Writes the genesis revision, view and state when the store has no state yet.
  * Must run under the engine lock. An existing v5-shaped bimri.md becomes V000000.
  */
@@ -213,13 +99,13 @@ export function initializeIfNeeded(paths: StorePaths): void {
   if (storeExists(paths)) return;
   const { GENESIS_VIEW } = headViews(); // before anything is written (see LoadPending)
   // Checked again under the lock: the file may have appeared since the pre-check.
-  const existing = existingV5View(paths);
+  const existing = headViews().existingV5View(paths);
   const genesis = existing ?? GENESIS_VIEW;
   const revisionPath = paths.revision(0);
-  refuseResetOverHistory(paths, genesis);
+  headViews().refuseResetOverHistory(paths, genesis);
   if (lstatOrNull(revisionPath) === null) createExclusive(revisionPath, genesis);
   const revisionBytes = Deno.readFileSync(revisionPath);
-  const hash = sha256Hex(revisionBytes);
+  const hash = headViews().sha256Hex(revisionBytes);
   if (existing === null) atomicReplace(paths.view, revisionBytes);
   saveState(paths, genesisState(hash));
 }
@@ -313,27 +199,45 @@ export function coldBindingCheck(): (paths: StorePaths, key: string, cold: ColdR
   return coldBinding;
 }
 
-/** The view parsing the store needs from hot.ts. */
+/**
+ * What the store needs to read a head or create a store: the genesis view
+ * (hot.ts), the hashing of revisions (text.ts), the head's verified read and
+ * the checks before a genesis (head_load.ts).
+ */
 type HeadViews = {
   GENESIS_VIEW: string;
-  parseView: (text: string) => ParsedView;
-  parseViewShared: (text: string, entryMaxChars: number) => ParsedView;
-  headFacts: (view: ParsedView, entryMaxChars: number) => HeadFacts;
+  sha256Hex: (data: Uint8Array) => string;
+  loadHead: typeof loadHead;
+  refuseOlderMemory: typeof refuseOlderMemory;
+  existingV5View: typeof existingV5View;
+  refuseResetOverHistory: typeof refuseResetOverHistory;
 };
 
-/** hot.ts's parsing once `loadHeadViews` loaded it. */
+/** hot.ts's parsing, text.ts's hashing and head_load.ts once `loadHeadViews` loaded them. */
 let views: HeadViews | null = null;
 
 /**
- * Loads the view parsing (hot.ts). commands/run.ts loads it before every
+ * Loads the head's verified read (head_load.ts) and with it the view parsing
+ * (hot.ts) and the hashing of revisions (text.ts). commands/run.ts loads them before every
  * verb but journal, which never reads the head: a journal that must (a new
  * store, a state.json someone else wrote) stops with a `LoadPending` before
  * writing anything and runs again.
  */
 export async function loadHeadViews(): Promise<void> {
   if (views !== null) return;
-  const { GENESIS_VIEW, parseView, parseViewShared, headFacts } = await import("../model/hot.ts");
-  views = { GENESIS_VIEW, parseView, parseViewShared, headFacts };
+  const { loadHead, refuseOlderMemory, existingV5View, refuseResetOverHistory } = await import(
+    "./head_load.ts"
+  );
+  const { GENESIS_VIEW } = await import("../model/hot.ts");
+  const { sha256Hex } = await import("../model/text.ts");
+  views = {
+    GENESIS_VIEW,
+    sha256Hex,
+    loadHead,
+    refuseOlderMemory,
+    existingV5View,
+    refuseResetOverHistory,
+  };
 }
 
 function headViews(): HeadViews {
@@ -446,74 +350,6 @@ export function readRevision(paths: StorePaths, n: number): string | null {
 }
 
 /**
- * Loads and verifies the accepted head named by `state`. With
- * `recordVerified` (under the lock), a full hash that matched is noted so the
- * command's state write records it for the next command (head_cache.ts).
- */
-export function loadHead(
-  paths: StorePaths,
-  state: State,
-  options: { recordVerified?: boolean } = {},
-): Head {
-  const path = paths.revision(state.head_revision);
-  // A proof holds from before the file was looked at: an edit after this moment moves its print.
-  const provenMs = Date.now();
-  const info = lstatOrNull(path);
-  if (info?.isSymlink) {
-    refuseSymlink(path, `.bimri/revisions/V${String(state.head_revision).padStart(6, "0")}.md`);
-  }
-  const bytes = info === null ? null : readBytesOrNull(path);
-  if (info === null || bytes === null) {
-    throw new BimriError(
-      "store-corrupt",
-      `the accepted head revision is missing (V${
-        String(state.head_revision).padStart(6, "0")
-      }.md); run doctor.`,
-    );
-  }
-  // A head file unchanged since a full hash proved it is not hashed again (head_cache.ts).
-  const expected = state.head_hash;
-  // Set when the record could vouch only after hashing (a proof taken in the
-  // head's own ctime second): a writer records the proof again, now later, so
-  // the next commands skip the hash instead of repeating it until the head moves.
-  let rehashed = false;
-  const known = expected === null ? null : verifiedHeadFacts(
-    paths,
-    state.head_revision,
-    expected,
-    info,
-    state.entry_max_chars,
-    () => {
-      rehashed = true;
-      return sha256Hex(bytes);
-    },
-  );
-  const verified = known !== null;
-  const hash = verified && expected !== null ? expected : sha256Hex(bytes);
-  if (hash !== state.head_hash) {
-    throw new BimriError(
-      "store-corrupt",
-      "state head hash does not match the accepted head revision; run doctor.",
-    );
-  }
-  const text = decodeUtf8Strict(bytes);
-  if (text === null) {
-    throw new BimriError(
-      "store-corrupt",
-      "the accepted head revision is not valid UTF-8; run doctor.",
-    );
-  }
-  const head = makeHead(state.head_revision, text, hash, state.entry_max_chars, {
-    facts: known ?? undefined,
-  });
-  const reprove = rehashed && provesWithoutHash(info, provenMs);
-  if ((!verified || reprove) && options.recordVerified) {
-    noteHeadVerified(paths, state.head_revision, hash, info, head.facts, provenMs);
-  }
-  return head;
-}
-
-/**
  * Refuses older memory files beside the store (see legacy_root.ts). Files a
  * v1-v3 migration claims but has not retired yet are a pending retirement,
  * which a writer's runner finishes (commands/run.ts); a reader only reports
@@ -568,7 +404,7 @@ function olderV5Pending(paths: StorePaths, error: unknown): OlderV5FormatPending
 export function openExisting(paths: StorePaths): Store {
   refuseUnsafeLayout(paths);
   const state = loadState(paths);
-  return { paths, state, head: loadHead(paths, state) };
+  return { paths, state, head: headViews().loadHead(paths, state) };
 }
 
 /**
@@ -581,7 +417,7 @@ export function withStore<T>(
   options: StoreOptions = {},
 ): T {
   const paths = new StorePaths(root);
-  if (!storeExists(paths)) refuseOlderMemory(root, paths);
+  if (!storeExists(paths)) headViews().refuseOlderMemory(root, paths);
   ensureLayout(paths);
   return withEngineLock(paths, () => {
     initializeIfNeeded(paths);
@@ -594,7 +430,7 @@ export function withStore<T>(
     refuseLegacyRootFiles(paths, state, "writer");
     const foreign = foreignStates.has(state);
     if (options.withoutHead && !foreign) return action(storeWithoutHead(paths, state));
-    const head = loadHead(paths, state, { recordVerified: true });
+    const head = headViews().loadHead(paths, state, { recordVerified: true });
     if (foreign) requireColdAgreement({ paths, state, head });
     if (options.withoutHead) return action(storeWithoutHead(paths, state));
     return action({ paths, state, head });

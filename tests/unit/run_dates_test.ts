@@ -11,7 +11,8 @@ import {
 import { coldRecord, genesisState } from "../../engine/model/state.ts";
 import { splitLines } from "../../engine/model/text.ts";
 import { RUN_DATES_KEPT, trimRunDates } from "../../engine/memory/runs.ts";
-import { loadHeadViews, makeHead, type Store } from "../../engine/store/store.ts";
+import { loadHeadViews, type Store } from "../../engine/store/store.ts";
+import { makeHead } from "../../engine/store/head_load.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
 
 // makeHead parses the view through hot.ts, which store.ts loads on demand.

@@ -26,7 +26,8 @@ import {
 import { parseView } from "../../engine/model/hot.ts";
 import { genesisState } from "../../engine/model/state.ts";
 import { StorePaths } from "../../engine/store/paths.ts";
-import { loadHeadViews, makeHead, type Store } from "../../engine/store/store.ts";
+import { loadHeadViews, type Store } from "../../engine/store/store.ts";
+import { makeHead } from "../../engine/store/head_load.ts";
 import { tempStoreSync } from "../helpers/cli.ts";
 
 // makeHead parses the view through hot.ts, which store.ts loads on demand.

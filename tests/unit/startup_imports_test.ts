@@ -168,12 +168,16 @@ Deno.test("the credential rules' patterns are built on first use, not while the 
   deepStrictEqual([...new Set(offenders)], []);
 });
 
-Deno.test("main.ts loads the command runner and the store only once a verb runs", async () => {
-  // `--version` and `--help` answer from main.ts's own graph: commands/run.ts
-  // (and with it store.ts and its dozen modules) is imported right before a verb runs.
+Deno.test("main.ts loads the store only once a verb runs", async () => {
+  // `--version` and `--help` answer from main.ts's own graph: the runner
+  // (commands/run.ts) is part of it, but store.ts and its dozen modules come
+  // with the verb's module, or load in the runner for the verbs that need them.
   const graph = await staticGraph("main.ts");
-  const runner = graph.filter((s) => s === "commands/run.ts" || s === "engine/store/store.ts");
-  deepStrictEqual(runner, []);
+  const store = graph.filter((s) =>
+    s === "engine/store/store.ts" || s === "commands/run_recovery.ts" ||
+    s === "commands/run_policy.ts"
+  );
+  deepStrictEqual(store, []);
 });
 
 // --- share on the everyday path (issue 38): exporting loads no node: module ---
@@ -315,6 +319,31 @@ Deno.test("journal loads the view parsing (hot.ts) only when it must read the he
     const graph = await staticGraph(entry);
     deepStrictEqual(graph.filter((s) => s === "engine/model/hot.ts"), [], entry);
   }
+});
+
+Deno.test("journal loads neither the head's verified read nor any SHA-256 code", async () => {
+  // journal reads no head and hashes nothing: head_load.ts (with hot.ts and
+  // text.ts's hashing) loads through store.ts loadHeadViews, which run.ts
+  // awaits for every other verb; the text rules journal needs are plain_text.ts.
+  for (const entry of ["main.ts", "commands/run.ts", "commands/journal.ts"]) {
+    const graph = await staticGraph(entry);
+    const heavy = graph.filter((s) =>
+      s === "engine/store/head_load.ts" || s === "engine/model/text.ts" ||
+      s === "engine/model/sha256.ts"
+    );
+    deepStrictEqual(heavy, [], entry);
+  }
+});
+
+Deno.test("the runner loads its recovery (upgrade, retirement, reruns) only when a verb stops", async () => {
+  // run.ts runs the verb once; run_recovery.ts, and the converters it may
+  // need, load only when the verb stopped with a LoadPending, an older v5
+  // state or a pending v1-v3 retirement.
+  const graph = await staticGraph("commands/run.ts");
+  const recovery = graph.filter((s) =>
+    s === "commands/run_recovery.ts" || s.startsWith("engine/migrate/")
+  );
+  deepStrictEqual(recovery, []);
 });
 
 // ---- end trimB -------------------------------------------------------------------------------

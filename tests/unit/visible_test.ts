@@ -37,3 +37,20 @@ Deno.test("visibleDeep escapes every string of a structured result", () => {
     "k\\u202e": { b: "\\u001b" },
   });
 });
+
+Deno.test("output and memory text are judged alike whether short, long, plain or not", () => {
+  // Short plain text skips the expressions; anything else, or anything longer, meets them.
+  const plain = "R000001-E001 ordinary\ttext\n";
+  assertEquals(visibleOutput(plain), plain);
+  assertEquals(refusedTextCharacter(plain), null);
+  const long = "x".repeat(9000);
+  assertEquals(visibleOutput(long), long);
+  assertEquals(refusedTextCharacter(long), null);
+  assertEquals(visibleOutput(`${long}\u202e`), `${long}\\u202e`);
+  assertEquals(refusedTextCharacter(`${long}\u202e`), { escape: "\\u202e", offset: 9000 });
+  assertEquals(visibleOutput("a\rb\x7fc"), "a\\u000db\\u007fc");
+  assertEquals(visibleOutput("a\x1bb"), "a\\u001bb");
+  assertEquals(refusedTextCharacter("a\rb"), null); // C0 controls are the single-line rules' to judge
+  assertEquals(refusedTextCharacter("caf\u00e9 \u200b"), { escape: "\\u200b", offset: 5 });
+  assertEquals(visibleOutput("caf\u00e9"), "caf\u00e9");
+});
