@@ -37,8 +37,8 @@ import { isShared, keysOf, loadShare, saveShare, seenVector, SHARE_FOLDER } from
 import type { ShareContext } from "./context.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import { sortedVector, vectorCovers } from "./vector.ts";
+import { folderMtime } from "./folder_names.ts";
 import {
-  folderMtime,
   keepRecord,
   keptFolder,
   notePassed,

@@ -57,9 +57,9 @@ export function waitingSeqs(seqs: number[], done: number, ahead: ReadonlySet<num
   return seqs.filter((s) => s > done && !ahead.has(s));
 }
 
-/** The modification time of `path` in ms, or null when it is missing. */
-function mtimeOf(path: string): number | null {
-  return lstatOrNull(path)?.mtime?.getTime() ?? null;
+/** The modification time of `folder` in ms, or null when it is missing. */
+export function folderMtime(folder: string): number | null {
+  return lstatOrNull(folder)?.mtime?.getTime() ?? null;
 }
 
 /**
@@ -77,33 +77,33 @@ export function stillQuiet(
 ): boolean {
   if (quiet === undefined) return false;
   const folder = join(shareDir, replica);
-  return mtimeOf(folder) === quiet && lstatOrNull(join(folder, recordName(done + 1))) === null;
+  return folderMtime(folder) === quiet && lstatOrNull(join(folder, recordName(done + 1))) === null;
 }
 
+/** A replica folder as a scan listed it: its mtime taken before the listing, and its record seqs. */
+export type ListedFolder = { replica: string; mtime: number | null; seqs: number[] };
+
 /**
- * The quiet folders after a pull: each folder of another replica (not one of
- * `own`) that holds no record waiting now, with its mtime taken before it was
- * listed (a record added meanwhile changes the mtime a later look compares).
- * A folder with records waiting keeps what `previous` noted: its mtime has
- * moved since, so the note no longer passes it over, and a pull that imports
- * nothing leaves the bookkeeping as it was.
+ * The quiet folders after a pull (pure): each folder of another replica (not
+ * one of `own`) that holds no record waiting now, with the mtime its scan
+ * took before listing it (a record added since changes the mtime a later
+ * look compares). A folder with records waiting keeps what `previous` noted:
+ * its mtime has moved since, so the note no longer passes it over, and a pull
+ * that imports nothing leaves the bookkeeping as it was.
  */
 export function quietFolders(
-  shareDir: string,
+  listed: readonly ListedFolder[],
   own: ReadonlySet<string>,
   seen: Readonly<Record<string, number>>,
   ahead: Readonly<Record<string, number[]>>,
   previous: Readonly<Record<string, number>>,
 ): Record<string, number> {
   const quiet: Record<string, number> = {};
-  for (const entry of listFolder(shareDir)) {
-    if (!isReplicaFolder(entry) || own.has(entry.name)) continue;
-    const mtime = mtimeOf(join(shareDir, entry.name));
-    if (mtime === null) continue;
-    const { seqs } = replicaSeqs(shareDir, entry.name);
-    const waiting = waitingSeqs(seqs, seen[entry.name] ?? 0, new Set(ahead[entry.name] ?? []));
-    if (waiting.length === 0) quiet[entry.name] = mtime;
-    else if (previous[entry.name] !== undefined) quiet[entry.name] = previous[entry.name];
+  for (const { replica, mtime, seqs } of listed) {
+    if (own.has(replica) || mtime === null) continue;
+    const waiting = waitingSeqs(seqs, seen[replica] ?? 0, new Set(ahead[replica] ?? []));
+    if (waiting.length === 0) quiet[replica] = mtime;
+    else if (previous[replica] !== undefined) quiet[replica] = previous[replica];
   }
   return quiet;
 }

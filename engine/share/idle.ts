@@ -17,6 +17,7 @@ import { readShareState, seenVector, shareDir } from "./state_file.ts";
 import { pullLeftUnfinished } from "./deferred.ts";
 import { samePlace } from "./place.ts";
 import {
+  folderMtime,
   isReplicaFolder,
   listFolder,
   replicaSeqs,
@@ -59,7 +60,7 @@ export function idleShare(paths: StorePaths, counting: boolean): IdleShare | { p
   const own = join(ctx.shareDir, state.replica);
   const exported = state.nextSeq - 1;
   if (exported >= 1) {
-    const mtime = lstatOrNull(own)?.mtime?.getTime() ?? null;
+    const mtime = folderMtime(own);
     if (mtime === null || mtime !== state.folderMtime || state.keptThrough < exported) {
       return { pending: "own records to check" };
     }

@@ -172,7 +172,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   ctx.state.headSeen = store.head.revision;
   ctx.state.pulling = false;
   ctx.state.quiet = quietFolders(
-    ctx.shareDir,
+    scan.replicas,
     new Set([ctx.state.replica]),
     seenVector(ctx.state),
     ctx.state.ahead,

@@ -12,6 +12,7 @@ import { join } from "../store/os_path.ts";
 import { atomicReplace, createExclusive, lstatOrNull, readBytesOrNull } from "../store/files.ts";
 import { gitOperationInProgress } from "../store/git_tree.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
+import { folderMtime } from "./folder_names.ts";
 import { exportedOwnSlot } from "./own.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import { restoreOwnKey } from "./sign.ts";
@@ -146,11 +147,6 @@ export function restoreOwnRecords(ctx: ShareContext): RestoreResult {
     s.folderMtime = folderMtime(folder);
   }
   return result;
-}
-
-/** The modification time of `folder` in ms, or null when it is missing. */
-export function folderMtime(folder: string): number | null {
-  return lstatOrNull(folder)?.mtime?.getTime() ?? null;
 }
 
 /** The notice a restore prints on stderr (null: nothing to say). */

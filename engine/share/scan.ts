@@ -9,8 +9,10 @@ import { join } from "../store/os_path.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
 import { forgetPublishedKeys, signatureChecksLoaded, signatureProblem } from "./sign.ts";
 import {
+  folderMtime,
   isReplicaFolder,
   isShareFolderExtra,
+  type ListedFolder,
   listFolder,
   replicaSeqs,
   waitingSeqs,
@@ -42,8 +44,8 @@ export type ShareScan = {
   /** Valid records waiting, per replica, in seq order (each chain stops at a gap or a problem). */
   pending: Map<string, ShareRecord[]>;
   problems: ShareProblem[];
-  /** Every replica folder and its highest seq file name. */
-  replicas: { replica: string; newest: number; own: boolean }[];
+  /** Every replica folder: its highest seq file name, and its mtime and record seqs as listed. */
+  replicas: (ListedFolder & { newest: number; own: boolean })[];
   /** Record files on disk not imported yet, per other replica. */
   waiting: Map<string, number>;
   /** Missing seqs below a replica's newest record (a record git has not brought). */
@@ -135,11 +137,15 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
       continue;
     }
     const replica = entry.name;
+    // Before the listing: a record added while it runs moves the mtime a later look compares.
+    const mtime = folderMtime(join(ctx.shareDir, replica));
     const seqs = recordSeqs(ctx, replica, scan.problems);
     scan.replicas.push({
       replica,
       newest: seqs.length ? seqs[seqs.length - 1] : 0,
       own: own.has(replica) && replica === ctx.state.replica,
+      mtime,
+      seqs,
     });
     if (replica === ctx.state.replica) continue;
     const done = seen[replica] ?? 0;
