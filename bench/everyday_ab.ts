@@ -4,11 +4,13 @@
  * machine's load falls on every engine alike.
  *
  *   deno run -A bench/everyday_ab.ts --engines base=/path/to/worktree,branch=.
- *     [--runs 40] [--store DIR] [--samples 15] [--keep]
+ *     [--runs 40] [--store DIR] [--samples 15] [--same-flags] [--keep]
  *
  * Each engine is a folder holding bimri's main.ts and deno.json; it runs as an
- * installed `deno run` binding does (its own deno.json, the binding's V8 flags
- * and permissions). The store has `--runs` runs grown through this checkout's
+ * installed `deno run` binding of that checkout does: its own deno.json, and
+ * the V8 flags and permissions its own `engine/install/` gives the binding, so
+ * an older checkout is measured as it shipped (`--same-flags` runs every engine
+ * with this checkout's instead). The store has `--runs` runs grown through this checkout's
  * CLI (or is a copy of `--store`, e.g. a snapshot of bench/grow_and_measure.ts
  * with its `.live.json`); every engine gets its own copy, re-derives its caches
  * (`index` and one session, as install does) and then, each round, runs one
@@ -21,7 +23,7 @@
  * the floor's, the median of the per-round ratios to the first engine, and
  * (where python3 reports getrusage) the p50 CPU time, then one JSON line.
  */
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { grow } from "./grow_and_measure.ts";
@@ -31,7 +33,27 @@ import { RUN_V8_FLAGS } from "../engine/install/v8_flags.ts";
 
 const HERE = fileURLToPath(new URL("..", import.meta.url));
 
-type Engine = { label: string; dir: string };
+/** A checkout to measure, and the flags its own installer gives a `deno run` binding. */
+type Engine = {
+  label: string;
+  dir: string;
+  v8Flags: readonly string[];
+  permissions: readonly string[];
+};
+
+/** The V8 flags and permissions the checkout at `dir` binds bimri with (its engine/install/). */
+async function shippedFlags(
+  dir: string,
+): Promise<{ v8Flags: readonly string[]; permissions: readonly string[] }> {
+  const own = (name: string) => pathToFileURL(join(dir, "engine", "install", name)).href;
+  const { RUN_V8_FLAGS: v8Flags } = await import(own("v8_flags.ts"));
+  const { RUN_PERMISSIONS: permissions } = await import(own("permissions.ts"));
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+  if (!strings(v8Flags) || !strings(permissions)) {
+    throw new Error(`${dir}: engine/install/ does not export RUN_V8_FLAGS and RUN_PERMISSIONS`);
+  }
+  return { v8Flags, permissions };
+}
 type Timed = { ms: number; cpuMs: number | null; out: string; code: number };
 
 /** Runs `script` (with `args`) as an installed binding of `engine` runs bimri. */
@@ -41,10 +63,10 @@ async function timed(engine: Engine, script: string, args: string[]): Promise<Ti
     Deno.execPath(),
     "run",
     "--quiet",
-    ...RUN_V8_FLAGS,
+    ...engine.v8Flags,
     "--config",
     config,
-    ...RUN_PERMISSIONS,
+    ...engine.permissions,
     script,
     ...args,
   ];
@@ -237,20 +259,24 @@ if (import.meta.main) {
       runs: { type: "string" },
       store: { type: "string" },
       samples: { type: "string" },
+      "same-flags": { type: "boolean" },
       keep: { type: "boolean" },
     },
   });
-  const engines: Engine[] = (values.engines ?? `branch=${HERE}`).split(",").map((spec) => {
+  const engines: Engine[] = [];
+  for (const spec of (values.engines ?? `branch=${HERE}`).split(",")) {
     const at = spec.indexOf("=");
-    return at < 0
-      ? { label: spec, dir: resolve(spec) }
-      : { label: spec.slice(0, at), dir: resolve(spec.slice(at + 1)) };
-  });
+    const label = at < 0 ? spec : spec.slice(0, at);
+    const dir = resolve(at < 0 ? spec : spec.slice(at + 1));
+    const flags = values["same-flags"]
+      ? { v8Flags: RUN_V8_FLAGS, permissions: RUN_PERMISSIONS }
+      : await shippedFlags(dir);
+    engines.push({ label, dir, ...flags });
+  }
   const samples = Number(values.samples ?? "15");
   const work = await Deno.makeTempDir({ prefix: "bimri-ab-" });
-  console.error(
-    `bench folder: ${work}; engines: ${engines.map((e) => `${e.label}=${e.dir}`).join(", ")}`,
-  );
+  console.error(`bench folder: ${work}; engines:`);
+  for (const e of engines) console.error(`  ${e.label}=${e.dir} ${e.v8Flags.join(" ")}`);
   const template = join(work, "template");
   let live: number[] = [];
   let size = Number(values.runs ?? "40");
