@@ -39,7 +39,8 @@ function splitWindows(line: string): string[] {
 
 const DENO = "C:\\Program Files\\deno\\deno.exe";
 const MAIN = "C:\\Users\\Ann O'Neil\\bimri\\main.ts";
-const V8 = "--v8-flags=--max-semi-space-size=8,--min-semi-space-size=2,--heap-growing-percent=20";
+const V8 =
+  "--v8-flags=--max-semi-space-size=8,--min-semi-space-size=2,--heap-growing-percent=20,--baseline-batch-compilation-threshold=65536";
 
 Deno.test("POSIX: bare words stay bare, anything else in single quotes", () => {
   strictEqual(posixQuote("/usr/bin/deno"), "/usr/bin/deno");
