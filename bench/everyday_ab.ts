@@ -218,6 +218,11 @@ async function small(
   }
 }
 
+/** One row of a Markdown table. */
+function tableRow(cells: string[]): string {
+  return `| ${cells.join(" | ")} |`;
+}
+
 function report(engines: Engine[], c: Collected): string {
   const floor = c.wall["empty deno run"]?.floor ?? [];
   const floorP50 = floor.length ? quantile(floor, 0.5) : 0;
@@ -226,12 +231,14 @@ function report(engines: Engine[], c: Collected): string {
       floor.length ? quantile(floor, 0.95).toFixed(0) : "n/a"
     } ms`,
     "",
-    `| command | ${engines.map((e) => `${e.label} p50 / p95 ms (x floor)`).join(" | ")} | ${
-      engines.slice(1).map((e) => `${e.label}/${engines[0].label} paired p50`).join(" | ")
-    } | ${engines.map((e) => `${e.label} cpu p50`).join(" | ")} |`,
-    `|---|${engines.map(() => "---:").join("|")}|${engines.slice(1).map(() => "---:").join("|")}|${
-      engines.map(() => "---:").join("|")
-    }|`,
+    // One column per engine for wall and CPU, and one paired ratio per engine after the first.
+    tableRow([
+      "command",
+      ...engines.map((e) => `${e.label} p50 / p95 ms (x floor)`),
+      ...engines.slice(1).map((e) => `${e.label}/${engines[0].label} paired p50`),
+      ...engines.map((e) => `${e.label} cpu p50`),
+    ]),
+    tableRow(["---", ...Array(engines.length * 3 - 1).fill("---:")]),
   ];
   for (const row of Object.keys(c.wall)) {
     if (row === "empty deno run") continue;
@@ -246,7 +253,7 @@ function report(engines: Engine[], c: Collected): string {
       const v = c.cpu[row]?.[e.label];
       return v?.length ? quantile(v, 0.5).toFixed(0) : "n/a";
     });
-    lines.push(`| ${row} | ${cells.join(" | ")} | ${paired.join(" | ")} | ${cpu.join(" | ")} |`);
+    lines.push(tableRow([row, ...cells, ...paired, ...cpu]));
   }
   return lines.join("\n");
 }
