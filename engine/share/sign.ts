@@ -135,14 +135,21 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
   const existing = readOwnKey(ctx);
   if (existing !== null && lstatOrNull(join(ctx.shareDir, ctx.state.replica, KEY_FILE))) {
     const there = publishedKey(ctx, ctx.state.replica);
-    if (typeof there !== "object" || there === null || there.publicKey !== existing.publicKey) {
+    if (
+      typeof there !== "object" || there === null || there.publicKey !== existing.publicKey ||
+      !matchesKeptKey(ctx, there)
+    ) {
       // A pusher replaced this clone's published key: other clones would take
       // its records as another key's (or trust the pusher's key as this replica).
       const file = `.bimri-share/${ctx.state.replica}/${KEY_FILE}`;
       throw new BimriError(
         "refused",
         `${file} is not the key this clone published (it ${
-          typeof there === "string" ? visible(there) : "names another public key"
+          typeof there === "string"
+            ? visible(there)
+            : there?.publicKey !== existing.publicKey
+            ? "names another public key"
+            : "differs from the key file this clone published"
         }): someone replaced it, and this clone does not sign or export under it; nothing was exported. Restore this clone's key (the bytes it published are kept in .bimri/share-sent/${ctx.state.replica}/${KEY_FILE}, and are in git history): \`cp .bimri/share-sent/${ctx.state.replica}/${KEY_FILE} ${file}\`, then commit it with git.`,
       );
     }
@@ -206,6 +213,21 @@ export function ensureOwnKey(ctx: ShareContext): OwnKey {
  */
 export function keptKeyFile(ctx: ShareContext): string {
   return join(ctx.paths.dir, "share-sent", ctx.state.replica, KEY_FILE);
+}
+
+/**
+ * False when this clone kept the bytes it published and the published file
+ * now says anything else: a pusher who kept the public key but raised
+ * `from_seq` would make other clones take unsigned records as this replica's.
+ */
+function matchesKeptKey(ctx: ShareContext, there: PublishedKey): boolean {
+  const kept = readBytesOrNull(keptKeyFile(ctx));
+  if (kept === null) return true;
+  const parsed = parseKeyBytes(kept, ctx.state.replica);
+  if (typeof parsed !== "object") return true; // a damaged kept copy is rewritten from the file
+  return parsed.publicKey === there.publicKey && parsed.fromSeq === there.fromSeq &&
+    parsed.actor === there.actor && parsed.host === there.host &&
+    parsed.createdAt === there.createdAt;
 }
 
 /** True when kept key bytes publish `publicKey` for `replica`. */

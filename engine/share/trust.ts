@@ -20,14 +20,26 @@ import { loadShare } from "./state.ts";
 import type { ShareContext } from "./context.ts";
 import { scanShare } from "./scan.ts";
 
-/** One owner decision about a replica. */
-export type TrustEntry = { status: "trusted" | "distrusted"; publicKey: string; at: string };
+/**
+ * One owner decision about a replica: the key the owner decided on, and the
+ * first seq that key signs (`fromSeq`; records before it were written
+ * unsigned by an earlier bimri). Both bind the decision: a pusher who kept
+ * the public key but raised `from_seq` could otherwise pass unsigned records
+ * off as that replica's. Null for a decision an earlier bimri recorded
+ * without it, which the owner is asked again.
+ */
+export type TrustEntry = {
+  status: "trusted" | "distrusted";
+  publicKey: string;
+  fromSeq: number | null;
+  at: string;
+};
 
 /** Where a replica stands with this clone's owner. */
 export type TrustStanding =
   | { kind: "trusted"; key: PublishedKey }
   | { kind: "new"; key: PublishedKey }
-  | { kind: "rekeyed"; key: PublishedKey; trusted: string }
+  | { kind: "rekeyed"; key: PublishedKey; trusted: string; trustedFromSeq: number | null }
   | { kind: "distrusted"; key: PublishedKey }
   | { kind: "unsigned" }
   | { kind: "bad-key"; problem: string };
@@ -70,7 +82,11 @@ export function readTrust(paths: StorePaths): Record<string, TrustEntry> {
       (v.status === "trusted" || v.status === "distrusted") &&
       typeof v.public_key === "string" && typeof v.at === "string"
     ) {
-      out[replica] = { status: v.status, publicKey: v.public_key, at: v.at };
+      const fromSeq = typeof v.from_seq === "number" && Number.isInteger(v.from_seq) &&
+          v.from_seq >= 1
+        ? v.from_seq
+        : null;
+      out[replica] = { status: v.status, publicKey: v.public_key, fromSeq, at: v.at };
     }
   }
   return out;
@@ -80,7 +96,9 @@ function writeTrust(paths: StorePaths, entries: Record<string, TrustEntry>): voi
   const replicas: JsonObject = {};
   for (const replica of Object.keys(entries).sort()) {
     const e = entries[replica];
-    replicas[replica] = { at: e.at, public_key: e.publicKey, status: e.status };
+    replicas[replica] = e.fromSeq === null
+      ? { at: e.at, public_key: e.publicKey, status: e.status }
+      : { at: e.at, from_seq: e.fromSeq, public_key: e.publicKey, status: e.status };
   }
   atomicReplace(trustFile(paths), canonicalJson({ replicas }));
 }
@@ -96,8 +114,8 @@ export function standingOf(
   if (key === null) return { kind: "unsigned" };
   const entry = entries[replica];
   if (entry === undefined) return { kind: "new", key };
-  if (entry.publicKey !== key.publicKey) {
-    return { kind: "rekeyed", key, trusted: entry.publicKey };
+  if (entry.publicKey !== key.publicKey || entry.fromSeq !== key.fromSeq) {
+    return { kind: "rekeyed", key, trusted: entry.publicKey, trustedFromSeq: entry.fromSeq };
   }
   return entry.status === "trusted" ? { kind: "trusted", key } : { kind: "distrusted", key };
 }
@@ -116,9 +134,13 @@ function questionText(replica: string, s: TrustStanding, waiting: number): strin
         claims(s.key)
       }; ${waiting} records wait until the owner decides; ${next}.`;
     case "rekeyed":
-      return `BIMRI OWNER QUESTION: replica ${r} now publishes another key (trusted: ${
-        fingerprint(s.trusted)
-      }); trust the new key, ${
+      return `BIMRI OWNER QUESTION: replica ${r} now publishes ${
+        s.trusted !== s.key.publicKey
+          ? `another key (trusted: ${fingerprint(s.trusted)})`
+          : s.trustedFromSeq === null
+          ? "a key whose first signed record (from_seq) the owner's earlier decision did not record"
+          : `its key with another first signed record (from_seq ${s.key.fromSeq}, trusted: ${s.trustedFromSeq}; records before from_seq need no signature)`
+      }; trust the new key, ${
         claims(s.key)
       }; ${waiting} records are refused until the owner decides; ${next}.`;
     case "distrusted":
@@ -208,7 +230,12 @@ export function decideTrust(
     );
   }
   const entries = readTrust(ctx.paths);
-  entries[replica] = { status, publicKey: key.publicKey, at: utcTimestamp() };
+  entries[replica] = {
+    status,
+    publicKey: key.publicKey,
+    fromSeq: key.fromSeq,
+    at: utcTimestamp(),
+  };
   writeTrust(ctx.paths, entries);
   return key;
 }

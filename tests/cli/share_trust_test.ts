@@ -159,6 +159,70 @@ Deno.test("a replica that changes its key is refused until the owner trusts the 
   assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
 });
 
+Deno.test("a pusher who raises a trusted replica's from_seq cannot pass unsigned records off as its: the owner is asked again", async () => {
+  const { b, ra } = await trustedClone();
+  const share = join(b, ".bimri-share");
+  // The pusher keeps a's public key but claims its records are unsigned up to seq 99,999,999.
+  const keyPath = join(share, ra, "key.json");
+  const key = JSON.parse(Deno.readTextFileSync(keyPath));
+  Deno.writeTextFileSync(keyPath, JSON.stringify({ ...key, from_seq: 99_999_999 }) + "\n");
+  const seed = JSON.parse(Deno.readTextFileSync(join(share, ra, "00000001.json"))) as ShareRecord;
+  const { signature: _dropped, ...unsigned } = {
+    ...seed,
+    seq: 2,
+    kind: "change",
+    source: "R000009-Q001",
+    run: "R000009",
+    actor: "codex",
+    entry: { ...seed.entry!, text: "Forged alpha." } as SharedEntry,
+    replaces: `${ra}:1`,
+    vector: { [ra]: 1 },
+  } as ShareRecord;
+  Deno.writeTextFileSync(join(share, ra, "00000002.json"), recordText(unsigned as ShareRecord));
+  const before = hashTree(join(b, ".bimri"));
+  const pulled = await must(b, ["share", "pull"]);
+  assertMatch(
+    pulled,
+    new RegExp(
+      `^BIMRI OWNER QUESTION: replica ${ra} now publishes its key with another first signed record \\(from_seq 99999999, trusted: 1;`,
+      "m",
+    ),
+  );
+  assertMatch(pulled, /imported 0 records/);
+  assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
+  assertEquals(diffTrees(before, hashTree(join(b, ".bimri"))), null);
+});
+
+Deno.test("the author clone refuses to sign or export while its published key file says anything else than it wrote", async () => {
+  const { first: a } = await originAndClone();
+  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a);
+  await must(a, ["share", "init", "--yes"]);
+  const ra = ownReplica(a);
+  const keyPath = join(a, ".bimri-share", ra, "key.json");
+  const original = Deno.readTextFileSync(keyPath);
+  Deno.writeTextFileSync(
+    keyPath,
+    JSON.stringify({ ...JSON.parse(original), from_seq: 99_999_999 }) + "\n",
+  );
+  const run = await startRun(a, "codex");
+  await must(a, ["propose", "--run", run, "--key", "task.alpha", "--text", "Alpha v2."]);
+  const synced = await bimri(a, ["sync", "--run", run]);
+  assertEquals(synced.code, 2, synced.stdout + synced.stderr);
+  assertMatch(
+    synced.stderr,
+    new RegExp(
+      `^BIMRI ERROR: \\.bimri-share/${ra}/key\\.json is not the key this clone published \\(it differs from the key file this clone published\\)`,
+      "m",
+    ),
+  );
+  assertEquals([...Deno.readDirSync(join(a, ".bimri-share", ra))].length, 2);
+  // Restored as the error says, the export goes on.
+  Deno.writeTextFileSync(keyPath, original);
+  await must(a, ["sync", "--run", run]);
+  assert(Deno.readTextFileSync(join(a, ".bimri-share", ra, "00000002.json")).includes("Alpha v2."));
+});
+
 Deno.test("doctor lists every replica the owner distrusts, also one with no records waiting", async () => {
   const { b, ra } = await trustedClone();
   // Everything of a is imported; then the owner distrusts a.
