@@ -113,6 +113,11 @@ export function asAnswered(entry: SharedEntry | null): SharedEntry | null {
   return entry === null || entry.tier === 3 ? entry : { ...entry, trust: "confirmed" };
 }
 
+/** The candidate an owner's answer would confirm: `asAnswered` undone (Tier 1/2: `T:working`). */
+export function asCandidate(entry: SharedEntry | null): SharedEntry | null {
+  return entry === null || entry.tier === 3 ? entry : { ...entry, trust: "working" };
+}
+
 /** The content a proposal would write (for matching an answer to a candidate). */
 export function proposalContent(p: Proposal): SharedEntry | null {
   if (p.operation === "close") return null;

@@ -45,3 +45,13 @@ export function needsOwner(record: ShareRecord, current: SharedEntry | null): bo
   if (record.kind === "resolution" || current === null || current.tier === 3) return false;
   return current.trust === "confirmed";
 }
+
+/**
+ * True when `record` is an owner's answer: a resolution its replica's owner
+ * gave (actor `user`). Only such a record may confirm a claim here as if the
+ * owner had answered (a seed or a change carrying `T:confirmed` with an
+ * agent's source is put to this clone's owner instead).
+ */
+export function isOwnerAnswer(record: Pick<ShareRecord, "kind" | "actor">): boolean {
+  return record.kind === "resolution" && record.actor === "user";
+}

@@ -27,6 +27,7 @@ import { listConflictIds, readConflict, readResolution } from "../records/confli
 import { resolveConflict } from "../memory/resolve.ts";
 import {
   asAnswered,
+  asCandidate,
   classifyRecord,
   confirmedByAnswer,
   sameContent,
@@ -39,7 +40,7 @@ import { keysOf } from "./state.ts";
 import type { ImportCounts, ShareContext } from "./context.ts";
 import { vectorCovers } from "./vector.ts";
 import type { TrustQuestion } from "./trust.ts";
-import { needsOwner } from "./governance.ts";
+import { isOwnerAnswer, needsOwner } from "./governance.ts";
 import { pathExists } from "../store/files.ts";
 import { proposalContent } from "./classify.ts";
 import { importInput } from "./import_input.ts";
@@ -148,7 +149,7 @@ export class Pull {
     const healed = this.healed.get(event);
     if (!healed) return false;
     this.healed.delete(event);
-    if (confirmedByAnswer(record.entry)) {
+    if (confirmedByAnswer(record.entry) && isOwnerAnswer(record)) {
       // An owner's answer from elsewhere was being applied: answer the question with it.
       this.answerWith(healed.conflictId, healed.pid);
       delete this.ctx.state.candidates[healed.pid];
@@ -225,6 +226,14 @@ export class Pull {
     }
     if (kind === "apply" && record.kind === "resolution") {
       this.applyResolution(record, event);
+      return;
+    }
+    if (kind === "apply" && confirmedByAnswer(record.entry) && !isOwnerAnswer(record)) {
+      // A claim confirmed by an owner's answer elsewhere, carried by a record
+      // that is not that answer (a seed, a change): here only the owner may
+      // confirm it, so it is put to the owner as a candidate (working), never
+      // applied as if answered.
+      this.deferContest({ ...record, entry: asCandidate(record.entry) }, event);
       return;
     }
     if (kind === "apply") {
@@ -389,7 +398,7 @@ export class Pull {
         this.result.noop++;
         continue;
       }
-      if (confirmedByAnswer(record.entry)) {
+      if (confirmedByAnswer(record.entry) && isOwnerAnswer(record)) {
         const event = eventId(record.replica, record.seq);
         if (!this.completeHealed(record, event)) this.confirmAsAnswered(record);
         continue;
@@ -505,9 +514,24 @@ export class Pull {
     const run = this.runFor(record.replica, record.key);
     const id = this.stage(run, { ...record, entry: { ...entry, trust: "working" } });
     if (id === null) return;
+    // A question already open on the key (this clone's own agents', say) is
+    // one the answer never saw: the claim joins it for the owner here.
+    const joins = this.openQuestionOn(record.key);
     const conflictId = this.raise(run, id, record.key);
+    if (joins) {
+      this.result.conflicts++;
+      return;
+    }
     faultPoint("share-before-answer");
     this.answerWith(conflictId, id);
+  }
+
+  /** True when a stale-base question on `key` is open here. */
+  openQuestionOn(key: string): boolean {
+    for (const at of this.openStaleBase().keys()) {
+      if (at.startsWith(`${key}\n`)) return true;
+    }
+    return false;
   }
 
   /** Raises (or joins) the stale-base question on `key` with candidate `id` of `run`. */
