@@ -4,6 +4,7 @@
  * data only: every field is checked against a grammar before anything reads
  * it, and nothing in a record is ever executed or used as a path.
  */
+import { visible } from "../model/visible.ts";
 import {
   ACTOR,
   ANY_ENTRY_ID,
@@ -310,7 +311,7 @@ export function parseRecordBytes(bytes: Uint8Array, replica: string, seq: number
     vector: parseVector(raw.vector),
   };
   if (record.replica !== replica) {
-    fail(`names replica ${record.replica}, not its folder ${replica}`);
+    fail(`names replica ${visible(record.replica)}, not its folder ${visible(replica)}`);
   }
   if (record.seq !== seq) fail(`names seq ${record.seq}, not its file name`);
   if (!KEY.test(record.key) || record.key.length > KEY_MAX) fail("field key is not a valid key");

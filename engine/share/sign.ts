@@ -303,7 +303,9 @@ export function parseKeyBytes(bytes: Uint8Array, replica: string): PublishedKey 
   if (fields !== "actor,created_at,format,from_seq,host,public_key,replica") {
     return "must have exactly the fields actor, created_at, format, from_seq, host, public_key, replica";
   }
-  if (raw.replica !== replica) return `names replica ${String(raw.replica)}, not its folder`;
+  if (raw.replica !== replica) {
+    return `names replica ${visible(String(raw.replica))}, not its folder`;
+  }
   if (typeof raw.public_key !== "string" || !B64URL_KEY.test(raw.public_key)) {
     return "holds no valid Ed25519 public key";
   }
