@@ -16,6 +16,7 @@ import {
 import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
+import { refuseTrackedLocalState } from "../engine/share/tracked_local.ts";
 import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
 import { visible } from "../engine/model/visible.ts";
 import { seenVector, SHARE_FOLDER } from "../engine/share/state.ts";
@@ -155,6 +156,7 @@ export function pullAt(root: string, max?: number): CommandResult {
       `${root} has no .bimri-share/ folder and no memory store, so there is nothing to pull. Run \`git pull\` in the project's clone first, or \`bimri share init\` to start sharing; nothing was created.`,
     );
   }
+  refuseTrackedLocalState(root, "nothing was imported");
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
@@ -301,6 +303,7 @@ function decide(
       } --human-approved\`.`,
     );
   }
+  refuseTrackedLocalState(ctx.root, `nothing was ${sub}ed`);
   return withStore(ctx.root, (store) => {
     const share = replicaContext(store);
     const key = decideTrust(share, replica, sub === "trust" ? "trusted" : "distrusted");

@@ -537,3 +537,49 @@ for (const next of ["start", "share pull"]) {
     assertEquals((await openConflicts(root)).length, 1);
   });
 }
+
+Deno.test("trust committed into .bimri/ through git is refused: a fresh clone imports and trusts nothing until it is untracked and removed, then its owner is asked", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
+  await must(a, ["share", "init", "--yes"]);
+  const ra = ownReplica(a);
+  // The pusher commits a trust file that pre-trusts its own replica.
+  const key = JSON.parse(Deno.readTextFileSync(join(a, ".bimri-share", ra, "key.json")));
+  Deno.writeTextFileSync(
+    join(a, ".bimri", "share-trust.local.json"),
+    JSON.stringify({
+      replicas: {
+        [ra]: {
+          at: "2026-12-01T00:00:00Z",
+          from_seq: key.from_seq,
+          public_key: key.public_key,
+          status: "trusted",
+        },
+      },
+    }),
+  );
+  await gitOk(a, ["add", "-f", ".bimri/share-trust.local.json"]);
+  await publish(a, "memory, pre-trusted");
+  const b = await cloneAs(base, origin, "b");
+  const before = hashTree(join(b, ".bimri"));
+  for (const args of [["share", "pull"], ["share", "trust", ra, "--human-approved"]]) {
+    const refused = await bimri(b, args);
+    assertEquals(refused.code, 2, refused.stdout + refused.stderr);
+    assertMatch(
+      refused.stderr,
+      /^BIMRI ERROR: git tracks \.bimri\/share-trust\.local\.json: \.bimri\/ is this clone's private store.*Run `git rm -r --cached \.bimri` and commit that/m,
+    );
+    assertEquals(diffTrees(before, hashTree(join(b, ".bimri"))), null);
+  }
+  const installed = await bimri(b, ["install", "--target", "."]);
+  assertMatch(installed.stderr, /^BIMRI ERROR: git tracks \.bimri\/share-trust\.local\.json/m);
+  assertEquals(await textOf(b, "task.alpha"), null);
+  // Done as the error says, the owner is asked like any fresh clone's.
+  await gitOk(b, ["rm", "-r", "-q", "--cached", ".bimri"]);
+  await gitOk(b, ["commit", "-q", "-m", "untrack the local store"]);
+  Deno.removeSync(join(b, ".bimri"), { recursive: true });
+  const pulled = await must(b, ["share", "pull"]);
+  assertMatch(pulled, question(ra));
+  assertMatch(pulled, /imported 0 records/);
+});
