@@ -43,8 +43,8 @@ import {
 const HELP = `usage: bimri share init [--yes]
        bimri share pull [--max N]
        bimri share status
-       bimri share trust <replica> --human-approved
-       bimri share distrust <replica> --human-approved
+       bimri share trust <replica> [--fingerprint F] --human-approved
+       bimri share distrust <replica> [--fingerprint F] --human-approved
        bimri share hooks install|uninstall|status
 
 Team memory across clones of one git repository. Every clone keeps its own
@@ -68,6 +68,8 @@ written as immutable records to .bimri-share/<replica>/, which git carries.
   --yes    init: update .gitignore without asking
   --max N  pull: import at most N records this time (default 100000); the
            rest wait for the next pull, which says how many remain
+  --fingerprint F   trust/distrust: the key fingerprint the question showed;
+                    refused when the replica's key has changed since
   --human-approved  trust/distrust: attests that the owner decided this`;
 
 function askYes(question: string): boolean {
@@ -288,6 +290,7 @@ function decide(
   sub: "trust" | "distrust",
   replica: string | undefined,
   approved: boolean,
+  shown: string | undefined,
 ): CommandResult {
   if (replica === undefined) {
     throw new BimriError(
@@ -306,7 +309,7 @@ function decide(
   refuseTrackedLocalState(ctx.root, `nothing was ${sub}ed`);
   return withStore(ctx.root, (store) => {
     const share = replicaContext(store);
-    const key = decideTrust(share, replica, sub === "trust" ? "trusted" : "distrusted");
+    const key = decideTrust(share, replica, sub === "trust" ? "trusted" : "distrusted", shown);
     const who = `${visible(key.actor)} on ${visible(key.host)}, fingerprint ${
       fingerprint(key.publicKey)
     }`;
@@ -370,6 +373,7 @@ export const shareCommand: Command = {
     yes: { type: "boolean" },
     "human-approved": { type: "boolean" },
     max: { type: "string" },
+    fingerprint: { type: "string" },
   },
   progress: (positionals) => positionals[0] === "pull" ? "pulling team memory" : null,
   positionals: 2,
@@ -377,7 +381,13 @@ export const shareCommand: Command = {
     const sub = positionals[0];
     if (sub === "hooks") return hooks(ctx, positionals[1]);
     if (sub === "trust" || sub === "distrust") {
-      return decide(ctx, sub, positionals[1], boolFlag(flags, "human-approved"));
+      return decide(
+        ctx,
+        sub,
+        positionals[1],
+        boolFlag(flags, "human-approved"),
+        stringFlag(flags, "fingerprint"),
+      );
     }
     if (positionals.length > 1) {
       throw new BimriError(

@@ -122,8 +122,11 @@ export function standingOf(
 
 function questionText(replica: string, s: TrustStanding, waiting: number): string {
   const r = visible(replica);
+  // The key the owner is shown is the one decided on: a key that changes
+  // between the question and the answer (a git pull) is refused, not trusted.
+  const shown = "key" in s ? ` --fingerprint ${fingerprint(s.key.publicKey)}` : "";
   const next =
-    `answer with \`bimri share trust ${r} --human-approved\` or \`bimri share distrust ${r} --human-approved\``;
+    `answer with \`bimri share trust ${r}${shown} --human-approved\` or \`bimri share distrust ${r}${shown} --human-approved\``;
   const claims = (k: PublishedKey) =>
     `which says it is ${visible(k.actor)} on ${visible(k.host)}? fingerprint ${
       fingerprint(k.publicKey)
@@ -193,12 +196,14 @@ export function holdUntrusted<T>(
 
 /**
  * Records the owner's decision to trust (or distrust) `replica` with the key
- * its folder publishes now. Returns the key decided on.
+ * its folder publishes now (`shown`: the fingerprint the owner was shown,
+ * which that key must have). Returns the key decided on.
  */
 export function decideTrust(
   ctx: ShareContext,
   replica: string,
   status: TrustEntry["status"],
+  shown?: string,
 ): PublishedKey {
   if (!REPLICA_ID.test(replica)) {
     throw new BimriError(
@@ -227,6 +232,16 @@ export function decideTrust(
       `.bimri-share/${replica}/${KEY_FILE} ${
         visible(key)
       }; restore it from git history, then decide again.`,
+    );
+  }
+  if (shown !== undefined && shown !== fingerprint(key.publicKey)) {
+    throw new BimriError(
+      "refused",
+      `replica ${replica} now publishes the key with fingerprint ${
+        fingerprint(key.publicKey)
+      }, not ${
+        visible(shown)
+      } as given: its key changed since the question was asked; nothing was decided. Run \`bimri share status\` and answer the question it asks now.`,
     );
   }
   const entries = readTrust(ctx.paths);

@@ -28,6 +28,7 @@ import {
 } from "../helpers/share_records.ts";
 import { recordText, type SharedEntry, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
+import { lstatOrNull } from "../../engine/store/files.ts";
 
 function ownReplica(root: string): string {
   return JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "replica.local.json"))).replica;
@@ -582,4 +583,40 @@ Deno.test("trust committed into .bimri/ through git is refused: a fresh clone im
   const pulled = await must(b, ["share", "pull"]);
   assertMatch(pulled, question(ra));
   assertMatch(pulled, /imported 0 records/);
+});
+
+Deno.test("the owner's answer names the fingerprint it was shown: a key swapped in after the question is refused, not trusted", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
+  await must(a, ["share", "init", "--yes"]);
+  const ra = ownReplica(a);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  const asked = await must(b, ["share", "pull"]);
+  const shown = new RegExp(
+    `bimri share trust ${ra} --fingerprint ((?:[0-9a-f]{2}:){15}[0-9a-f]{2}) --human-approved`,
+  ).exec(asked);
+  assert(shown !== null, asked);
+  // Before the owner answers, a git pull brings a pusher's key for that replica.
+  handReplica(join(b, ".bimri-share"), ra);
+  const refused = await bimri(b, [
+    "share",
+    "trust",
+    ra,
+    "--fingerprint",
+    shown[1],
+    "--human-approved",
+  ]);
+  assertEquals(refused.code, 2, refused.stdout + refused.stderr);
+  assertMatch(
+    refused.stderr,
+    new RegExp(
+      `^BIMRI ERROR: replica ${ra} now publishes the key with fingerprint .*, not ${
+        shown[1]
+      } as given: its key changed since the question was asked; nothing was decided`,
+      "m",
+    ),
+  );
+  assertEquals(lstatOrNull(join(b, ".bimri", "share-trust.local.json")), null);
 });
