@@ -108,6 +108,10 @@ del { background: var(--del); border-radius: .2rem; padding: 0 .15em; margin: 0 
 ul.lines { list-style: none; padding: 0; margin: .25rem 0 .75rem; font-size: .875rem; overflow-wrap: anywhere; }
 ul.lines li { margin: .15rem 0; }
 .choices { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: .85rem; }
+code.command { display: block; background: var(--bg); border: 1px solid var(--line); border-radius: .4rem;
+  padding: .45rem .6rem; margin: .3rem 0 .6rem; user-select: all; }
+ul.trust { list-style: none; padding: 0; margin: .5rem 0 0; }
+ul.trust > li + li { border-top: 1px solid var(--line); padding-top: .75rem; margin-top: .75rem; }
 .notice { border: 1px solid var(--line); border-left: 4px solid var(--accent); background: var(--panel);
   padding: .75rem 1rem; border-radius: .4rem; margin: 0 0 1rem; }
 .notice.bad { border-left-color: var(--bad); }

@@ -31,6 +31,7 @@ import { readProposal } from "../engine/records/proposal.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { scanShare } from "../engine/share/scan.ts";
+import { pendingTrustQuestions, type TrustQuestion } from "../engine/share/trust.ts";
 import type { JsonObject } from "../engine/model/json.ts";
 import { type MemoryEntry, parseAnyEntry } from "../engine/model/hot.ts";
 import { RUN_ID } from "../engine/model/ids.ts";
@@ -526,8 +527,11 @@ function evidenceOf(store: Store, conflict: ConflictRecord): Evidence | null {
 /** A held candidate waiting for the owner (no conflict: answered by a direct owner statement). */
 export type HeldQuestion = { row: MemoryRow; message: string };
 
-/** The whole inbox. */
-export type Inbox = { questions: Question[]; held: HeldQuestion[] };
+/**
+ * The whole inbox: conflicts and reviews, held candidates, and the replicas
+ * whose records wait for the owner's trust (answered in a terminal only).
+ */
+export type Inbox = { questions: Question[]; held: HeldQuestion[]; trust: TrustQuestion[] };
 
 /** Reads every open question. */
 export function readInbox(root: string, onlyConflict?: string): Inbox {
@@ -548,8 +552,17 @@ export function readInbox(root: string, onlyConflict?: string): Inbox {
           message: HOLD_MESSAGES[reason] ?? "Candidate preserved; current unchanged.",
         };
       });
-    return { questions, held };
+    return { questions, held, trust: onlyConflict !== undefined ? [] : trustQuestions(store) };
   });
+}
+
+/** The trust questions of a shared store (file names and key files only; none when unreadable). */
+function trustQuestions(store: Store): TrustQuestion[] {
+  try {
+    return pendingTrustQuestions(store.paths);
+  } catch {
+    return []; // the Health page and `share status` say what is wrong
+  }
 }
 
 function question(

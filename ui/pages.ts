@@ -21,6 +21,7 @@ import type {
   RunTimeline,
 } from "./data.ts";
 import type { CandidateProposal } from "../engine/records/conflict.ts";
+import type { TrustQuestion } from "../engine/share/trust.ts";
 import type { LiveEntry } from "../engine/records/live_entry.ts";
 import { actionName, entryMetadata } from "../engine/memory/review_render.ts";
 import { revisionName } from "../engine/model/ids.ts";
@@ -678,6 +679,41 @@ function heldItem(h: HeldQuestion): Html {
   `;
 }
 
+/** A replica whose records wait for the owner's trust; answered in a terminal, never here. */
+function trustItem(q: TrustQuestion): Html {
+  if (q.fingerprint === null || (q.standing !== "new" && q.standing !== "rekeyed")) {
+    return html`
+      <li>
+        <div class="text">${untrusted(q.text)}</div>
+      </li>
+    `;
+  }
+  const answer = (verb: string) =>
+    html`
+      <code
+        class="command">bimri share ${verb} ${q.replica} --fingerprint ${q
+          .fingerprint} --human-approved</code>
+    `;
+  const records = q.waiting === 1 ? "1 record waits" : `${q.waiting} records wait`;
+  return html`
+    <li>
+      <div><span class="mono">${q.replica}</span> · ${q.standing === "new"
+        ? "new replica"
+        : html`<span class="pill warn">changed its key</span>`} · ${records}</div>
+      <dl class="meta">
+        <dt>Says it is</dt><dd>${untrusted(q.actor ?? "unknown")} on ${untrusted(
+          q.host ?? "unknown",
+        )} (unverified)</dd>
+        <dt>Key fingerprint</dt><dd class="mono">${q.fingerprint}</dd>
+      </dl>
+      <p class="muted">Check the fingerprint with that teammate (not through the repository), then answer in a terminal. To trust:</p>
+      ${answer("trust")}
+      <p class="muted">To refuse it:</p>
+      ${answer("distrust")}
+    </li>
+  `;
+}
+
 /** Held candidates listed in the inbox (the Memory page lists them all). */
 const HELD_SHOWN = 50;
 
@@ -692,8 +728,20 @@ export function inboxPage(frame: Frame, inbox: Inbox, flash: Html | null, single
 ${flash ?? html``}
 ${
       questions.length === 0
-        ? html`<p class="notice ok">No open conflict or review. Memory is settled.</p>`
+        ? html`<p class="notice ok">No open conflict or review.${
+          inbox.trust.length === 0 ? " Memory is settled." : ""
+        }</p>`
         : join(questions)
+    }
+${
+      inbox.trust.length === 0 ? html`` : html`
+        <section class="card" aria-labelledby="trust-h">
+          <h2 id="trust-h">Replicas waiting for your trust (${inbox.trust.length})</h2>
+          <p
+            class="muted">Their records change nothing here until you decide. Trust is granted only in a terminal, by you: not from this page, and not by an agent.</p>
+          <ul class="trust">${inbox.trust.map(trustItem)}</ul>
+        </section>
+      `
     }
 ${
       single ? html`<p><a href="/inbox">Back to the inbox</a></p>` : html`

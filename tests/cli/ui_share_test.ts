@@ -56,3 +56,33 @@ Deno.test("ui overview: team memory shows waiting records and a gap", async () =
   // The record after the gap still waits (counted as share status counts it).
   match(gap, /: 0 imported, 1 waiting/);
 });
+
+Deno.test("ui inbox: a replica waiting for the owner's trust is shown with its fingerprint and the terminal command, and leaves once trusted", async () => {
+  const { base, origin, first: a } = await originAndClone();
+  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
+  await gitInit(a); // share init needs a git work tree
+  await must(a, ["share", "init", "--yes"]);
+  await publish(a, "share memory");
+  const b = await cloneAs(base, origin, "b");
+  const asked = await must(b, ["share", "pull"]);
+  const [, ra, fp] = /trust replica ([a-z2-7]{26}),.*fingerprint ((?:[0-9a-f]{2}:){15}[0-9a-f]{2});/
+    .exec(asked)!;
+  const ui = await startUi(b);
+  try {
+    const cookie = await signIn(ui);
+    const inbox = (await rawHttp(ui.origin, "GET", "/inbox", { cookie })).body;
+    match(inbox, /Replicas waiting for your trust \(1\)/);
+    ok(inbox.includes(`<span class="mono">${fp}</span>`), inbox);
+    ok(
+      inbox.includes(`bimri share trust ${ra} --fingerprint ${fp} --human-approved`),
+      "the exact command to answer with",
+    );
+    ok(!/<form[^>]*trust/i.test(inbox), "trust is never granted from the page");
+    // The owner answers in a terminal; the open console sees it without a restart.
+    await must(b, ["share", "trust", ra, "--fingerprint", fp, "--human-approved"]);
+    const after = (await rawHttp(ui.origin, "GET", "/inbox", { cookie })).body;
+    ok(!after.includes("Replicas waiting for your trust"), after);
+  } finally {
+    await ui.stop();
+  }
+});
