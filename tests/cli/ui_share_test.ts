@@ -72,7 +72,7 @@ Deno.test("ui inbox: a replica waiting for the owner's trust is shown with its f
     const cookie = await signIn(ui);
     const inbox = (await rawHttp(ui.origin, "GET", "/inbox", { cookie })).body;
     match(inbox, /Replicas waiting for your trust \(1\)/);
-    ok(inbox.includes(`<span class="mono">${fp}</span>`), inbox);
+    ok(inbox.includes(`<dd class="mono">${fp}</dd>`), inbox);
     ok(
       inbox.includes(`bimri share trust ${ra} --fingerprint ${fp} --human-approved`),
       "the exact command to answer with",
