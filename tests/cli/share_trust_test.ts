@@ -620,3 +620,22 @@ Deno.test("the owner's answer names the fingerprint it was shown: a key swapped 
   );
   assertEquals(lstatOrNull(join(b, ".bimri", "share-trust.local.json")), null);
 });
+
+Deno.test("a trust decision an earlier bimri recorded without from_seq is asked again, once", async () => {
+  const { b, ra } = await trustedClone();
+  const file = join(b, ".bimri", "share-trust.local.json");
+  const trust = JSON.parse(Deno.readTextFileSync(file));
+  delete trust.replicas[ra].from_seq;
+  Deno.writeTextFileSync(file, JSON.stringify(trust));
+  const asked = await must(b, ["share", "pull"]);
+  assertMatch(
+    asked,
+    new RegExp(
+      `^BIMRI OWNER QUESTION: replica ${ra} now publishes a key whose first signed record \\(from_seq\\) the owner's earlier decision did not record`,
+      "m",
+    ),
+  );
+  const fp = /--fingerprint ((?:[0-9a-f]{2}:){15}[0-9a-f]{2})/.exec(asked)![1];
+  await must(b, ["share", "trust", ra, "--fingerprint", fp, "--human-approved"]);
+  assertNotMatch(await must(b, ["share", "pull"]), /OWNER QUESTION/);
+});
