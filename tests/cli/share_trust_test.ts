@@ -622,20 +622,31 @@ Deno.test("the owner's answer names the fingerprint it was shown: a key swapped 
 });
 
 Deno.test("a trust decision an earlier bimri recorded without from_seq is asked again, once", async () => {
-  const { b, ra } = await trustedClone();
+  const { b } = await trustedClone();
+  const share = join(b, ".bimri-share");
+  const h = mintReplicaId();
+  const hand = handReplica(share, h);
+  await must(b, ["share", "trust", h, "--human-approved"]);
   const file = join(b, ".bimri", "share-trust.local.json");
   const trust = JSON.parse(Deno.readTextFileSync(file));
-  delete trust.replicas[ra].from_seq;
+  assertEquals(trust.replicas[h].from_seq, 1);
+  delete trust.replicas[h].from_seq;
   Deno.writeTextFileSync(file, JSON.stringify(trust));
+  Deno.writeTextFileSync(
+    join(share, h, "00000001.json"),
+    recordText(hand.sign(changeRecord(h, 1, "task.new", shareEntry("New from h."), null, {}))),
+  );
   const asked = await must(b, ["share", "pull"]);
   assertMatch(
     asked,
     new RegExp(
-      `^BIMRI OWNER QUESTION: replica ${ra} now publishes a key whose first signed record \\(from_seq\\) the owner's earlier decision did not record`,
+      `^BIMRI OWNER QUESTION: replica ${h} now publishes a key whose first signed record \\(from_seq\\) the owner's earlier decision did not record`,
       "m",
     ),
   );
+  assertEquals(await textOf(b, "task.new"), null);
   const fp = /--fingerprint ((?:[0-9a-f]{2}:){15}[0-9a-f]{2})/.exec(asked)![1];
-  await must(b, ["share", "trust", ra, "--fingerprint", fp, "--human-approved"]);
+  await must(b, ["share", "trust", h, "--fingerprint", fp, "--human-approved"]);
   assertNotMatch(await must(b, ["share", "pull"]), /OWNER QUESTION/);
+  assertEquals(await textOf(b, "task.new"), "New from h.");
 });
