@@ -14,6 +14,7 @@ import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
 import { distrustedLines, holdUntrusted } from "../engine/share/trust.ts";
+import { refuseTrackedLocalState } from "../engine/share/tracked_local.ts";
 import {
   scanStoreForSecrets,
   type StoredSecret,
@@ -50,7 +51,8 @@ function auditUnderLock(
 
 /** Refused shared records (team memory), reported without failing the store's own audit. */
 function shareWarnings(paths: StorePaths): string[] {
-  if (!isShared(paths)) return [];
+  // Also before the store is shared: a fresh clone may have checked such files out.
+  if (!isShared(paths)) return trackedLocalLines(paths.root);
   try {
     const ctx = loadShare(paths, false);
     if (ctx === null) return [];
@@ -69,7 +71,19 @@ function shareWarnings(paths: StorePaths): string[] {
       ...questions.map((q) => q.text),
       // share: every replica the owner distrusts, records waiting or not.
       ...distrustedLines(paths, new Set(questions.map((q) => q.replica))),
+      ...trackedLocalLines(paths.root),
     ];
+  } catch (error) {
+    if (!(error instanceof BimriError)) throw error;
+    return [`team memory: ${error.message}`];
+  }
+}
+
+/** The refusal share pull and trust would give for host-bound `.bimri/` files that git tracks. */
+function trackedLocalLines(root: string): string[] {
+  try {
+    refuseTrackedLocalState(root, "share pull, trust and distrust refuse to run");
+    return [];
   } catch (error) {
     if (!(error instanceof BimriError)) throw error;
     return [`team memory: ${error.message}`];

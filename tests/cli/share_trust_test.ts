@@ -561,6 +561,10 @@ Deno.test("trust committed into .bimri/ through git is refused: a fresh clone im
     }),
   );
   await gitOk(a, ["add", "-f", ".bimri/share-trust.local.json"]);
+  // doctor names it (a finding about team memory; the store's own audit still passes).
+  const doctor = await bimri(a, ["doctor", "--read-only"]);
+  assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
+  assertMatch(doctor.stdout, /team memory: git tracks \.bimri\/share-trust\.local\.json/);
   await publish(a, "memory, pre-trusted");
   const b = await cloneAs(base, origin, "b");
   const before = hashTree(join(b, ".bimri"));
