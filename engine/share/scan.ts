@@ -52,8 +52,41 @@ export type ShareScan = {
   gaps: ShareGap[];
 };
 
-/** Seqs missing from a replica's folder while later ones are present. */
-export type ShareGap = { replica: string; missing: number[]; since: string | null };
+/**
+ * Seqs missing from a replica's folder while later ones are present: the
+ * first few (`missing`, at most GAP_NAMED) and how many in all (`count`).
+ */
+export type ShareGap = { replica: string; missing: number[]; count: number; since: string | null };
+
+/** How many missing seqs a gap names; the rest are counted. */
+export const GAP_NAMED = 8;
+
+/**
+ * The seqs missing below `last` (past `done`, neither present nor imported
+ * ahead): the first GAP_NAMED of them and their count. Pushed file names
+ * choose the numbers (a lone `99999999.json` leaves 10^8 missing), so the
+ * gaps are measured between the seqs present, never enumerated: the work is
+ * bounded by the files in the folder.
+ */
+export function missingSeqs(
+  seqs: readonly number[],
+  done: number,
+  ahead: ReadonlySet<number>,
+  last: number,
+): { first: number[]; count: number } {
+  const first: number[] = [];
+  let count = 0;
+  let expect = done + 1;
+  const marks = [...new Set([...seqs, ...ahead])].filter((s) => s > done && s <= last);
+  for (const seq of marks.sort((a, b) => a - b)) {
+    if (seq > expect) {
+      count += seq - expect;
+      for (let s = expect; s < seq && first.length < GAP_NAMED; s++) first.push(s);
+    }
+    expect = seq + 1;
+  }
+  return { first, count };
+}
 
 function display(...parts: string[]): string {
   // Names come from the pushed folder: shown with hazardous characters escaped.
@@ -152,20 +185,21 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     const ahead = new Set(ctx.state.ahead[replica] ?? []);
     const waiting = waitingSeqs(seqs, done, ahead);
     if (waiting.length === 0) continue;
-    const present = new Set(seqs);
-    const missing: number[] = [];
-    for (let seq = done + 1; seq < waiting[waiting.length - 1]; seq++) {
-      if (!present.has(seq) && !ahead.has(seq)) missing.push(seq);
-    }
-    if (missing.length > 0) {
+    const gap = missingSeqs(seqs, done, ahead, waiting[waiting.length - 1]);
+    if (gap.count > 0) {
       // The record after the first missing one was written after it: "since" that time.
       // A count at an everyday verb's start has no signature check loaded: the time is
       // then the record's own claim (a checked timestamp; nothing of it is imported).
-      const next = waiting.find((s) => s > missing[0])!;
+      const next = waiting.find((s) => s > gap.first[0])!;
       const after = options.countOnly && !signatureChecksLoaded()
         ? readRecordUnsigned(ctx, replica, next)
         : readRecordFile(ctx, replica, next);
-      scan.gaps.push({ replica, missing, since: isProblem(after) ? null : after.at });
+      scan.gaps.push({
+        replica,
+        missing: gap.first,
+        count: gap.count,
+        since: isProblem(after) ? null : after.at,
+      });
     }
     scan.waiting.set(replica, waiting.length);
     if (options.countOnly) continue;
@@ -219,11 +253,12 @@ export function totalWaiting(scan: ShareScan): number {
 /** One line per gap: the replica, the missing seqs, since when, and the next step. */
 export function gapLines(scan: ShareScan): string[] {
   return scan.gaps.map((g) => {
-    const seqs = g.missing.length > 8
-      ? `${g.missing.slice(0, 8).join(", ")} and ${g.missing.length - 8} more`
-      : g.missing.join(", ");
+    const named = g.missing.slice(0, GAP_NAMED);
+    const seqs = g.count > named.length
+      ? `${named.join(", ")} and ${g.count - named.length} more (${g.count} in all)`
+      : named.join(", ");
     return `BIMRI SHARE GAP: replica ${g.replica} is missing record${
-      g.missing.length === 1 ? "" : "s"
+      g.count === 1 ? "" : "s"
     } ${seqs}${
       g.since ? ` (since ${g.since} or earlier)` : ""
     }; only records whose key depends on it wait. Next step: in the clone that wrote replica ${g.replica}, run any bimri command (it restores its own records), commit .bimri-share/ and push; then git pull and \`bimri share pull\` here.`;
