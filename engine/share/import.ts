@@ -136,7 +136,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
         if (order.ready(record, held)) {
           taken++;
           pull.process(record);
-          order.markDone(record.replica, record.seq);
+          order.markDone(record.replica, record.seq, record.passed ?? 0);
           done.add(event);
           progressed = true;
         } else held.add(record.key);
