@@ -12,7 +12,14 @@ import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
 import { claimOfState, type RecordProver, requireLineage } from "../engine/records/legacy_claim.ts";
 import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
-import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
+import {
+  gapLines,
+  moreProblemsLine,
+  namedProblems,
+  problemMessage,
+  scanShare,
+  totalWaiting,
+} from "../engine/share/scan.ts";
 import { distrustedLines, holdUntrusted } from "../engine/share/trust.ts";
 import {
   scanStoreForSecrets,
@@ -57,8 +64,11 @@ function shareWarnings(paths: StorePaths): string[] {
     const scan = scanShare(ctx);
     const waiting = totalWaiting(scan);
     const questions = holdUntrusted(ctx, new Map(scan.pending), scan.waiting);
+    // A pusher's thousands of junk files are counted, not each listed.
+    const moreProblems = moreProblemsLine(scan.problems);
     return [
-      ...scan.problems.map((p) => problemMessage(p)),
+      ...namedProblems(scan.problems).named.map((p) => problemMessage(p)),
+      ...(moreProblems === null ? [] : [moreProblems]),
       ...(waiting > 0
         ? [
           `team memory: ${waiting} records from other clones are waiting; run \`bimri share pull\`.`,

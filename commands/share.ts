@@ -13,7 +13,14 @@ import {
   initShare,
   missingIgnoreLines,
 } from "../engine/share/init.ts";
-import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
+import {
+  gapLines,
+  moreProblemsLine,
+  namedProblems,
+  problemMessage,
+  scanShare,
+  totalWaiting,
+} from "../engine/share/scan.ts";
 import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
 import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
@@ -193,7 +200,12 @@ export function pullAt(root: string, max?: number): CommandResult {
       waiting: result.blocked,
       remaining: result.remaining ?? 0,
       gaps: after.gaps.map((g) => ({ ...g })),
-      problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
+      // The first few refused files, as on stderr; every one counted.
+      problems: namedProblems(result.problems).named.map((p) => ({
+        file: p.file,
+        message: problemMessage(p),
+      })),
+      problems_total: result.problems.length,
       trust_questions: questions.map((q) => ({
         replica: q.replica,
         standing: q.standing,
@@ -252,7 +264,11 @@ function status(ctx: CommandContext): CommandResult {
     lines.push(
       `Imported so far: applied ${c.applied}, already current ${c.noop}, superseded ${c.superseded}, conflicts ${c.conflicts}, answered elsewhere ${c.resolved}, held ${c.held}.`,
     );
-    for (const p of scan.problems) lines.push(`REFUSED: ${p.file} ${p.message}`);
+    for (const p of namedProblems(scan.problems).named) {
+      lines.push(`REFUSED: ${p.file} ${p.message}`);
+    }
+    const more = moreProblemsLine(scan.problems);
+    if (more !== null) lines.push(`REFUSED: ${more}`);
     const questions = holdUntrusted(share, new Map(scan.pending), scan.waiting);
     for (const q of questions) lines.push(q.text);
     return ok(lines.join("\n") + "\n", {
@@ -262,7 +278,8 @@ function status(ctx: CommandContext): CommandResult {
       waiting,
       open_conflicts: open,
       counts: { ...c },
-      problems: scan.problems.map((p) => ({ ...p })),
+      problems: namedProblems(scan.problems).named.map((p) => ({ ...p })),
+      problems_total: scan.problems.length,
       gaps: scan.gaps.map((g) => ({ ...g })),
       trust_questions: questions.map((q) => ({ replica: q.replica, standing: q.standing })),
     });

@@ -295,3 +295,28 @@ export function gapLines(scan: ShareScan): string[] {
 export function problemMessage(problem: ShareProblem): string {
   return `share record ${problem.file} ${problem.message}; nothing was imported from it (the other records are unaffected). Restore it from git history or remove it, then run \`bimri share pull\` again.`;
 }
+
+/** How many refused files one command names; the rest are counted in one line. */
+export const PROBLEMS_NAMED = 20;
+
+/**
+ * The refused files a command names (the first PROBLEMS_NAMED) and how many
+ * more there are: a pusher can commit any number of junk files, and each
+ * command's output stays bounded while every one is still counted.
+ */
+export function namedProblems(problems: readonly ShareProblem[]): {
+  named: ShareProblem[];
+  more: number;
+} {
+  return {
+    named: problems.slice(0, PROBLEMS_NAMED),
+    more: Math.max(0, problems.length - PROBLEMS_NAMED),
+  };
+}
+
+/** The line that counts the refused files not named (null: every one is named). */
+export function moreProblemsLine(problems: readonly ShareProblem[]): string | null {
+  const { more } = namedProblems(problems);
+  if (more === 0) return null;
+  return `share records: ${more} more refused files under ${SHARE_FOLDER}/ are not named here (${problems.length} in all); remove or restore the ones named, and the next command names the next ${PROBLEMS_NAMED}.`;
+}

@@ -64,3 +64,45 @@ Deno.test("fake replica folders holding 99999999.json cost what their files cost
   // The real memory is untouched.
   assertEquals(await textOf(b, "good.one"), "Good one.");
 });
+
+Deno.test("500 junk files in a replica folder: pull, status and doctor name 20 and count the rest, in text and JSON", async () => {
+  const { clones: [a, b] } = await sharedClones({ "good.one": "Good one." });
+  const replica = mintReplicaId();
+  const folder = join(a, ".bimri-share", replica);
+  Deno.mkdirSync(folder);
+  for (let i = 1; i <= 250; i++) {
+    Deno.writeTextFileSync(join(folder, `junk-${i}.txt`), "junk\n");
+    Deno.writeTextFileSync(join(folder, `${String(i).padStart(8, "0")}.json`), "garbage\n");
+  }
+  await publish(a, "junk");
+  await gitOk(b, ["pull", "-q", "--no-edit", "origin", "main"]);
+  await bimri(b, ["share", "trust", replica, "--human-approved"], bounded());
+  const more = (n: number) =>
+    new RegExp(
+      `${n - 20} more refused files under \\.bimri-share/ are not named here \\(${n} in all\\)`,
+    );
+
+  const pulled = await bimri(b, ["share", "pull"], bounded());
+  assertEquals(pulled.code, 2, pulled.stderr.slice(0, 2000));
+  const errors = pulled.stderr.split("\n").filter((l) => l.startsWith("BIMRI ERROR:"));
+  assertEquals(errors.length, 21, errors.slice(0, 3).join("\n"));
+  assertMatch(errors[20], more(500));
+  assert(pulled.stdout.length + pulled.stderr.length < 20_000, "share pull output is unbounded");
+  const pulledJson = JSON.parse((await bimri(b, ["--json", "share", "pull"], bounded())).stdout);
+  assertEquals(pulledJson.problems.length, 20);
+  assertEquals(pulledJson.problems_total, 500);
+
+  const status = await bimri(b, ["share", "status"], bounded());
+  const refused = status.stdout.split("\n").filter((l) => l.startsWith("REFUSED:"));
+  assertEquals(refused.length, 21);
+  // status reads no record (names only): it refuses the 250 files not named as records.
+  assertMatch(refused[20], more(250));
+  const statusJson = JSON.parse((await bimri(b, ["--json", "share", "status"], bounded())).stdout);
+  assertEquals(statusJson.problems.length, 20);
+  assertEquals(statusJson.problems_total, 250);
+
+  const doctor = await bimri(b, ["doctor"], bounded());
+  assertMatch(doctor.stdout, more(500));
+  assert(doctor.stdout.length + doctor.stderr.length < 20_000, "doctor output is unbounded");
+  assertEquals(await textOf(b, "good.one"), "Good one.");
+});
