@@ -12,6 +12,7 @@ import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
 import { claimOfState, type RecordProver, requireLineage } from "../engine/records/legacy_claim.ts";
 import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
+import { alteredOwnRecords } from "../engine/share/keep.ts";
 import {
   gapLines,
   moreProblemsLine,
@@ -66,7 +67,12 @@ function shareWarnings(paths: StorePaths): string[] {
     const questions = holdUntrusted(ctx, new Map(scan.pending), scan.waiting);
     // A pusher's thousands of junk files are counted, not each listed.
     const moreProblems = moreProblemsLine(scan.problems);
+    // Reported only: doctor writes nothing into .bimri-share/.
+    const altered = alteredOwnRecords(ctx).map((a) =>
+      `team memory: ${a.file} was altered after this clone wrote it (other clones refuse it); run \`bimri share status\` to write it back from .bimri/share-sent/.`
+    );
     return [
+      ...altered,
       ...namedProblems(scan.problems).named.map((p) => problemMessage(p)),
       ...(moreProblems === null ? [] : [moreProblems]),
       ...(waiting > 0

@@ -13,6 +13,7 @@ import {
   initShare,
   missingIgnoreLines,
 } from "../engine/share/init.ts";
+import { repairAlteredOwnRecords } from "../engine/share/keep.ts";
 import {
   gapLines,
   moreProblemsLine,
@@ -165,6 +166,7 @@ export function pullAt(root: string, max?: number): CommandResult {
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
+    repairAlteredOwnRecords(ctx); // an own record a pusher altered: written back before others read it
     const result = pullShare(store, ctx, max);
     const after = scanShare(ctx, { countOnly: true });
     const gaps = gapLines(after);
@@ -232,6 +234,8 @@ function status(ctx: CommandContext): CommandResult {
         : "BIMRI SHARE: not shared; run `bimri share init` to share this memory through git.\n";
       return ok(text, { shared: false, share_folder: hasShareFolder(ctx.root) });
     }
+    // Also the pre-commit hook's check: an own record a pusher altered is written back.
+    repairAlteredOwnRecords(share);
     const scan = scanShare(share, { countOnly: true });
     const seen = seenVector(share.state);
     const lines = [`BIMRI SHARE: replica ${share.state.replica} (${share.paths.root})`];
