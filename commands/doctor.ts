@@ -12,7 +12,15 @@ import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
 import { claimOfState, type RecordProver, requireLineage } from "../engine/records/legacy_claim.ts";
 import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
-import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
+import { alteredOwnRecords } from "../engine/share/keep.ts";
+import {
+  gapLines,
+  moreProblemsLine,
+  namedProblems,
+  problemMessage,
+  scanShare,
+  totalWaiting,
+} from "../engine/share/scan.ts";
 import { distrustedLines, holdUntrusted } from "../engine/share/trust.ts";
 import { refuseTrackedLocalState } from "../engine/share/tracked_local.ts";
 import {
@@ -59,8 +67,16 @@ function shareWarnings(paths: StorePaths): string[] {
     const scan = scanShare(ctx);
     const waiting = totalWaiting(scan);
     const questions = holdUntrusted(ctx, new Map(scan.pending), scan.waiting);
+    // A pusher's thousands of junk files are counted, not each listed.
+    const moreProblems = moreProblemsLine(scan.problems);
+    // Reported only: doctor writes nothing into .bimri-share/.
+    const altered = alteredOwnRecords(ctx).map((a) =>
+      `team memory: ${a.file} was altered after this clone wrote it (other clones refuse it); run \`bimri share status\` to write it back from .bimri/share-sent/.`
+    );
     return [
-      ...scan.problems.map((p) => problemMessage(p)),
+      ...altered,
+      ...namedProblems(scan.problems).named.map((p) => problemMessage(p)),
+      ...(moreProblems === null ? [] : [moreProblems]),
       ...(waiting > 0
         ? [
           `team memory: ${waiting} records from other clones are waiting; run \`bimri share pull\`.`,

@@ -13,7 +13,15 @@ import {
   initShare,
   missingIgnoreLines,
 } from "../engine/share/init.ts";
-import { gapLines, problemMessage, scanShare, totalWaiting } from "../engine/share/scan.ts";
+import { repairAlteredOwnRecords } from "../engine/share/keep.ts";
+import {
+  gapLines,
+  moreProblemsLine,
+  namedProblems,
+  problemMessage,
+  scanShare,
+  totalWaiting,
+} from "../engine/share/scan.ts";
 import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
 import { refuseTrackedLocalState } from "../engine/share/tracked_local.ts";
@@ -162,6 +170,7 @@ export function pullAt(root: string, max?: number): CommandResult {
   return withStore(root, (store) => {
     const ctx = replicaContext(store);
     ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
+    repairAlteredOwnRecords(ctx); // an own record a pusher altered: written back before others read it
     const result = pullShare(store, ctx, max);
     const after = scanShare(ctx, { countOnly: true });
     const gaps = gapLines(after);
@@ -197,7 +206,12 @@ export function pullAt(root: string, max?: number): CommandResult {
       waiting: result.blocked,
       remaining: result.remaining ?? 0,
       gaps: after.gaps.map((g) => ({ ...g })),
-      problems: result.problems.map((p) => ({ file: p.file, message: problemMessage(p) })),
+      // The first few refused files, as on stderr; every one counted.
+      problems: namedProblems(result.problems).named.map((p) => ({
+        file: p.file,
+        message: problemMessage(p),
+      })),
+      problems_total: result.problems.length,
       trust_questions: questions.map((q) => ({
         replica: q.replica,
         standing: q.standing,
@@ -224,6 +238,8 @@ function status(ctx: CommandContext): CommandResult {
         : "BIMRI SHARE: not shared; run `bimri share init` to share this memory through git.\n";
       return ok(text, { shared: false, share_folder: hasShareFolder(ctx.root) });
     }
+    // Also the pre-commit hook's check: an own record a pusher altered is written back.
+    repairAlteredOwnRecords(share);
     const scan = scanShare(share, { countOnly: true });
     const seen = seenVector(share.state);
     const lines = [`BIMRI SHARE: replica ${share.state.replica} (${share.paths.root})`];
@@ -256,7 +272,11 @@ function status(ctx: CommandContext): CommandResult {
     lines.push(
       `Imported so far: applied ${c.applied}, already current ${c.noop}, superseded ${c.superseded}, conflicts ${c.conflicts}, answered elsewhere ${c.resolved}, held ${c.held}.`,
     );
-    for (const p of scan.problems) lines.push(`REFUSED: ${p.file} ${p.message}`);
+    for (const p of namedProblems(scan.problems).named) {
+      lines.push(`REFUSED: ${p.file} ${p.message}`);
+    }
+    const more = moreProblemsLine(scan.problems);
+    if (more !== null) lines.push(`REFUSED: ${more}`);
     const questions = holdUntrusted(share, new Map(scan.pending), scan.waiting);
     for (const q of questions) lines.push(q.text);
     return ok(lines.join("\n") + "\n", {
@@ -266,7 +286,8 @@ function status(ctx: CommandContext): CommandResult {
       waiting,
       open_conflicts: open,
       counts: { ...c },
-      problems: scan.problems.map((p) => ({ ...p })),
+      problems: namedProblems(scan.problems).named.map((p) => ({ ...p })),
+      problems_total: scan.problems.length,
       gaps: scan.gaps.map((g) => ({ ...g })),
       trust_questions: questions.map((q) => ({ replica: q.replica, standing: q.standing })),
     });

@@ -515,6 +515,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
       held: INT,
       waiting: INT,
       problems: { type: "array" },
+      problems_total: INT,
     }, ["imported"]),
   },
 ];

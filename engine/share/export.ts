@@ -116,6 +116,9 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
       vector: sortedVector(vector),
     };
     if (record.operation === "close") record.entry = null;
+    // Seqs passed over right before this one (foreign files lay there): said
+    // here, signed, so other clones stop waiting for records that never were.
+    if (seq > s.nextSeq) record.passed = seq - s.nextSeq;
     // Issue 39: a record holding a credential is never published; one being
     // redacted goes out with its marker (engine/guard/publish_screen.ts).
     const published = publishableRecord(store.paths.root, path, record);

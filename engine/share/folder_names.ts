@@ -47,7 +47,9 @@ export function replicaSeqs(
       continue;
     }
     const seq = Number(entry.name.slice(0, 8));
+    // 00000000.json names no record (seqs start at 1): refused by name, never silently ignored.
     if (seq >= 1) seqs.push(seq);
+    else notRecords.push(entry.name);
   }
   return { seqs: seqs.sort((a, b) => a - b), notRecords };
 }

@@ -22,7 +22,15 @@ import type { Store } from "../store/store.ts";
 import { closeRun } from "../memory/close_run.ts";
 import { sameContent } from "./classify.ts";
 import { eventId, isImportActor } from "./ids.ts";
-import { isProblem, problemMessage, readRecordFile, scanShare, type ShareProblem } from "./scan.ts";
+import {
+  isProblem,
+  moreProblemsLine,
+  namedProblems,
+  problemMessage,
+  readRecordFile,
+  scanShare,
+  type ShareProblem,
+} from "./scan.ts";
 import { saveShare, seenVector } from "./state.ts";
 import { quietFolders } from "./folder_names.ts";
 import type { ShareContext } from "./context.ts";
@@ -136,7 +144,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
         if (order.ready(record, held)) {
           taken++;
           pull.process(record);
-          order.markDone(record.replica, record.seq);
+          order.markDone(record.replica, record.seq, record.passed ?? 0);
           done.add(event);
           progressed = true;
         } else held.add(record.key);
@@ -182,9 +190,13 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   return pull.result;
 }
 
-/** The stderr lines for refused files. */
+/** The stderr lines for refused files: the first few named, the rest counted in one line. */
 export function problemLines(problems: ShareProblem[]): string[] {
-  return problems.map((p) => `BIMRI ERROR: ${problemMessage(p)}`);
+  const more = moreProblemsLine(problems);
+  return [
+    ...namedProblems(problems).named.map((p) => `BIMRI ERROR: ${problemMessage(p)}`),
+    ...(more === null ? [] : [`BIMRI ERROR: ${more}`]),
+  ];
 }
 
 // Export (export.ts) finishes a pull killed part-way through this module,

@@ -29,18 +29,31 @@ export class ImportOrder {
       (this.ctx.state.ahead[replica] ?? []).includes(seq);
   }
 
+  /**
+   * True when `record` comes right after what is processed of its replica,
+   * counting the seqs its author says (signed, `passed`) hold no record of it.
+   */
+  contiguous(record: ShareRecord): boolean {
+    return record.seq - (record.passed ?? 0) <= (this.processed[record.replica] ?? 0) + 1;
+  }
+
   ready(record: ShareRecord, held: Set<string>): boolean {
-    const contiguous = record.seq === (this.processed[record.replica] ?? 0) + 1;
+    const contiguous = this.contiguous(record);
     if (contiguous && causallyReady(record.vector, record.replica, this.processed)) return true;
-    if (record.kind === "resolution" || held.has(record.key)) return false;
+    // One that passed over seqs waits to be contiguous: the cursor then steps
+    // over them at once, and `ahead` never has to list a range it names.
+    if (record.kind === "resolution" || record.passed !== undefined || held.has(record.key)) {
+      return false;
+    }
     return (record.replaces === null || this.known(record.replaces)) &&
       record.resolves.every((e) => this.known(e));
   }
 
-  markDone(replica: string, seq: number): void {
+  markDone(replica: string, seq: number, passed = 0): void {
     const s = this.ctx.state;
     const ahead = s.ahead[replica] ?? [];
-    if (seq === (this.processed[replica] ?? 0) + 1) {
+    // `passed`: the seqs right before `seq` its author passed over (no record there).
+    if (seq - passed <= (this.processed[replica] ?? 0) + 1) {
       let next = seq;
       while (ahead.includes(next + 1)) next++;
       this.processed[replica] = next;

@@ -14,7 +14,9 @@ import { gitOperationInProgress } from "../store/git_tree.ts";
 import { RECORD_NAME, recordName } from "./ids.ts";
 import { folderMtime } from "./folder_names.ts";
 import { exportedOwnSlot } from "./own.ts";
-import { requireRealFolder } from "./safe_read.ts";
+import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
+import { RECORD_MAX_BYTES } from "./record.ts";
+import { noteShare } from "./notice.ts";
 import { restoreOwnKey } from "./sign.ts";
 import type { ShareContext } from "./context.ts";
 
@@ -171,4 +173,76 @@ export function restoreNotice(result: RestoreResult, replica: string): string | 
     );
   }
   return parts.join(" ");
+}
+
+/** One of this clone's exported records whose file no longer holds the bytes it wrote. */
+export type AlteredRecord = { seq: number; file: string };
+
+/**
+ * This clone's exported records present in `.bimri-share/<replica>/` but no
+ * longer byte-identical to their kept copies (a pusher altered them; another
+ * clone refuses them by their signature). Reads every own record, so only
+ * `share status` (also the pre-commit hook), `share pull` and `doctor` call
+ * it, never an everyday verb; a record still hard-linked to its kept copy
+ * (keepRecord) is the same file and is not read.
+ */
+export function alteredOwnRecords(ctx: ShareContext): AlteredRecord[] {
+  const s = ctx.state;
+  const folder = join(ctx.shareDir, s.replica);
+  const kept = keptFolder(ctx);
+  const altered: AlteredRecord[] = [];
+  if (lstatOrNull(folder) === null) return altered;
+  requireRealFolder(ctx.shareDir, ".bimri-share");
+  requireRealFolder(folder, `.bimri-share/${s.replica}`);
+  for (let seq = 1; seq < s.nextSeq; seq++) {
+    const name = recordName(seq);
+    const keptInfo = lstatOrNull(join(kept, name));
+    // Not kept: passed over (no record of this clone), or not kept yet (restoreOwnRecords).
+    if (keptInfo === null || !keptInfo.isFile) continue;
+    const info = lstatOrNull(join(folder, name));
+    if (info === null) continue; // missing: restoreOwnRecords writes it again
+    if (info.isFile && info.ino !== null && info.ino === keptInfo.ino) continue;
+    const bytes = readBytesOrNull(join(kept, name));
+    if (bytes === null) continue;
+    const read = readFileNoFollow(folder, name, RECORD_MAX_BYTES);
+    if (read !== null && !("problem" in read) && sameBytes(read.bytes, bytes)) continue;
+    altered.push({ seq, file: `.bimri-share/${s.replica}/${name}` });
+  }
+  return altered;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Writes every altered own record (alteredOwnRecords) back from its kept
+ * bytes, each named in a `BIMRI ERROR` notice on stderr; not mid-rebase or
+ * merge, where git may be about to write these very files. Returns how many
+ * were written back.
+ */
+export function repairAlteredOwnRecords(ctx: ShareContext): number {
+  if (ctx.state.nextSeq <= 1 || gitOperationInProgress(ctx.paths.root)) return 0;
+  const folder = join(ctx.shareDir, ctx.state.replica);
+  let repaired = 0;
+  for (const { seq, file } of alteredOwnRecords(ctx)) {
+    const bytes = readBytesOrNull(join(keptFolder(ctx), recordName(seq)));
+    if (bytes === null) continue;
+    let why: string | null = null;
+    try {
+      // A rename over the path: a link or a swapped file there is replaced, never followed.
+      atomicReplace(join(folder, recordName(seq)), bytes);
+      repaired++;
+    } catch (error) {
+      why = error instanceof Error ? error.message : String(error);
+    }
+    noteShare(
+      why === null
+        ? `BIMRI ERROR: ${file} was altered after this clone wrote it (it no longer matches the copy kept in .bimri/share-sent/${ctx.state.replica}/; other clones refuse it); it was written back from that copy. Commit it (git add .bimri-share && git commit).`
+        : `BIMRI ERROR: ${file} was altered after this clone wrote it and could not be written back (${why}); remove it and run \`bimri share status\` to restore it from .bimri/share-sent/${ctx.state.replica}/.`,
+    );
+  }
+  return repaired;
 }

@@ -86,11 +86,18 @@ export type ShareRecord = {
   vector: Vector;
   /** The replica's Ed25519 signature of the record's hash (see sign.ts); absent on older records. */
   signature?: string;
+  /**
+   * How many seqs right before this one hold no record of its replica: its
+   * author found files it had not written there (a pusher's) and passed over
+   * them (own.ts). Signed with the rest, so only the author can say it; absent
+   * when none were passed over (every record before this field existed).
+   */
+  passed?: number;
 };
 
 /** The record's canonical JSON object (without the hash). */
 function recordBody(record: ShareRecord): JsonObject {
-  return {
+  const body: JsonObject = {
     actor: record.actor,
     at: record.at,
     entry: record.entry as JsonValue,
@@ -106,6 +113,9 @@ function recordBody(record: ShareRecord): JsonObject {
     source: record.source,
     vector: record.vector,
   };
+  // Only when present: every record written without it keeps its bytes and hash.
+  if (record.passed !== undefined) body.passed = record.passed;
+  return body;
 }
 
 /** The exact bytes of a record file: canonical JSON with `sha256` of the body's canonical JSON. */
@@ -289,11 +299,18 @@ export function parseRecordBytes(bytes: Uint8Array, replica: string, seq: number
     fail("not valid JSON (truncated or malformed)");
   }
   if (!isJsonObject(raw)) fail("not a JSON object");
-  const { signature, ...unsigned } = raw;
+  const { signature, passed, ...unsigned } = raw;
   if (signature !== undefined && typeof signature !== "string") {
     fail("field signature must be a string");
   }
   exactFields(unsigned, RECORD_FIELDS, "a record");
+  if (passed !== undefined) {
+    if (typeof passed !== "number" || !Number.isInteger(passed) || passed < 1 || passed >= seq) {
+      fail(`field passed must be an integer from 1 to ${seq - 1}`);
+    }
+    // It lets other clones stop waiting for seqs: only a signed record may say so.
+    if (signature === undefined) fail("field passed is allowed only in a signed record");
+  }
   if (raw.format !== RECORD_FORMAT) fail(`unknown format (expected ${RECORD_FORMAT})`);
   const record: ShareRecord = {
     replica: str(raw, "replica"),
@@ -310,6 +327,7 @@ export function parseRecordBytes(bytes: Uint8Array, replica: string, seq: number
     source: str(raw, "source"),
     vector: parseVector(raw.vector),
   };
+  if (typeof passed === "number") record.passed = passed;
   if (record.replica !== replica) {
     fail(`names replica ${visible(record.replica)}, not its folder ${visible(replica)}`);
   }

@@ -3,7 +3,7 @@
  * imported, each checked strictly before it is used; bad input (an unknown
  * folder name, a stray or path-escaping file name, a malformed, truncated,
  * tampered or oversized record, a vector that goes backwards) is reported by
- * file and stops only its own replica's chain.
+ * file, and only records that depend on it wait.
  */
 import { join } from "../store/os_path.ts";
 import { readFileNoFollow, requireRealFolder } from "./safe_read.ts";
@@ -35,13 +35,13 @@ import { screenRecord } from "../guard/share_record.ts";
 export type ShareProblem = {
   file: string;
   message: string;
-  /** A record its replica did not sign (sign.ts): passed over, the chain goes on. */
+  /** A record its replica did not sign (sign.ts). */
   unsigned?: boolean;
 };
 
 /** What the share folder holds beyond what this replica has seen. */
 export type ShareScan = {
-  /** Valid records waiting, per replica, in seq order (each chain stops at a gap or a problem). */
+  /** Valid records waiting, per replica, in seq order (refused files left out). */
   pending: Map<string, ShareRecord[]>;
   problems: ShareProblem[];
   /** Every replica folder: its highest seq file name, and its mtime and record seqs as listed. */
@@ -52,8 +52,50 @@ export type ShareScan = {
   gaps: ShareGap[];
 };
 
-/** Seqs missing from a replica's folder while later ones are present. */
-export type ShareGap = { replica: string; missing: number[]; since: string | null };
+/**
+ * Seqs missing from a replica's folder while later ones are present: the
+ * first few (`missing`, at most GAP_NAMED) and how many in all (`count`).
+ */
+export type ShareGap = { replica: string; missing: number[]; count: number; since: string | null };
+
+/** How many missing seqs a gap names; the rest are counted. */
+export const GAP_NAMED = 8;
+
+/**
+ * The seqs missing below `last` (past `done`, neither present nor imported
+ * ahead): the first GAP_NAMED of them, their count, and the seq present right
+ * after the first of them. Pushed file names choose the numbers (a lone
+ * `99999999.json` leaves 10^8 missing), so the gaps are measured between the
+ * seqs present, never enumerated: the work is bounded by the files in the
+ * folder. `passedBefore(seq)` says how many seqs right before present `seq`
+ * its record says its author passed over (record.ts `passed`): those are no
+ * gap, since no record of the replica was ever written there.
+ */
+export function missingSeqs(
+  seqs: readonly number[],
+  done: number,
+  ahead: ReadonlySet<number>,
+  last: number,
+  passedBefore: (seq: number) => number = () => 0,
+): { first: number[]; count: number; after: number | null } {
+  const first: number[] = [];
+  let count = 0;
+  let after: number | null = null;
+  let expect = done + 1;
+  const marks = [...new Set([...seqs, ...ahead])].filter((s) => s > done && s <= last);
+  for (const seq of marks.sort((a, b) => a - b)) {
+    if (seq > expect) {
+      const to = seq - 1 - passedBefore(seq);
+      if (to >= expect) {
+        count += to - expect + 1;
+        after ??= seq;
+        for (let s = expect; s <= to && first.length < GAP_NAMED; s++) first.push(s);
+      }
+    }
+    expect = seq + 1;
+  }
+  return { first, count, after };
+}
 
 function display(...parts: string[]): string {
   // Names come from the pushed folder: shown with hazardous characters escaped.
@@ -66,7 +108,9 @@ function recordSeqs(ctx: ShareContext, replica: string, problems: ShareProblem[]
   for (const name of notRecords) {
     problems.push({
       file: display(replica, name),
-      message: "is not a record file (expected NNNNNNNN.json, a regular file)",
+      message: name === "00000000.json"
+        ? "is not a record file (record numbers start at 00000001)"
+        : "is not a record file (expected NNNNNNNN.json, a regular file)",
     });
   }
   return seqs;
@@ -152,20 +196,33 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     const ahead = new Set(ctx.state.ahead[replica] ?? []);
     const waiting = waitingSeqs(seqs, done, ahead);
     if (waiting.length === 0) continue;
-    const present = new Set(seqs);
-    const missing: number[] = [];
-    for (let seq = done + 1; seq < waiting[waiting.length - 1]; seq++) {
-      if (!present.has(seq) && !ahead.has(seq)) missing.push(seq);
-    }
-    if (missing.length > 0) {
-      // The record after the first missing one was written after it: "since" that time.
-      // A count at an everyday verb's start has no signature check loaded: the time is
-      // then the record's own claim (a checked timestamp; nothing of it is imported).
-      const next = waiting.find((s) => s > missing[0])!;
-      const after = options.countOnly && !signatureChecksLoaded()
-        ? readRecordUnsigned(ctx, replica, next)
-        : readRecordFile(ctx, replica, next);
-      scan.gaps.push({ replica, missing, since: isProblem(after) ? null : after.at });
+    // The record right after a missing run: it may say its author passed over
+    // that run, and it was written after it ("since" its time). A count at an
+    // everyday verb's start has no signature check loaded: both are then the
+    // record's own claims, shown only (nothing of it is imported; a pull checks).
+    const afterGap = new Map<number, ShareRecord | ShareProblem>();
+    const readAfter = (seq: number): ShareRecord | ShareProblem => {
+      let read = afterGap.get(seq);
+      if (read === undefined) {
+        read = options.countOnly && !signatureChecksLoaded()
+          ? readRecordUnsigned(ctx, replica, seq)
+          : readRecordFile(ctx, replica, seq);
+        afterGap.set(seq, read);
+      }
+      return read;
+    };
+    const gap = missingSeqs(seqs, done, ahead, waiting[waiting.length - 1], (seq) => {
+      const read = readAfter(seq);
+      return isProblem(read) ? 0 : read.passed ?? 0;
+    });
+    if (gap.after !== null) {
+      const after = readAfter(gap.after);
+      scan.gaps.push({
+        replica,
+        missing: gap.first,
+        count: gap.count,
+        since: isProblem(after) ? null : after.at,
+      });
     }
     scan.waiting.set(replica, waiting.length);
     if (options.countOnly) continue;
@@ -183,18 +240,21 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
         display(replica, `${String(seq).padStart(8, "0")}.json`),
         readRecordFile(ctx, replica, seq),
       );
+      // A refused file holds back none of the replica's later records: each is
+      // signed and checked on its own, and import_order.ts holds what depends
+      // on the refused seq as it holds what depends on a missing one.
       if (isProblem(read)) {
         scan.problems.push(read);
-        if (read.unsigned) continue; // not its replica's: the replica's own chain goes on
-        break;
+        continue;
       }
+      // Vectors only grow along a replica's records: compared with the last one accepted.
       const back = previous === null ? null : backwardsEntry(previous, read.vector);
       if (back !== null) {
         scan.problems.push({
           file: display(replica, `${String(seq).padStart(8, "0")}.json`),
           message: `its vector goes backwards for replica ${back}`,
         });
-        break;
+        continue;
       }
       previous = read.vector;
       chain.push(read);
@@ -219,11 +279,12 @@ export function totalWaiting(scan: ShareScan): number {
 /** One line per gap: the replica, the missing seqs, since when, and the next step. */
 export function gapLines(scan: ShareScan): string[] {
   return scan.gaps.map((g) => {
-    const seqs = g.missing.length > 8
-      ? `${g.missing.slice(0, 8).join(", ")} and ${g.missing.length - 8} more`
-      : g.missing.join(", ");
+    const named = g.missing.slice(0, GAP_NAMED);
+    const seqs = g.count > named.length
+      ? `${named.join(", ")} and ${g.count - named.length} more (${g.count} in all)`
+      : named.join(", ");
     return `BIMRI SHARE GAP: replica ${g.replica} is missing record${
-      g.missing.length === 1 ? "" : "s"
+      g.count === 1 ? "" : "s"
     } ${seqs}${
       g.since ? ` (since ${g.since} or earlier)` : ""
     }; only records whose key depends on it wait. Next step: in the clone that wrote replica ${g.replica}, run any bimri command (it restores its own records), commit .bimri-share/ and push; then git pull and \`bimri share pull\` here.`;
@@ -233,4 +294,29 @@ export function gapLines(scan: ShareScan): string[] {
 /** The message a refused file gets. */
 export function problemMessage(problem: ShareProblem): string {
   return `share record ${problem.file} ${problem.message}; nothing was imported from it (the other records are unaffected). Restore it from git history or remove it, then run \`bimri share pull\` again.`;
+}
+
+/** How many refused files one command names; the rest are counted in one line. */
+export const PROBLEMS_NAMED = 20;
+
+/**
+ * The refused files a command names (the first PROBLEMS_NAMED) and how many
+ * more there are: a pusher can commit any number of junk files, and each
+ * command's output stays bounded while every one is still counted.
+ */
+export function namedProblems(problems: readonly ShareProblem[]): {
+  named: ShareProblem[];
+  more: number;
+} {
+  return {
+    named: problems.slice(0, PROBLEMS_NAMED),
+    more: Math.max(0, problems.length - PROBLEMS_NAMED),
+  };
+}
+
+/** The line that counts the refused files not named (null: every one is named). */
+export function moreProblemsLine(problems: readonly ShareProblem[]): string | null {
+  const { more } = namedProblems(problems);
+  if (more === 0) return null;
+  return `share records: ${more} more refused files under ${SHARE_FOLDER}/ are not named here (${problems.length} in all); remove or restore the ones named, and the next command names the next ${PROBLEMS_NAMED}.`;
 }

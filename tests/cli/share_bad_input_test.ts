@@ -120,6 +120,16 @@ const CASES: Record<string, { damage: (share: string) => string; message: RegExp
     },
     message: /not a record file/,
   },
+  "record number zero": {
+    damage(share) {
+      const r = mintReplicaId();
+      keyed(share, r);
+      // Seqs start at 1: a file named 0 is no record, and is named, not ignored.
+      Deno.writeTextFileSync(join(share, r, "00000000.json"), recordText(foreignRecord(r, 1, {})));
+      return `${r}/00000000.json`;
+    },
+    message: /record numbers start at 00000001/,
+  },
   "unknown replica folder": {
     damage(share) {
       Deno.mkdirSync(join(share, "Not_A_Replica"));
