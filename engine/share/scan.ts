@@ -261,7 +261,44 @@ export function scanShare(ctx: ShareContext, options: { countOnly?: boolean } = 
     }
     if (chain.length > 0) scan.pending.set(replica, chain);
   }
+  if (!options.countOnly) refuseUnseenEvents(ctx, scan, seen);
   return scan;
+}
+
+/**
+ * Refuses every pending record whose vector names another replica's event
+ * that this clone does not hold (no such record file, imported or present,
+ * nor written here): a record's replica could not have seen it, since git
+ * brings what a clone saw together with what it wrote. A forged vector would
+ * otherwise make a concurrent edit look seen and replace it silently. Like
+ * any refused file, it is read again on the next pull (records that arrive
+ * then may make it valid) and holds back only what depends on it.
+ */
+function refuseUnseenEvents(ctx: ShareContext, scan: ShareScan, seen: Vector): void {
+  const newest = new Map(scan.replicas.map((r) => [r.replica, r.newest]));
+  const holds = (replica: string) =>
+    Math.max(
+      newest.get(replica) ?? 0,
+      seen[replica] ?? 0,
+      replica === ctx.state.replica ? ctx.state.nextSeq - 1 : 0,
+    );
+  for (const [replica, chain] of scan.pending) {
+    const kept = chain.filter((record) => {
+      for (const [other, seq] of Object.entries(record.vector)) {
+        if (other === record.replica || seq <= holds(other)) continue;
+        scan.problems.push({
+          file: display(replica, `${String(record.seq).padStart(8, "0")}.json`),
+          message: `claims in its vector to have seen ${other}:${seq}, which this clone does not hold (${
+            holds(other) === 0 ? "no record of that replica" : `its records go up to ${holds(other)}`
+          }): a record names only events its replica could have seen (refused until they arrive, if ever)`,
+        });
+        return false;
+      }
+      return true;
+    });
+    if (kept.length === 0) scan.pending.delete(replica);
+    else scan.pending.set(replica, kept);
+  }
 }
 
 /** How many records of other replicas wait to be pulled (file names only, nothing parsed). */

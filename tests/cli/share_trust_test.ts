@@ -654,3 +654,45 @@ Deno.test("a trust decision an earlier bimri recorded without from_seq is asked 
   assertNotMatch(await must(b, ["share", "pull"]), /OWNER QUESTION/);
   assertEquals(await textOf(b, "task.new"), "New from h.");
 });
+
+Deno.test("a trusted replica's record whose vector names events this clone does not hold is refused by name, so it cannot pass a concurrent edit off as seen", async () => {
+  const root = await tempStore();
+  await agentSets(root, "codex", { "db.x": "X from here." });
+  await gitInit(root); // share init needs a git work tree
+  await must(root, ["share", "init", "--yes"]);
+  const x = ownReplica(root);
+  const share = join(root, ".bimri-share");
+  const b = mintReplicaId();
+  const signer = handReplica(share, b);
+  await must(root, ["share", "trust", b, "--human-approved"]);
+  // b claims to have seen 99,999,999 records of this clone (it holds 1) and
+  // records of a replica nobody has: this clone's value would look seen.
+  const forged = changeRecord(b, 1, "db.x", shareEntry("Attacker value."), `${x}:1`, {
+    [x]: 99_999_999,
+    zzzzzzzzzzzzzzzzzzzzzzzzzz: 7,
+  });
+  Deno.writeTextFileSync(join(share, b, "00000001.json"), recordText(signer.sign(forged)));
+  const pulled = await bimri(root, ["share", "pull"]);
+  assertMatch(
+    pulled.stderr,
+    new RegExp(
+      `^BIMRI ERROR: share record \\.bimri-share/${b}/00000001\\.json claims in its vector to have seen ${x}:99999999, which this clone does not hold \\(its records go up to 1\\)`,
+      "m",
+    ),
+  );
+  assertEquals(await textOf(root, "db.x"), "X from here.");
+  // doctor names it too.
+  assertMatch(
+    (await bimri(root, ["doctor", "--read-only"])).stdout,
+    /claims in its vector to have seen/,
+  );
+  // The same record with an honest vector applies.
+  const honest = changeRecord(b, 2, "db.x", shareEntry("Honest value."), `${x}:1`, { [x]: 1 });
+  Deno.removeSync(join(share, b, "00000001.json"));
+  Deno.writeTextFileSync(
+    join(share, b, "00000001.json"),
+    recordText(signer.sign({ ...honest, seq: 1, vector: { [x]: 1 } })),
+  );
+  assertMatch(await must(root, ["share", "pull"]), /applied 1/);
+  assertEquals(await textOf(root, "db.x"), "Honest value.");
+});
