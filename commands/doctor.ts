@@ -29,6 +29,7 @@ import {
   storedSecretLine,
   storedSecretsAdvice,
 } from "../engine/integrity/secrets_scan.ts";
+import { SHARE_SCANNED_FILES } from "../engine/share/secrets_files.ts";
 import { readPolicyFile, secretPolicy } from "../engine/guard/policy.ts";
 import { DEFAULT_SECRET_POLICY } from "../engine/model/credentials.ts";
 import { boolFlag, type Command, type CommandResult } from "./command.ts";
@@ -125,7 +126,7 @@ function storedSecrets(
     if (!(error instanceof BimriError)) throw error;
     stderr.push(`BIMRI WARNING: ${error.message}`);
   }
-  const all = scanStoreForSecrets(paths, policy, write);
+  const all = scanStoreForSecrets(paths, policy, write, SHARE_SCANNED_FILES);
   const redacted = policy.redacted ?? new Map<string, string>();
   const secrets = all.filter((secret) => !redacted.has(secret.fingerprint));
   for (const secret of secrets) stderr.push(`BIMRI SECRET: ${storedSecretLine(secret)}`);

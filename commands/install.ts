@@ -10,10 +10,11 @@ import {
   addHostBoundLines,
   hostBoundNotice,
   missingHostBoundLines,
+  readInstallGitignore,
 } from "../engine/install/ignore_offer.ts";
 import { gitWorkTreeOf } from "../engine/store/git_tree.ts";
-import { readTextOrNull } from "../engine/store/files.ts";
-import { join, resolve } from "node:path";
+import { loadNoFollowOpen } from "../engine/share/safe_read.ts";
+import { resolve } from "node:path";
 import { hasShareFolder } from "../engine/share/init.ts";
 import { isShared } from "../engine/share/state.ts";
 import { StorePaths } from "../engine/store/paths.ts";
@@ -38,13 +39,19 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
   progress: () => "installing",
   async run(_ctx, flags) {
     const target = requiredFlag(flags, "install", "target");
+    const root = resolve(Deno.cwd(), target);
+    // .gitignore is read before anything is written, bounded and never through a link (a
+    // cloned project's committed .gitignore may be a link to /dev/zero, or a FIFO): one that
+    // cannot be read so is refused with nothing installed, as share init refuses it.
+    await loadNoFollowOpen();
+    const inGit = gitWorkTreeOf(root) !== null;
+    const ignoreText = inGit ? readInstallGitignore(root) : null;
     const report = await installProject({ target, quiescent: boolFlag(flags, "quiescent") });
     const result = ok(report.lines.join("\n") + "\n", { installed: true, ...report });
     // How to get a real `bimri` command when PATH has none.
     result.stderr = pathHintNotice(report.argv_prefix, Deno.env.get("PATH"));
-    result.stderr.push(...offerHostBoundIgnores(report.target));
+    if (inGit) result.stderr.push(...offerHostBoundIgnores(report.target, ignoreText));
     // A fresh clone of a project whose team shares memory: build the store from the records.
-    const root = resolve(Deno.cwd(), target);
     if (hasShareFolder(root) && !isShared(new StorePaths(root))) {
       const { pullAt } = await import("./share.ts");
       const pulled = pullAt(root);
@@ -59,12 +66,11 @@ gets a code-only update that leaves bimri.md and every record byte-identical.`,
 
 /**
  * In a git work tree, offers the .gitignore lines for install's host-bound
- * files (asks on a terminal, else prints them with the command that adds
- * them); returns the stderr lines.
+ * files missing from `text` (asks on a terminal, else prints them with the
+ * command that adds them); returns the stderr lines.
  */
-function offerHostBoundIgnores(target: string): string[] {
-  if (gitWorkTreeOf(target) === null) return [];
-  const missing = missingHostBoundLines(readTextOrNull(join(target, ".gitignore")));
+function offerHostBoundIgnores(target: string, text: string | null): string[] {
+  const missing = missingHostBoundLines(text);
   if (missing.length === 0) return [];
   if (Deno.stdin.isTerminal()) {
     const answer = prompt(`Add ${missing.join(", ")} to .gitignore (host-bound files)? [y/N]`);

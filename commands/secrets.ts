@@ -2,6 +2,7 @@
  * `secrets allow|disable|enable|list`: the owner's credential policy kept in
  * the committed file `.bimri-secrets.json` (fingerprints and rule names only).
  */
+import { visible } from "../engine/model/visible.ts";
 import { BimriError } from "../engine/errors.ts";
 import {
   allowFingerprint,
@@ -95,8 +96,9 @@ export const secretsCommand: Command = {
           ...(held > 0
             ? [`${held} of those changes were held: run \`bimri review\` to settle them.`]
             : []),
-          ...entry.rewritten.map((file) => `REWRITTEN ${file}`),
-          ...entry.kept.map((file) => `KEPT ${file}`),
+          // File names the scan found (anyone who can push names files): shown, never obeyed.
+          ...entry.rewritten.map((file) => `REWRITTEN ${visible(file)}`),
+          ...entry.kept.map((file) => `KEPT ${visible(file)}`),
           `BACKUP ${entry.backup}: it holds the old bytes (and the secret); delete it once the ` +
           "credential is rotated.",
           "Rotate the credential now: it has been in memory, and memory is shared.",

@@ -5,7 +5,8 @@
  */
 import { join } from "node:path";
 import { BimriError } from "../errors.ts";
-import { atomicReplace, lstatOrNull, readTextOrNull } from "../store/files.ts";
+import { atomicReplace, lstatOrNull } from "../store/files.ts";
+import { type GitignoreRefusal, readGitignore } from "../share/safe_read.ts";
 
 /** Host-bound paths install creates or leads to (update receipts, local bindings, Claude's local settings). */
 export const HOST_BOUND_IGNORES: readonly string[] = [
@@ -13,6 +14,26 @@ export const HOST_BOUND_IGNORES: readonly string[] = [
   ".bimri/*.local.json",
   ".claude/settings.local.json",
 ];
+
+/**
+ * Install's refusal of a `.gitignore` it cannot read safely (a link, FIFO,
+ * device, oversized or non-UTF-8 file, as anyone who can push may commit):
+ * checked before install writes anything, so nothing is installed.
+ */
+export const INSTALL_GITIGNORE_REFUSAL: GitignoreRefusal = {
+  unchanged: "nothing was installed and .gitignore was not changed",
+  next: `Make .gitignore a regular file (it may then hold ${
+    HOST_BOUND_IGNORES.join(", ")
+  }, added by hand), then run \`bimri install\` again.`,
+};
+
+/**
+ * `<root>/.gitignore`'s text (null: no file), read bounded and never through
+ * a link; refused in install's words.
+ */
+export function readInstallGitignore(root: string): string | null {
+  return readGitignore(root, INSTALL_GITIGNORE_REFUSAL);
+}
 
 /** The host-bound lines `.gitignore` text (null: no file) does not hold yet. */
 export function missingHostBoundLines(text: string | null): string[] {
@@ -37,7 +58,7 @@ export function addHostBoundLines(root: string): string[] {
       ".gitignore is a symbolic link; BIMRI does not write through links. Add the lines yourself; nothing was changed.",
     );
   }
-  const text = readTextOrNull(path);
+  const text = readInstallGitignore(root);
   const missing = missingHostBoundLines(text);
   if (missing.length === 0) return [];
   const base = text === null || text === "" || text.endsWith("\n") ? (text ?? "") : text + "\n";

@@ -2,14 +2,17 @@
  * Finds credential-looking strings already in a store: the view, every file
  * under `.bimri/` (logs, proposals, decisions, revisions, archive, conflicts,
  * resolutions, backups, recovery, share state) and the shared records under
- * `.bimri-share/`. A derived cache (`.bimri/audit-integrity-secrets.json`,
+ * `.bimri-share/`: there anyone who can push writes, so only the files bimri
+ * could import are read (ShareFiles), each without following a link and never
+ * past its cap; any other name is passed over unread. A derived cache (`.bimri/audit-integrity-secrets.json`,
  * ignored by the reference engine like every `audit-integrity-*` file) keeps
  * each file's findings under its lstat fingerprint, so a file that did not
  * change is not read again; deleting the cache changes no answer.
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type CredentialKind, findCredentials, type SecretPolicy } from "../model/credentials.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
+import { visible } from "../model/visible.ts";
 import {
   fingerprint,
   isRacyPrint,
@@ -18,6 +21,27 @@ import {
   replaceDerived,
 } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
+
+/**
+ * What the scan may read under `.bimri-share/`, given by the share layer
+ * (integrity ranks below it, docs/ARCHITECTURE.md), so the names and caps
+ * are the very ones a pull imports by.
+ */
+export type ShareFiles = {
+  /** True for the name of a replica folder. */
+  isReplica(name: string): boolean;
+  /** The cap in bytes of the file `name` in a replica folder, or null: bimri never imports it. */
+  cap(name: string): number | null;
+  /**
+   * Reads `name` in `folder` without following a link or waiting on a FIFO,
+   * at most `max` bytes (null: gone; a problem: not read).
+   */
+  read(
+    folder: string,
+    name: string,
+    max: number,
+  ): { bytes: Uint8Array } | { problem: string } | null;
+};
 
 /** One credential-looking string in a file of the store. */
 export type StoredSecret = {
@@ -42,8 +66,9 @@ type CachedFolder = { print: string; files: Record<string, CachedFile | string>;
 type Cache = { schema: number; folders: Record<string, CachedFolder> };
 
 const CACHE_NAME = "audit-integrity-secrets.json";
-// Bumped whenever the rules or this format change, so old findings are never trusted.
-const CACHE_SCHEMA = 3;
+// Bumped whenever the rules or this format change, so old findings are never trusted
+// (4: `.bimri-share/` holds only replica folders of record and key files, no deeper folder).
+const CACHE_SCHEMA = 4;
 const FINAL = "|final";
 
 function unpack(value: CachedFile | string | undefined): CachedFile | undefined {
@@ -99,13 +124,59 @@ function scanText(text: string): Found[] {
   return found;
 }
 
-/** Scans one file, reusing `cached` when its print is unchanged; null when it is not scanned. */
-function scanFile(path: string, cached: CachedFile | undefined): CachedFile | null {
-  const info = lstatOrNull(path);
-  if (info === null || !info.isFile || info.size > MAX_FILE_BYTES) return null;
+/**
+ * Which names of a folder the scan reads, and how: a file's cap (null: not
+ * read), a subfolder's scope (null: not entered), and the bounded read.
+ */
+type Scope = {
+  cap(rel: string, name: string): number | null;
+  folder(rel: string, name: string): Scope | null;
+  read(dir: string, name: string, max: number): Uint8Array | null;
+};
+
+/** `.bimri/` and the view: bimri's own files, every name but skipped ones, at any depth. */
+const OWN: Scope = {
+  cap: (rel, name) => skipped(rel, name) ? null : MAX_FILE_BYTES,
+  folder: (rel, name) => skipped(rel, name) ? null : OWN,
+  read: (dir, name) => readBytesOrNull(join(dir, name)),
+};
+
+/** `.bimri-share/`: replica folders only, and in them what `share` says a pull imports. */
+function shareScope(share: ShareFiles): Scope {
+  const replica: Scope = {
+    cap: (_rel, name) => share.cap(name),
+    folder: () => null,
+    read: (dir, name, max) => {
+      const read = share.read(dir, name, max);
+      return read !== null && "bytes" in read ? read.bytes : null;
+    },
+  };
+  return {
+    cap: () => null,
+    folder: (_rel, name) => share.isReplica(name) ? replica : null,
+    read: () => null,
+  };
+}
+
+/**
+ * Scans the file `name` of `dir` under `scope`, reusing `cached` when its
+ * print is unchanged; null when it is not scanned (not a regular file, over
+ * its cap, or a name the scope never reads).
+ */
+function scanFile(
+  dir: string,
+  rel: string,
+  name: string,
+  scope: Scope,
+  cached: CachedFile | undefined,
+): CachedFile | null {
+  const max = scope.cap(rel, name);
+  if (max === null) return null;
+  const info = lstatOrNull(join(dir, name));
+  if (info === null || !info.isFile || info.size > max) return null;
   const print = fingerprint(info);
   if (cached !== undefined && cached.print === print) return cached;
-  const bytes = readBytesOrNull(path);
+  const bytes = scope.read(dir, name, max);
   if (bytes === null) return null;
   const text = new TextDecoder().decode(bytes);
   const entry: CachedFile = { print, found: scanText(text) };
@@ -119,8 +190,8 @@ function skipped(rel: string, name: string): boolean {
     (rel === ".bimri" && (name.startsWith("audit-integrity-") || name === "engine.lock"));
 }
 
-/** Scans the folder `dir` (relative `rel`) and below into `next`, reusing `cache`. */
-function scanFolder(dir: string, rel: string, cache: Cache, next: Cache): void {
+/** Scans the folder `dir` (relative `rel`) and below, as `scope` allows, into `next`, reusing `cache`. */
+function scanFolder(dir: string, rel: string, scope: Scope, cache: Cache, next: Cache): void {
   const info = lstatOrNull(dir);
   if (info === null || !info.isDirectory || info.isSymlink) return;
   const print = fingerprint(info);
@@ -128,7 +199,10 @@ function scanFolder(dir: string, rel: string, cache: Cache, next: Cache): void {
   const unchanged = cached !== undefined && cached.print === print && !isRacyPrint(print);
   if (unchanged && RENAMED_ONLY.test(rel)) {
     next.folders[rel] = cached;
-    for (const sub of cached.dirs) scanFolder(join(dir, sub), `${rel}/${sub}`, cache, next);
+    for (const sub of cached.dirs) {
+      const inner = scope.folder(rel, sub);
+      if (inner !== null) scanFolder(join(dir, sub), `${rel}/${sub}`, inner, cache, next);
+    }
     return;
   }
   const folder: CachedFolder = { print, files: {}, dirs: [] };
@@ -139,12 +213,14 @@ function scanFolder(dir: string, rel: string, cache: Cache, next: Cache): void {
     ]
     : listEntries(dir);
   for (const { name, dir: isDir } of names) {
-    if (skipped(rel, name)) continue;
     if (isDir) {
+      const inner = scope.folder(rel, name);
+      if (inner === null) continue;
       folder.dirs.push(name);
-      scanFolder(join(dir, name), `${rel}/${name}`, cache, next);
+      scanFolder(join(dir, name), `${rel}/${name}`, inner, cache, next);
       continue;
     }
+    if (scope.cap(rel, name) === null) continue;
     const packed = cached?.files[name];
     const known = unpack(packed);
     // A closed log in an unchanged folder is final: no lstat, no read.
@@ -152,7 +228,7 @@ function scanFolder(dir: string, rel: string, cache: Cache, next: Cache): void {
       folder.files[name] = packed!;
       continue;
     }
-    const entry = scanFile(join(dir, name), known);
+    const entry = scanFile(dir, rel, name, scope, known);
     if (entry !== null) folder.files[name] = entry === known ? packed! : pack(entry);
   }
   next.folders[rel] = folder;
@@ -172,20 +248,29 @@ function listEntries(dir: string): Array<{ name: string; dir: boolean }> {
 
 /**
  * Every credential-looking string in the store at `paths` that `policy` does
- * not allow, in file order. `write` false (doctor --read-only) reads the
- * cache but never writes it.
+ * not allow, in file order; under `.bimri-share/` only the files `share`
+ * names are read. `write` false (doctor --read-only) reads the cache but
+ * never writes it.
  */
 export function scanStoreForSecrets(
   paths: StorePaths,
   policy: SecretPolicy,
   write: boolean,
+  share: ShareFiles,
 ): StoredSecret[] {
   const cache = readCache(paths);
   const next: Cache = { schema: CACHE_SCHEMA, folders: {} };
-  const view = scanFile(paths.view, unpack(cache.folders[""]?.files["bimri.md"]));
+  const viewName = basename(paths.view);
+  const view = scanFile(
+    dirname(paths.view),
+    "",
+    viewName,
+    OWN,
+    unpack(cache.folders[""]?.files["bimri.md"]),
+  );
   next.folders[""] = { print: "", files: view ? { "bimri.md": pack(view) } : {}, dirs: [] };
-  scanFolder(paths.dir, ".bimri", cache, next);
-  scanFolder(join(paths.root, ".bimri-share"), ".bimri-share", cache, next);
+  scanFolder(paths.dir, ".bimri", OWN, cache, next);
+  scanFolder(join(paths.root, ".bimri-share"), ".bimri-share", shareScope(share), cache, next);
   const out: StoredSecret[] = [];
   for (const [rel, folder] of Object.entries(next.folders)) {
     for (const [name, packed] of Object.entries(folder.files)) {
@@ -221,9 +306,15 @@ function changed(cache: Cache, next: Cache): boolean {
   return false;
 }
 
-/** The doctor line for one finding. */
+/**
+ * The doctor line for one finding. The file name and the masked string come
+ * from files anyone who can push may name and write, so hazardous characters
+ * (a line feed that would start a forged line) are shown as escapes.
+ */
 export function storedSecretLine(secret: StoredSecret): string {
-  return `${secret.file}:${secret.line}: ${secret.kind} ${secret.masked} fingerprint ${secret.fingerprint}`;
+  return `${visible(secret.file)}:${secret.line}: ${secret.kind} ${
+    visible(secret.masked)
+  } fingerprint ${secret.fingerprint}`;
 }
 
 /** What the owner should do about the findings (one line, after them). */

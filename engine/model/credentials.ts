@@ -78,8 +78,12 @@ function credentialRules(): Rule[] {
   return rules ??= [
     {
       kind: "private-key",
+      // The block's body is bounded (an RSA key of 8192 bits is about 6,400 characters of PEM,
+      // 6,600 escaped in JSON): an unbounded lazy body made every header without an END after
+      // it read to the end of the text, quadratic on a line of headers (doctor reads files
+      // anyone who can push wrote); bounded, such a line costs ~0.6 s a MiB.
       pattern:
-        /-----BEGIN[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)/g,
+        /-----BEGIN[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END[ A-Z0-9]{0,30} PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)/g,
       group: 0,
     },
     {
@@ -139,7 +143,10 @@ function credentialRules(): Rule[] {
     },
     {
       kind: "jwt",
-      pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+      // Starts only where a run of token characters starts (`\b` also let every `-eyJ` inside a
+      // run start, each reading to the run's end: quadratic on `eyJ-eyJ-...`, and doctor reads
+      // files anyone who can push wrote). A token glued to a word by `-` is no longer found.
+      pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
       group: 0,
     },
     {
@@ -150,8 +157,13 @@ function credentialRules(): Rule[] {
     },
     {
       kind: "generic-secret",
+      // Linear on any line (doctor scans files anyone who can push wrote): the name's words
+      // before the keyword are not matched but asserted by one character (the keyword follows a
+      // separator, i.e. a non-alphanumeric, or the start; the former `(?:[A-Za-z0-9]+[_.-])*`
+      // read every `a_a_a_...` line to its end from each `_`, quadratic), and the words after it
+      // are at most eight (unbounded, `token_token_...` read to the end from each keyword).
       pattern:
-        /(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|token|credentials?|client[_-]?secret|private[_-]?key)(?:[_.-][A-Za-z0-9]+)*["']?\s*(?::|=|:=|=>)\s*["']?([^\s"'`,;]{12,200})/gi,
+        /(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|token|credentials?|client[_-]?secret|private[_-]?key)(?:[_.-][A-Za-z0-9]+){0,8}["']?\s*(?::|=|:=|=>)\s*["']?([^\s"'`,;]{12,200})/gi,
       group: 1,
       accept: (secret) => looksRandom(secret),
     },
@@ -233,6 +245,8 @@ export function findCredentials(
 ): CredentialFinding[] {
   if (!mayHoldCredential(text)) return [];
   const found: CredentialFinding[] = [];
+  // Disjoint spans sorted by start (so also by end), searched by bisection: a line of many
+  // findings (anyone who can push can write one) costs no time quadratic in their number.
   const covered: Array<[number, number]> = [];
   for (const rule of credentialRules()) {
     if (policy.disabled.has(rule.kind)) continue;
@@ -242,14 +256,15 @@ export function findCredentials(
       if (secret === undefined) continue;
       const index = match.index! + match[0].lastIndexOf(secret);
       const end = index + secret.length;
-      if (covered.some(([from, to]) => index < to && end > from)) continue;
+      const at = spansStartingBefore(covered, end);
+      if (at > 0 && covered[at - 1][1] > index) continue;
       if (rule.accept && !rule.accept(secret, text, index)) continue;
-      covered.push([index, end]);
+      covered.splice(at, 0, [index, end]);
       const fingerprint = secretFingerprint(secret);
       if (policy.allowed.has(fingerprint)) continue;
       found.push({
         kind: rule.kind,
-        offset: [...text.slice(0, index)].length,
+        offset: 0,
         masked: maskSecret(secret),
         fingerprint,
         index,
@@ -257,7 +272,28 @@ export function findCredentials(
       });
     }
   }
-  return found.sort((a, b) => a.index - b.index);
+  found.sort((a, b) => a.index - b.index);
+  // Code-point offsets counted once along the text, not from its start for each finding.
+  let units = 0;
+  let points = 0;
+  for (const hit of found) {
+    for (const _ of text.slice(units, hit.index)) points++;
+    units = hit.index;
+    hit.offset = points;
+  }
+  return found;
+}
+
+/** How many of the sorted, disjoint `spans` start before `end`. */
+function spansStartingBefore(spans: ReadonlyArray<[number, number]>, end: number): number {
+  let low = 0;
+  let high = spans.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (spans[mid][0] < end) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 const KIND_NAMES: Record<CredentialKind, string> = {

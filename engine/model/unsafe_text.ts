@@ -40,8 +40,25 @@ const TRIGGER_WORDS: readonly string[] = [
   "token",
   "credential",
 ];
-// The trigger's three patterns, matched in the lowercased text.
-const TRIGGER_SHAPES = /gh[pousr]_|gl[a-z]{1,5}-|:\/\/[^\s]*@/;
+// Two of the trigger's three patterns, matched in the lowercased text; the third (`://`, then
+// an `@` before the next white space) is found by hand (hasUrlCredentials): as an expression each
+// `://` read to the next white space, quadratic on a line of `a://a://...`.
+const TRIGGER_SHAPES = /gh[pousr]_|gl[a-z]{1,5}-/;
+
+/** True when some `://` in `lower` is followed by an `@` before the next white space. */
+function hasUrlCredentials(lower: string): boolean {
+  const stop = /[\s@]/g;
+  let from = lower.indexOf("://");
+  while (from >= 0) {
+    stop.lastIndex = from + 3;
+    const found = stop.exec(lower);
+    if (found === null) return false;
+    if (found[0] === "@") return true;
+    // Every `://` before this white space would stop at it too.
+    from = lower.indexOf("://", found.index);
+  }
+  return false;
+}
 
 /** False when `text` surely holds nothing a credential rule matches (most text). */
 export function mayHoldCredential(text: string): boolean {
@@ -49,7 +66,7 @@ export function mayHoldCredential(text: string): boolean {
   for (const word of TRIGGER_WORDS) if (lower.includes(word)) return true;
   // Each shape begins with one of these: most text never compiles the expression.
   if (!lower.includes("gh") && !lower.includes("gl") && !lower.includes("://")) return false;
-  return TRIGGER_SHAPES.test(lower);
+  return TRIGGER_SHAPES.test(lower) || hasUrlCredentials(lower);
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type RechainFile,
 } from "./rechain.ts";
 import { isShared } from "../share/state.ts";
+import { SHARE_SCANNED_FILES } from "../share/secrets_files.ts";
 import { withEngineLock } from "../store/lock.ts";
 import { StorePaths } from "../store/paths.ts";
 import {
@@ -158,7 +159,7 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
   const policy = readPolicyFile(root);
   const previous = (policy.redacted ?? []).find((item) => item.fingerprint === fingerprint);
   const everything = { allowed: new Set<string>(), disabled: new Set<string>() };
-  const found = scanStoreForSecrets(paths, everything, false)
+  const found = scanStoreForSecrets(paths, everything, false, SHARE_SCANNED_FILES)
     .filter((hit) => hit.fingerprint === fingerprint);
   if (previous === undefined && found.length === 0) {
     throw new BimriError(
@@ -262,7 +263,7 @@ export function redactSecret(store: Store, fingerprintInput: string, at: string)
     : { keys: [], held: 0 };
 
   // 5. Done: what was rewritten and what still holds the secret (masked on output).
-  const remaining = scanStoreForSecrets(paths, everything, false)
+  const remaining = scanStoreForSecrets(paths, everything, false, SHARE_SCANNED_FILES)
     .filter((hit) => hit.fingerprint === fingerprint);
   const keptFiles = [...new Set(remaining.map((hit) => hit.file))];
   entry.kept = keptFiles.map((file) => `${file}: ${whyKept(file)}`);

@@ -170,26 +170,36 @@ export function requireRealFolder(path: string, label: string): void {
 /** The largest `.gitignore` bimri reads. */
 const GITIGNORE_MAX = 1_048_576;
 
+/** How a refusal of `.gitignore` ends: what was left alone, then the next step. */
+export type GitignoreRefusal = { unchanged: string; next: string };
+
+/** share init's refusal: it changes nothing before reading `.gitignore`. */
+const SHARE_INIT_REFUSAL: GitignoreRefusal = {
+  unchanged: "bimri did not change it",
+  next:
+    "Add the lines yourself (or make .gitignore a regular file), then run `bimri share init` again.",
+};
+
 /**
  * The text of `<root>/.gitignore` (null: none), refusing a link (bimri never
- * follows it, nor replaces it by a copy of its target), a non-file and an
- * oversized or non-UTF-8 file.
+ * follows it, nor replaces it by a copy of its target), a non-file (a FIFO
+ * is never waited on) and an oversized or non-UTF-8 file, in words of
+ * `refusal` (share init's by default).
  */
-export function readGitignore(root: string): string | null {
+export function readGitignore(
+  root: string,
+  refusal: GitignoreRefusal = SHARE_INIT_REFUSAL,
+): string | null {
   const read = readFileNoFollow(root, ".gitignore", GITIGNORE_MAX);
   if (read === null) return null;
-  const next =
-    "Add the lines yourself (or make .gitignore a regular file), then run `bimri share init` again.";
+  const { unchanged, next } = refusal;
   if ("problem" in read) {
-    throw new BimriError("refused", `.gitignore ${read.problem}; bimri did not change it. ${next}`);
+    throw new BimriError("refused", `.gitignore ${read.problem}; ${unchanged}. ${next}`);
   }
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
   } catch {
-    throw new BimriError(
-      "refused",
-      `.gitignore is not valid UTF-8; bimri did not change it. ${next}`,
-    );
+    throw new BimriError("refused", `.gitignore is not valid UTF-8; ${unchanged}. ${next}`);
   }
 }
 

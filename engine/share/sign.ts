@@ -32,7 +32,8 @@ import type { ShareContext } from "./context.ts";
 
 /** The format tag of a public key file. */
 export const KEY_FORMAT = "bimri-share-key/1";
-const KEY_MAX_BYTES = 4096;
+/** The largest key file bimri reads (a real one is about 300 bytes). */
+export const KEY_MAX_BYTES = 4096;
 const B64URL_KEY = /^[A-Za-z0-9_-]{43}$/;
 const B64URL_SIG = /^[A-Za-z0-9_-]{86}$/;
 const LABEL = /^[A-Za-z0-9._-]{1,64}$/;

@@ -169,3 +169,29 @@ Deno.test("the cheap first pass lets through every text the former trigger expre
   ok(caught > 300, `the corpus exercises the trigger (${caught} hits)`);
   strictEqual(mayHoldCredential("the nightly backup ran at 02:00"), false);
 });
+
+Deno.test("a 1 MiB adversarial line is scanned in well under a second by every rule", () => {
+  // Doctor scans files anyone who can push wrote: no line may cost time quadratic in its
+  // length. Each shape made a rule (or the first pass) read to the end from every position.
+  const MiB = 1 << 20;
+  const line = (unit: string, head = "") =>
+    head + unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB);
+  const lines: Array<[string, string]> = [
+    ["generic-secret prefix", line("a_", "token ")],
+    ["generic-secret suffix", line("token_", "x ")],
+    ["generic-secret suffix (dots)", line("token.", "x ")],
+    ["jwt", line("eyJ-")],
+    ["url-password first pass", line("a://")],
+    ["many findings", line(`ghp_${"a1".repeat(18)} `)],
+  ];
+  for (const [name, text] of lines) {
+    const started = performance.now();
+    findCredentials(text);
+    const ms = performance.now() - started;
+    ok(ms < 500, `${name}: ${Math.round(ms)} ms for 1 MiB`);
+  }
+  // The quadratic shape of the report still finds a real assignment after it.
+  const [fake] = fakeCredentials(1).filter((c) => c.kind === "generic-secret");
+  const hits = findCredentials(`${line("a_", "token ")} ${fake.text}`);
+  deepStrictEqual(hits.map((hit) => hit.fingerprint), [sha256Hex(fake.secret)]);
+});
