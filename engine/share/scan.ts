@@ -288,9 +288,12 @@ function refuseUnseenEvents(ctx: ShareContext, scan: ShareScan, seen: Vector): v
         if (other === record.replica || seq <= holds(other)) continue;
         scan.problems.push({
           file: display(replica, `${String(record.seq).padStart(8, "0")}.json`),
-          message: `claims in its vector to have seen ${other}:${seq}, which this clone does not hold (${
-            holds(other) === 0 ? "no record of that replica" : `its records go up to ${holds(other)}`
-          }): a record names only events its replica could have seen (refused until they arrive, if ever)`,
+          message:
+            `claims in its vector to have seen ${other}:${seq}, which this clone does not hold (${
+              holds(other) === 0
+                ? "no record of that replica"
+                : `its records go up to ${holds(other)}`
+            }): a record names only events its replica could have seen (refused until they arrive, if ever)`,
         });
         return false;
       }
