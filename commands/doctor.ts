@@ -13,6 +13,7 @@ import { claimOfState, type RecordProver, requireLineage } from "../engine/recor
 import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { alteredOwnRecords } from "../engine/share/keep.ts";
+import { ownKeyProblem } from "../engine/share/sign.ts";
 import {
   gapLines,
   moreProblemsLine,
@@ -74,8 +75,10 @@ function shareWarnings(paths: StorePaths): string[] {
     const altered = alteredOwnRecords(ctx).map((a) =>
       `team memory: ${a.file} was altered after this clone wrote it (other clones refuse it); run \`bimri share status\` to write it back from .bimri/share-sent/.`
     );
+    const key = ownKeyProblem(ctx);
     return [
       ...altered,
+      ...(key === null ? [] : [`team memory: ${key}`]),
       ...namedProblems(scan.problems).named.map((p) => problemMessage(p)),
       ...(moreProblems === null ? [] : [moreProblems]),
       ...(waiting > 0

@@ -25,9 +25,10 @@ import {
 import { readGitignore, requireRealFolder } from "../engine/share/safe_read.ts";
 import { decideTrust, holdUntrusted } from "../engine/share/trust.ts";
 import { refuseTrackedLocalState } from "../engine/share/tracked_local.ts";
-import { ensureOwnKey, fingerprint } from "../engine/share/sign.ts";
+import { ensureOwnKey, fingerprint, repairOwnKey } from "../engine/share/sign.ts";
+import { noteShare } from "../engine/share/notice.ts";
 import { visible } from "../engine/model/visible.ts";
-import { seenVector, SHARE_FOLDER } from "../engine/share/state.ts";
+import { loadShare, seenVector, SHARE_FOLDER } from "../engine/share/state.ts";
 import type { ShareContext } from "../engine/share/context.ts";
 import { listConflictIds, readConflict, readResolution } from "../engine/records/conflict.ts";
 import { gitWorkTreeOf } from "../engine/store/git_tree.ts";
@@ -152,6 +153,16 @@ function replicaContext(store: Store): ShareContext {
   return initShare(store).ctx;
 }
 
+/**
+ * Writes back this clone's own key file when a pusher altered it, with a
+ * notice on stderr (nothing on a store that is not shared yet).
+ */
+function noteKeyRepair(store: Store): void {
+  const ctx = loadShare(store.paths, false);
+  const note = ctx === null ? null : repairOwnKey(ctx);
+  if (note !== null) noteShare(note);
+}
+
 /** Renders a pull's summary line. */
 export function pullSummary(r: PullResult): string {
   return `BIMRI: share pull imported ${r.imported} records; applied ${r.applied}, already current ${r.noop}, superseded ${r.superseded}, new conflicts ${r.conflicts}, answered elsewhere ${r.resolved}, held ${r.held}, waiting ${r.blocked}.`;
@@ -168,6 +179,7 @@ export function pullAt(root: string, max?: number): CommandResult {
   }
   refuseTrackedLocalState(root, "nothing was imported");
   return withStore(root, (store) => {
+    noteKeyRepair(store); // this clone's key file a pusher altered: written back first
     const ctx = replicaContext(store);
     ensureOwnKey(ctx); // a replica of an earlier bimri publishes its key on its first pull
     repairAlteredOwnRecords(ctx); // an own record a pusher altered: written back before others read it
@@ -231,6 +243,8 @@ export function pullAt(root: string, max?: number): CommandResult {
 
 function status(ctx: CommandContext): CommandResult {
   return withStore(ctx.root, (store) => {
+    // Before an export left pending signs anything (finishPendingExports).
+    noteKeyRepair(store);
     const share = finishPendingExports(store);
     if (share === null) {
       const text = hasShareFolder(ctx.root)

