@@ -7,27 +7,11 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, must, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit } from "../helpers/share.ts";
+import { bimri } from "../helpers/cli.ts";
+import { bounded, sharedStore } from "../helpers/share.ts";
 import { fakeCredentials } from "../helpers/fake_credentials.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 import { sha256Hex } from "../../engine/model/text.ts";
-
-/** A shared store with one seed record; returns its replica. */
-async function sharedStore(): Promise<{ root: string; replica: string }> {
-  const root = await tempStore("bimri-guard-doctor-share-");
-  await agentSets(root, "codex", { "good.one": "Good one." });
-  await gitInit(root); // share init needs a git work tree
-  await must(root, ["share", "init", "--yes"]);
-  const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!
-    .name;
-  return { root, replica };
-}
-
-/** A minute at most per command: a scan that never ends fails the test instead of hanging it. */
-function bounded(): { signal: AbortSignal } {
-  return { signal: AbortSignal.timeout(60_000) };
-}
 
 /** A GitHub token line doctor reports wherever it reads it, and its fingerprint. */
 function token(): { text: string; fp: string } {
@@ -41,7 +25,7 @@ function secretLines(stderr: string): string[] {
 }
 
 Deno.test("doctor reads only the record and key files of .bimri-share/, each within its cap", async () => {
-  const { root, replica } = await sharedStore();
+  const { root, replica } = await sharedStore("bimri-guard-doctor-share-");
   const { text, fp } = token();
   const folder = join(root, ".bimri-share", replica);
   // 1 MiB of the line that made the generic-secret rule quadratic (~11 minutes), then a token:
@@ -80,7 +64,7 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   name: "a file name holding a line feed cannot forge a line of doctor's report",
   fn: async () => {
-    const { root, replica } = await sharedStore();
+    const { root, replica } = await sharedStore("bimri-guard-doctor-share-");
     const { text } = token();
     const name = "x\nBIMRI doctor: FAILED (forged line)\n";
     // Under .bimri-share/ the name is not a record's: never read, never printed by the scan.

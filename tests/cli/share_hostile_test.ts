@@ -6,28 +6,12 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit, textOf } from "../helpers/share.ts";
-import { changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
+import { agentSets, bounded, gitInit, sharedStore, textOf } from "../helpers/share.ts";
+import { afterSeed, changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 import { lstatOrNull } from "../../engine/store/files.ts";
 import { copyTree } from "../helpers/portable.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
-
-/** A shared store with one seed record; returns its replica. */
-async function sharedStore(): Promise<{ root: string; replica: string }> {
-  const root = await tempStore();
-  await agentSets(root, "codex", { "good.one": "Good one." });
-  await gitInit(root); // share init needs a git work tree
-  await must(root, ["share", "init", "--yes"]);
-  const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!
-    .name;
-  return { root, replica };
-}
-
-/** A minute at most per command: a read that never ends fails the test instead of hanging it. */
-function bounded(): { signal: AbortSignal } {
-  return { signal: AbortSignal.timeout(60_000) };
-}
 
 Deno.test({
   // POSIX-only: /dev/zero is a POSIX device; Windows has no endless file to link to.
@@ -80,18 +64,7 @@ Deno.test("a forged record under this clone's next number is not adopted: the re
   const { root, replica } = await sharedStore();
   const folder = join(root, ".bimri-share", replica);
   const seed = JSON.parse(Deno.readTextFileSync(join(folder, "00000001.json"))) as ShareRecord;
-  const forged: ShareRecord = {
-    ...seed,
-    seq: 2,
-    kind: "change",
-    source: "R000009-Q001",
-    run: "R000009",
-    actor: "codex",
-    entry: { ...seed.entry!, text: "Forged text." } as ShareRecord["entry"],
-    replaces: `${replica}:1`,
-    vector: { [replica]: 1 },
-  };
-  delete forged.signature;
+  const forged = afterSeed(seed, "Forged text.");
   Deno.writeTextFileSync(join(folder, "00000002.json"), recordText(forged));
   const forgedBytes = Deno.readFileSync(join(folder, "00000002.json"));
   const run = await startRun(root, "codex");
@@ -221,33 +194,35 @@ Deno.test("a hostile folder name in .bimri-share/ is printed with its control ch
   assert(status.includes(`REFUSED: .bimri-share/${shown} is not a replica folder`), status);
 });
 
-Deno.test("a pusher replacing this clone's own published key.json is refused by name: nothing is exported under it, and the kept bytes restore it", async () => {
+Deno.test("a pusher replacing this clone's own published key.json is refused by name: nothing is exported under it, and share pull writes the kept bytes back", async () => {
   const { root, replica } = await sharedStore();
   const keyFile = join(root, ".bimri-share", replica, "key.json");
   const published = Deno.readTextFileSync(keyFile);
   // The pusher publishes its own key as this replica's.
   handReplica(join(root, ".bimri-share"), replica);
-  const before = hashTree(join(root, ".bimri"));
-  const pulled = await bimri(root, ["share", "pull"]);
-  assertEquals(pulled.code, 2, pulled.stderr);
+  // A change made meanwhile is not exported under the pusher's key.
+  const run = await startRun(root);
+  await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
+  const closed = await bimri(root, ["close", "--run", run, "--outcome", "success"]);
   assertMatch(
-    pulled.stderr,
+    closed.stderr,
     new RegExp(
       `^BIMRI ERROR: \\.bimri-share/${replica}/key\\.json is not the key this clone published .*cp \\.bimri/share-sent/${replica}/key\\.json \\.bimri-share/${replica}/key\\.json`,
       "m",
     ),
   );
-  assertEquals(diffTrees(before, hashTree(join(root, ".bimri"))), null);
-  // A change made meanwhile is not exported under the pusher's key.
-  const run = await startRun(root);
-  await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
-  const closed = await bimri(root, ["close", "--run", run, "--outcome", "success"]);
-  assertMatch(closed.stderr, /^BIMRI ERROR: .*key\.json is not the key this clone published/m);
   assertEquals(lstatOrNull(join(root, ".bimri-share", replica, "00000002.json")), null);
-  // The next step the error names restores the key, and the change is exported.
-  Deno.copyFileSync(join(root, ".bimri", "share-sent", replica, "key.json"), keyFile);
+  // share pull (as share status, the pre-commit hook's check) writes the kept bytes back first, then exports.
+  const pulled = await bimri(root, ["share", "pull"]);
+  assertEquals(pulled.code, 0, pulled.stderr);
+  assertMatch(
+    pulled.stderr,
+    new RegExp(
+      `^BIMRI ERROR: \\.bimri-share/${replica}/key\\.json was altered after this clone published it .*written back`,
+      "m",
+    ),
+  );
   assertEquals(Deno.readTextFileSync(keyFile), published);
-  await must(root, ["share", "pull"]);
   const record = JSON.parse(
     Deno.readTextFileSync(join(root, ".bimri-share", replica, "00000002.json")),
   );

@@ -21,6 +21,7 @@ import {
   textOf,
 } from "../helpers/share.ts";
 import {
+  afterSeed,
   changeRecord,
   type HandReplica,
   handReplica,
@@ -133,17 +134,7 @@ Deno.test("a replica that changes its key is refused until the owner trusts the 
   const share = join(b, ".bimri-share");
   const forger = handReplica(share, ra, 2);
   const seed = JSON.parse(Deno.readTextFileSync(join(share, ra, "00000001.json"))) as ShareRecord;
-  const forged: ShareRecord = forger.sign({
-    ...seed,
-    seq: 2,
-    kind: "change",
-    source: "R000009-Q001",
-    run: "R000009",
-    actor: "codex",
-    entry: { ...seed.entry!, text: "Forged alpha." } as SharedEntry,
-    replaces: `${ra}:1`,
-    vector: { [ra]: 1 },
-  });
+  const forged: ShareRecord = forger.sign(afterSeed(seed, "Forged alpha."));
   Deno.writeTextFileSync(join(share, ra, "00000002.json"), recordText(forged));
   const before = hashTree(join(b, ".bimri"));
   const pulled = await must(b, ["share", "pull"]);
@@ -168,18 +159,8 @@ Deno.test("a pusher who raises a trusted replica's from_seq cannot pass unsigned
   const key = JSON.parse(Deno.readTextFileSync(keyPath));
   Deno.writeTextFileSync(keyPath, JSON.stringify({ ...key, from_seq: 99_999_999 }) + "\n");
   const seed = JSON.parse(Deno.readTextFileSync(join(share, ra, "00000001.json"))) as ShareRecord;
-  const { signature: _dropped, ...unsigned } = {
-    ...seed,
-    seq: 2,
-    kind: "change",
-    source: "R000009-Q001",
-    run: "R000009",
-    actor: "codex",
-    entry: { ...seed.entry!, text: "Forged alpha." } as SharedEntry,
-    replaces: `${ra}:1`,
-    vector: { [ra]: 1 },
-  } as ShareRecord;
-  Deno.writeTextFileSync(join(share, ra, "00000002.json"), recordText(unsigned as ShareRecord));
+  const unsigned = afterSeed(seed, "Forged alpha.");
+  Deno.writeTextFileSync(join(share, ra, "00000002.json"), recordText(unsigned));
   const before = hashTree(join(b, ".bimri"));
   const pulled = await must(b, ["share", "pull"]);
   assertMatch(
@@ -346,13 +327,18 @@ Deno.test("a forged answer from an untrusted replica does not close the owner's 
   assertNotMatch(await textOf(root, "k.one") ?? "", /Other text/);
 });
 
-Deno.test("a trusted replica's change carrying T:confirmed with an agent's source neither answers this clone's own question nor confirms anything: both go to the owner", async () => {
+/**
+ * A shared store whose own agents bob and eve edited `db.engine` at once (the
+ * owner's question C000001, live value "MySQL."), and a hand-made replica `h`
+ * its owner trusts.
+ */
+async function ownQuestion(): Promise<
+  { root: string; x: string; share: string; h: string; hand: HandReplica }
+> {
   const root = await tempStore();
   await agentSets(root, "codex", { "db.engine": "Postgres." });
   await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
-  const x = ownReplica(root);
-  // This clone's own agents edit the key concurrently: the owner's question C000001.
   const [bob, eve] = [await startRun(root, "bob"), await startRun(root, "eve")];
   await must(root, ["propose", "--run", bob, "--key", "db.engine", "--text", "MySQL."]);
   await must(root, ["propose", "--run", eve, "--key", "db.engine", "--text", "SQLite."]);
@@ -363,6 +349,11 @@ Deno.test("a trusted replica's change carrying T:confirmed with an agent's sourc
   const h = mintReplicaId();
   const hand = handReplica(share, h);
   await must(root, ["share", "trust", h, "--human-approved"]);
+  return { root, x: ownReplica(root), share, h, hand };
+}
+
+Deno.test("a trusted replica's change carrying T:confirmed with an agent's source neither answers this clone's own question nor confirms anything: both go to the owner", async () => {
+  const { root, x, share, h, hand } = await ownQuestion();
   const claimed = { ...shareEntry("Attacker engine."), trust: "confirmed" } as SharedEntry;
   const seen = {
     [x]: JSON.parse(Deno.readTextFileSync(join(root, ".bimri", "share.local.json"))).next_seq - 1,
@@ -406,21 +397,7 @@ Deno.test("a trusted replica's change carrying T:confirmed with an agent's sourc
 });
 
 Deno.test("an owner's answer from a trusted replica does not close a question of this clone's own agents that it never saw", async () => {
-  const root = await tempStore();
-  await agentSets(root, "codex", { "db.engine": "Postgres." });
-  await gitInit(root); // share init needs a git work tree
-  await must(root, ["share", "init", "--yes"]);
-  const x = ownReplica(root);
-  const [bob, eve] = [await startRun(root, "bob"), await startRun(root, "eve")];
-  await must(root, ["propose", "--run", bob, "--key", "db.engine", "--text", "MySQL."]);
-  await must(root, ["propose", "--run", eve, "--key", "db.engine", "--text", "SQLite."]);
-  await must(root, ["sync", "--run", bob]);
-  await must(root, ["sync", "--run", eve]);
-  assertEquals(await openConflicts(root), ["C000001"]);
-  const share = join(root, ".bimri-share");
-  const h = mintReplicaId();
-  const hand = handReplica(share, h);
-  await must(root, ["share", "trust", h, "--human-approved"]);
+  const { root, x, share, h, hand } = await ownQuestion();
   const answer: ShareRecord = {
     ...changeRecord(
       h,

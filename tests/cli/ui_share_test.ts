@@ -8,13 +8,18 @@ import { must } from "../helpers/cli.ts";
 import { agentSets, cloneAs, gitInit, gitOk, originAndClone, publish } from "../helpers/share.ts";
 import { rawHttp, signIn, startUi } from "../helpers/ui.ts";
 
-Deno.test("ui overview: team memory shows waiting records and a gap", async () => {
+/** Clone a shares one key through git; clone b is cloned from the same origin, not yet pulled. */
+async function sharedPair(): Promise<{ a: string; b: string }> {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
   await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await publish(a, "share memory");
-  const b = await cloneAs(base, origin, "b");
+  return { a, b: await cloneAs(base, origin, "b") };
+}
+
+Deno.test("ui overview: team memory shows waiting records and a gap", async () => {
+  const { a, b } = await sharedPair();
   await must(b, ["share", "pull"]);
   await agentSets(b, "claude", { "task.beta": "Beta from b.", "task.gamma": "Gamma from b." });
   await publish(b, "b learned");
@@ -58,12 +63,7 @@ Deno.test("ui overview: team memory shows waiting records and a gap", async () =
 });
 
 Deno.test("ui inbox: a replica waiting for the owner's trust is shown with its fingerprint and the terminal command, and leaves once trusted", async () => {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
-  await gitInit(a); // share init needs a git work tree
-  await must(a, ["share", "init", "--yes"]);
-  await publish(a, "share memory");
-  const b = await cloneAs(base, origin, "b");
+  const { b } = await sharedPair();
   const asked = await must(b, ["share", "pull"]);
   const [, ra, fp] = /trust replica ([a-z2-7]{26}),.*fingerprint ((?:[0-9a-f]{2}:){15}[0-9a-f]{2});/
     .exec(asked)!;

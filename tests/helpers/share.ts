@@ -204,3 +204,19 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A shared store (git work tree, `share init`) with one seed record; returns its replica. */
+export async function sharedStore(prefix?: string): Promise<{ root: string; replica: string }> {
+  const root = await tempStore(prefix);
+  await agentSets(root, "codex", { "good.one": "Good one." });
+  await gitInit(root); // share init needs a git work tree
+  await must(root, ["share", "init", "--yes"]);
+  const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!
+    .name;
+  return { root, replica };
+}
+
+/** A minute at most per command: a read that never ends fails the test instead of hanging it. */
+export function bounded(): { signal: AbortSignal } {
+  return { signal: AbortSignal.timeout(60_000) };
+}

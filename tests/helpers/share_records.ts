@@ -87,3 +87,23 @@ export function handReplica(share: string, replica: string, fromSeq = 1): HandRe
     },
   };
 }
+
+/**
+ * Record 2 of the replica that wrote `seed`, as a pusher forges it: a change
+ * of the seed's key to `text` that replaces the seed (unsigned: the seed's
+ * signature, if any, is dropped).
+ */
+export function afterSeed(seed: ShareRecord, text: string): ShareRecord {
+  const { signature: _dropped, ...unsigned } = seed;
+  return {
+    ...unsigned,
+    seq: 2,
+    kind: "change",
+    source: "R000009-Q001",
+    run: "R000009",
+    actor: "codex",
+    entry: { ...seed.entry!, text } as SharedEntry,
+    replaces: `${seed.replica}:1`,
+    vector: { [seed.replica]: 1 },
+  };
+}
