@@ -42,13 +42,19 @@ function question(replica: string): RegExp {
   );
 }
 
-Deno.test("signed records round-trip across three git clones; each clone applies another's records only after its owner trusts it", async () => {
+/** An origin whose first clone `a` shares `task.alpha` as replica `ra`, committed and pushed. */
+async function sharedOrigin(): Promise<{ base: string; origin: string; a: string; ra: string }> {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
   await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   const ra = ownReplica(a);
   await publish(a, "share memory");
+  return { base, origin, a, ra };
+}
+
+Deno.test("signed records round-trip across three git clones; each clone applies another's records only after its owner trusts it", async () => {
+  const { base, origin, a, ra } = await sharedOrigin();
   // The private key stays local, mode 0600; the public key is committed once.
   const keyFile = join(a, ".bimri", "share-key.local.json");
   assertEquals(Deno.statSync(keyFile).mode! & 0o777, 0o600);
@@ -115,12 +121,7 @@ Deno.test("signed records round-trip across three git clones; each clone applies
 
 /** A clone b whose owner trusts clone a's replica `ra` and has pulled all of it. */
 async function trustedClone(): Promise<{ b: string; ra: string }> {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
-  await gitInit(a); // share init needs a git work tree
-  await must(a, ["share", "init", "--yes"]);
-  const ra = ownReplica(a);
-  await publish(a, "share memory");
+  const { base, origin, ra } = await sharedOrigin();
   const b = await cloneAs(base, origin, "b");
   await must(b, ["share", "pull"]);
   await must(b, ["share", "trust", ra, "--human-approved"]);
@@ -580,12 +581,7 @@ Deno.test("trust committed into .bimri/ through git is refused: a fresh clone im
 });
 
 Deno.test("the owner's answer names the fingerprint it was shown: a key swapped in after the question is refused, not trusted", async () => {
-  const { base, origin, first: a } = await originAndClone();
-  await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
-  await gitInit(a); // share init needs a git work tree
-  await must(a, ["share", "init", "--yes"]);
-  const ra = ownReplica(a);
-  await publish(a, "share memory");
+  const { base, origin, ra } = await sharedOrigin();
   const b = await cloneAs(base, origin, "b");
   const asked = await must(b, ["share", "pull"]);
   const shown = new RegExp(
