@@ -6,18 +6,26 @@
 import { mapStrings } from "./json.ts";
 
 // C0 controls, DEL, C1 controls; bidi embeddings, overrides, isolates and
-// marks; zero-width characters and the BOM; Unicode line/paragraph separators.
+// marks; zero-width characters and the BOM; Unicode line/paragraph separators;
+// characters that render as nothing (soft hyphen, the combining grapheme
+// joiner, Hangul and Khmer fillers, Mongolian vowel separator, deprecated
+// format controls) and the tag characters U+E0000-E007F, which can spell
+// whole hidden sentences that a language model still reads.
 const HAZARD =
   // deno-lint-ignore no-control-regex -- matching control characters is this module's purpose
-  /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+  /[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\u{e0000}-\u{e007f}]/gu;
 
 // The subset that memory text may never hold (C0 controls are judged by the
-// reference's own single-line rules, so they are not repeated here).
+// reference's own single-line rules, so they are not repeated here; a soft
+// hyphen is a legitimate hyphenation hint, so it is only shown escaped).
 const REFUSED_IN_TEXT =
-  /[\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+  /[\x7f-\x9f\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\u{e0000}-\u{e007f}]/u;
 
+/** `\uXXXX` per UTF-16 unit (a tag character is a surrogate pair): JSON's own escape form. */
 function escapeOne(ch: string): string {
-  return "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
+  let out = "";
+  for (let i = 0; i < ch.length; i++) out += "\\u" + ch.charCodeAt(i).toString(16).padStart(4, "0");
+  return out;
 }
 
 /** Returns `text` with every hazardous character shown as a `\uXXXX` escape. */
@@ -29,7 +37,7 @@ export function visible(text: string): string {
 // (lines, TSV columns, indented JSON) and never come from memory text.
 const HAZARD_IN_OUTPUT =
   // deno-lint-ignore no-control-regex -- matching control characters is this module's purpose
-  /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+  /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\u{e0000}-\u{e007f}]/gu;
 
 /**
  * Printed output (text or serialized JSON) with every hazardous character

@@ -114,11 +114,27 @@ Deno.test("journal, propose and close refuse a fake credential of every kind; no
   ]);
 });
 
-Deno.test("memory text refuses bidi, zero-width, C1 and DEL characters, naming them as \\uXXXX", async () => {
+Deno.test("memory text refuses bidi, zero-width, C1, DEL, filler and tag characters, naming them as \\uXXXX", async () => {
   const root = await tempStore("bimri-guard-chars-");
   const run = await startRun(root);
-  for (const ch of ["\u202e", "\u2066", "\u200b", "\u200d", "\ufeff", "\x7f", "\x9b", "\u061c"]) {
-    const escape = "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0");
+  // ... and what renders as nothing: fillers, deprecated format controls, tag characters.
+  const invisible = ["\u3164", "\u206a", "\u034f", String.fromCodePoint(0xe0041)];
+  for (
+    const ch of [
+      "\u202e",
+      "\u2066",
+      "\u200b",
+      "\u200d",
+      "\ufeff",
+      "\x7f",
+      "\x9b",
+      "\u061c",
+      ...invisible,
+    ]
+  ) {
+    const escape = [...ch].length === ch.length
+      ? "\\u" + ch.charCodeAt(0).toString(16).padStart(4, "0")
+      : "\\u" + ch.charCodeAt(0).toString(16) + "\\u" + ch.charCodeAt(1).toString(16);
     for (
       const args of [
         ["journal", "--run", run, "--text", `ab${ch}cd`],

@@ -54,3 +54,14 @@ Deno.test("output and memory text are judged alike whether short, long, plain or
   assertEquals(refusedTextCharacter("caf\u00e9 \u200b"), { escape: "\\u200b", offset: 5 });
   assertEquals(visibleOutput("caf\u00e9"), "caf\u00e9");
 });
+
+Deno.test("characters that render as nothing, and tag characters, are shown and refused", () => {
+  const hidden = "run" + String.fromCodePoint(0xe0049, 0xe0047) + "\u3164\u00ad";
+  assertEquals(visible(hidden), "run\\udb40\\udc49\\udb40\\udc47\\u3164\\u00ad");
+  const doc = JSON.stringify({ text: hidden });
+  assertEquals(JSON.parse(visibleOutput(doc)), JSON.parse(doc)); // JSON's own escapes
+  assertEquals(refusedTextCharacter(hidden), { escape: "\\udb40\\udc49", offset: 3 });
+  // A soft hyphen is a hyphenation hint: shown escaped, never refused; emoji are untouched.
+  assertEquals(refusedTextCharacter("co\u00adop"), null);
+  assertEquals(visible("\u2764\ufe0f"), "\u2764\ufe0f");
+});
