@@ -12,6 +12,7 @@ import { LegacyRetirementPending } from "../engine/store/legacy_root.ts";
 import { claimOfState, type RecordProver, requireLineage } from "../engine/records/legacy_claim.ts";
 import { loadRecordProver } from "../engine/migrate/lineage_prover.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
+import { hasShareFolder } from "../engine/share/init.ts";
 import { alteredOwnRecords } from "../engine/share/keep.ts";
 import { ownKeyProblem } from "../engine/share/sign.ts";
 import {
@@ -61,8 +62,9 @@ function auditUnderLock(
 
 /** Refused shared records (team memory), reported without failing the store's own audit. */
 function shareWarnings(paths: StorePaths): string[] {
-  // Also before the store is shared: a fresh clone may have checked such files out.
-  if (!isShared(paths)) return trackedLocalLines(paths.root);
+  // Also before the store is shared, in a project that shares (a fresh clone may
+  // have checked such files out); a project that does not share may track its store.
+  if (!isShared(paths)) return hasShareFolder(paths.root) ? trackedLocalLines(paths.root) : [];
   try {
     const ctx = loadShare(paths, false);
     if (ctx === null) return [];

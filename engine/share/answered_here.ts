@@ -1,7 +1,7 @@
 /** Closes this clone's other questions on a key the owner has just answered here. */
 import type { Store } from "../store/store.ts";
 import { readConflict } from "../records/conflict.ts";
-import { saveShare } from "./state.ts";
+import { saveShare, seeHead } from "./state.ts";
 import type { ShareContext } from "./context.ts";
 import { Pull } from "./pull.ts";
 
@@ -21,7 +21,7 @@ export function closeAnsweredHere(store: Store, ctx: ShareContext, key: string):
     closed++;
   }
   if (closed > 0) {
-    ctx.state.headSeen = store.head.revision;
+    seeHead(ctx.state, store);
     saveShare(ctx);
   }
   return closed;

@@ -62,6 +62,13 @@ export type ShareState = {
    * reference commits without exporting): its changes are exported then.
    */
   headSeen: number;
+  /**
+   * `state.head_hash` at `headSeen` (null: recorded by an earlier bimri). The
+   * store's history must still hold it before a head beyond `headSeen` is
+   * exported as another engine's: a `.bimri/` replaced under this clone (a
+   * checkout of a branch that tracks it) would otherwise be signed as its own.
+   */
+  headSeenHash: string | null;
   /** A pull is running (true on disk after a pull was killed part-way). */
   pulling: boolean;
   /** The own record folder's mtime when every own record was last seen in it. */

@@ -33,7 +33,16 @@ import { eventId, isImportActor, parseEventId, recordName } from "./ids.ts";
 import { parseRecordBytes, recordHash, recordText, type ShareRecord } from "./record.ts";
 import { exportedOwnSlot, ownSlot, reportForeign } from "./own.ts";
 import { signRecordHash } from "./sign.ts";
-import { isShared, keysOf, loadShare, saveShare, seenVector, SHARE_FOLDER } from "./state.ts";
+import {
+  isShared,
+  keysOf,
+  loadShare,
+  saveShare,
+  seeHead,
+  seenVector,
+  SHARE_FOLDER,
+} from "./state.ts";
+import { sha256Hex } from "../model/text.ts";
 import type { ShareContext } from "./context.ts";
 import { requireRealFolder } from "./safe_read.ts";
 import { sortedVector, vectorCovers } from "./vector.ts";
@@ -154,7 +163,7 @@ function exportChange(store: Store, ctx: ShareContext, proposalId: string): void
     source: proposalId,
   });
   ctx.state.lastSource = proposalId;
-  ctx.state.headSeen = store.head.revision;
+  seeHead(ctx.state, store);
   saveShare(ctx);
 }
 
@@ -206,7 +215,7 @@ export function exportResolution(store: Store, ctx: ShareContext, conflictId: st
   });
   for (const id of ids) if (typeof id === "string") delete ctx.state.candidates[id];
   ctx.state.pendingResolution = null;
-  ctx.state.headSeen = store.head.revision;
+  seeHead(ctx.state, store);
   saveShare(ctx);
 }
 
@@ -290,6 +299,7 @@ export function finishPendingExports(store: Store): ShareContext | null {
   // A pull killed while committing: finished before anything else moves memory.
   importing?.finishImport(store, ctx);
   finishCommit?.(store);
+  if (replacedUnder(store, ctx)) return ctx;
   const reasonDue = headReasonDue(store, ctx);
   if (!(importing?.pullInProgress() ?? false)) exportOutsideChanges(store, ctx, reasonDue !== null);
   if (reasonDue !== null && reasonDue !== ctx.state.lastSource) exportChange(store, ctx, reasonDue);
@@ -331,7 +341,7 @@ export function exportOutsideChanges(
     // The head counts as seen only once its own change is exported (by the
     // caller, next): a head seen is one with nothing left to export (idle.ts).
     if (headReasonDue) return 0;
-    s.headSeen = head;
+    seeHead(s, store);
     saveShare(ctx);
     return 0;
   }
@@ -361,9 +371,46 @@ export function exportOutsideChanges(
     exportChange(store, ctx, id);
     written++;
   }
-  s.headSeen = head;
+  seeHead(s, store);
   saveShare(ctx);
   return written;
+}
+
+/**
+ * True (after saying so, and noting the head as seen) when the head moved
+ * without this clone exporting and its history no longer holds the revision
+ * team memory last saw: the store was replaced under this clone (a git
+ * checkout of a branch that tracks .bimri/ overwrites it). Its commits are
+ * not this clone's to sign, neither as another engine's changes nor as a
+ * commit left unexported by a crash; they stay local.
+ */
+function replacedUnder(store: Store, ctx: ShareContext): boolean {
+  const s = ctx.state;
+  const head = store.head.revision;
+  if (s.headSeen === head || s.headSeen < 0 || historyHolds(store, s.headSeen, s.headSeenHash)) {
+    return false;
+  }
+  noteShare(
+    `BIMRI ERROR: .bimri/ no longer holds the revision V${
+      String(s.headSeen).padStart(6, "0")
+    } that team memory last saw: the store was replaced under this clone (a git checkout of a branch that tracks .bimri/ or bimri.md does that), so its revisions up to V${
+      String(head).padStart(6, "0")
+    } were not exported as this clone's. If git tracks them, run \`git rm -r --cached --ignore-unmatch .bimri bimri.md\` and commit; to start over from the team's records, delete .bimri/ and bimri.md and run \`bimri share pull\`.`,
+  );
+  seeHead(s, store);
+  saveShare(ctx);
+  return true;
+}
+
+/**
+ * True when revision `seen` of the store still has the hash team memory
+ * recorded for it (or none was recorded: an earlier bimri's bookkeeping).
+ * Read only when the head moved without this clone exporting (rare).
+ */
+function historyHolds(store: Store, seen: number, hash: string | null): boolean {
+  if (hash === null) return true;
+  const bytes = readBytesOrNull(store.paths.revision(seen));
+  return bytes !== null && sha256Hex(bytes) === hash;
 }
 
 /** The sources (proposal IDs) of this replica's records, from their kept bytes. */

@@ -57,13 +57,14 @@ export function hookScript(name: string, argv: string[], rel: string): string {
     "status=0",
     'if [ -x "$chained" ]; then "$chained" "$@" || status=$?; fi',
     'top="$(git rev-parse --show-toplevel 2>/dev/null)" || top="."',
-    'log="${TMPDIR:-/tmp}/bimri-hook.$$"',
+    // A fresh file (never a name another local user could plant a link at); without mktemp, no log.
+    'log="$(mktemp "${TMPDIR:-/tmp}/bimri-hook.XXXXXX" 2>/dev/null)" || log=/dev/null',
     "if (",
     ...work,
     ") </dev/null; then :; else",
     `  echo "bimri: ${what} failed in the git ${name} hook ($(head -n 1 "$log" 2>/dev/null)); run \\\`bimri share status\\\` to see why (git was not affected)." >&2`,
     "fi",
-    'rm -f "$log"',
+    '[ "$log" = /dev/null ] || rm -f "$log"',
     'exit "$status"',
     "",
   ].join("\n");

@@ -31,7 +31,7 @@ import {
   scanShare,
   type ShareProblem,
 } from "./scan.ts";
-import { saveShare, seenVector } from "./state.ts";
+import { saveShare, seeHead, seenVector } from "./state.ts";
 import { quietFolders } from "./folder_names.ts";
 import type { ShareContext } from "./context.ts";
 import { holdUntrusted } from "./trust.ts";
@@ -94,7 +94,7 @@ function finishImportNow(store: Store, ctx: ShareContext): number {
   pull.finish();
   saveContesting(ctx, []);
   ctx.state.importing = [];
-  ctx.state.headSeen = store.head.revision;
+  seeHead(ctx.state, store);
   ctx.state.pulling = false;
   saveShare(ctx);
   return due;
@@ -177,7 +177,7 @@ function pullNow(store: Store, ctx: ShareContext, max: number): PullResult {
   counts.conflicts += pull.result.conflicts;
   counts.held += pull.result.held;
   counts.resolved += pull.result.resolved;
-  ctx.state.headSeen = store.head.revision;
+  seeHead(ctx.state, store);
   ctx.state.pulling = false;
   ctx.state.quiet = quietFolders(
     scan.replicas,

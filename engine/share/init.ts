@@ -16,6 +16,7 @@ import {
   freshShareState,
   loadShare,
   saveShare,
+  seeHead,
   SHARE_FOLDER,
   shareDir,
   writeReplicaFile,
@@ -82,7 +83,7 @@ export function initShare(store: Store): { ctx: ShareContext; result: InitResult
   const state = freshShareState(replica, store.paths.root);
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   state.lastSource = reason ? reason[1] : null;
-  state.headSeen = store.head.revision;
+  seeHead(state, store);
   const ctx: ShareContext = { paths: store.paths, shareDir: shareDir(store.paths), state };
   ensureShareFolder(store.paths);
   ensureReplicaFolder(ctx);

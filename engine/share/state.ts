@@ -139,6 +139,7 @@ export function freshShareState(replica: string, storePath: string): ShareState 
     keptThrough: 0,
     ahead: {},
     headSeen: -1,
+    headSeenHash: null,
     pulling: false,
     folderMtime: null,
     quiet: {},
@@ -169,6 +170,7 @@ export function saveShare(ctx: ShareContext): void {
       counts: s.counts,
       folder_mtime: s.folderMtime,
       head_seen: s.headSeen,
+      head_seen_hash: s.headSeenHash,
       ahead: s.ahead,
       importing: s.importing,
       kept_through: s.keptThrough,
@@ -183,4 +185,13 @@ export function saveShare(ctx: ShareContext): void {
       vector: s.vector,
     }),
   );
+}
+
+/** Notes the store's current head as the one team memory's bookkeeping matches (revision and hash). */
+export function seeHead(
+  state: Pick<ShareState, "headSeen" | "headSeenHash">,
+  store: { head: { revision: number }; state: { head_hash: string | null } },
+): void {
+  state.headSeen = store.head.revision;
+  state.headSeenHash = store.state.head_hash;
 }

@@ -137,6 +137,10 @@ export function readShareState(
     keptThrough: typeof raw.kept_through === "number" ? raw.kept_through : 0,
     ahead: aheadMap(raw.ahead),
     headSeen: typeof raw.head_seen === "number" ? raw.head_seen : -1,
+    headSeenHash:
+      typeof raw.head_seen_hash === "string" && /^[0-9a-f]{64}$/.test(raw.head_seen_hash)
+        ? raw.head_seen_hash
+        : null,
     pulling: raw.pulling === true,
     folderMtime: typeof raw.folder_mtime === "number" ? raw.folder_mtime : null,
     quiet: numberMap(raw.quiet_folders),

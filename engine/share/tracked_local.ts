@@ -1,22 +1,24 @@
 /**
- * Refuses team memory's work on a clone whose `.bimri/` git tracks: that
- * folder is this clone's own, host-bound state (trust decisions, keys, the
- * replica ID), never shared. Files of it that arrived through git were
- * written by whoever could push, who could thereby pre-trust a replica or
- * hand this clone a known key. Runs git once, only on the verbs that import
+ * Refuses team memory's work on a clone whose local store (`.bimri/`,
+ * `bimri.md`) git tracks: in a shared project that store is this clone's
+ * own, never shared (`.bimri-share/` is). Files of it that arrived through
+ * git were written by whoever could push, who could thereby pre-trust a
+ * replica, hand this clone a known key, or plant memory that the next export
+ * would sign as this clone's. Runs git once, only on the verbs that import
  * or decide trust (never on the everyday path).
  */
 import { BimriError } from "../errors.ts";
 import { visible } from "../model/visible.ts";
 import { gitWorkTreeOf } from "../store/git_tree.ts";
 
-/** Host-bound paths under `.bimri/` that git tracks, relative to `root` (none without git or a work tree). */
+/** Paths of the local store (`.bimri/`, `bimri.md`) that git tracks, relative to `root` (none without git or a work tree). */
 export function trackedLocalState(root: string): string[] {
   if (gitWorkTreeOf(root) === null) return [];
   let out: Deno.CommandOutput;
   try {
     out = new Deno.Command("git", {
-      args: ["ls-files", "-z", "--cached", "--", ".bimri"],
+      // Case-insensitive: a checkout on macOS or Windows writes `.BIMRI/x` into `.bimri/`.
+      args: ["ls-files", "-z", "--cached", "--", ":(icase).bimri", ":(icase)bimri.md"],
       cwd: root,
       stdin: "null",
       stdout: "piped",
@@ -26,28 +28,28 @@ export function trackedLocalState(root: string): string[] {
     return []; // no git on this machine: nothing can have arrived through it
   }
   if (!out.success) return [];
-  return new TextDecoder().decode(out.stdout).split("\0").filter(hostBound);
+  return new TextDecoder().decode(out.stdout).split("\0").filter(localStoreFile);
 }
 
 /**
- * The host-bound files of `.bimri/` (`*.local.json`, and the share-sent,
- * share-trust and share-key files): a team that once committed the rest of
- * `.bimri/` (the reference engine's own way of sharing) is not refused for
- * it, but no clone may take its identity, keys or trust from git.
+ * Every file of the local store counts, not only the host-bound ones: a
+ * checkout of a branch that tracks `.bimri/state.json` (or `bimri.md`)
+ * silently replaces this clone's ignored files, and what then looks like a
+ * commit of another engine would be exported, signed as this clone's.
  */
-function hostBound(path: string): boolean {
-  return path.endsWith(".local.json") || /^\.bimri\/share-/.test(path);
+function localStoreFile(path: string): boolean {
+  const lower = path.toLowerCase();
+  return lower === "bimri.md" || lower.startsWith(".bimri/");
 }
-
 /** Throws when git tracks anything under `.bimri/` at `root`; `what` names the refused action. */
 export function refuseTrackedLocalState(root: string, what: string): void {
   const tracked = trackedLocalState(root);
   if (tracked.length === 0) return;
-  const more = tracked.length > 1 ? ` and ${tracked.length - 1} more files under .bimri/` : "";
+  const more = tracked.length > 1 ? ` and ${tracked.length - 1} more files of the local store` : "";
   throw new BimriError(
     "refused",
     `git tracks ${
       visible(tracked[0])
-    }${more}: .bimri/ is this clone's private store, and files of it that came from the repository were written by whoever could push (trust decisions, keys, the replica ID); ${what}. Run \`git rm -r --cached .bimri\` and commit that; if this clone did not write those files itself (a fresh clone), delete .bimri/ first, then run the command again.`,
+    }${more}: in a shared project .bimri/ and bimri.md are this clone's own store, and files of them that came from the repository were written by whoever could push (memory, trust decisions, keys, the replica ID); ${what}. Run \`git rm -r --cached --ignore-unmatch .bimri bimri.md\` and commit that; if this clone did not write those files itself (a fresh clone, or a checkout of a branch that tracked them), delete .bimri/ and bimri.md first, then run the command again.`,
   );
 }

@@ -317,3 +317,33 @@ Deno.test("a replica field with newlines, escapes and bidi overrides, in a key f
     }
   }
 });
+
+Deno.test("a store replaced under this clone (a checkout of a branch that tracks .bimri/) is not exported as this clone's: its revisions stay local, with an error naming why", async () => {
+  const { root, replica } = await sharedStore();
+  // The pusher's own store, with more revisions than this clone's, checked out over its ignored files.
+  const other = await tempStore();
+  await agentSets(other, "codex", {
+    "policy.one": "Planted one.",
+    "policy.two": "Planted two.",
+    "policy.three": "Planted three.",
+  });
+  for (const entry of Deno.readDirSync(join(other, ".bimri"))) {
+    if (entry.name.endsWith(".local.json") || entry.name.startsWith("share-")) continue;
+    const target = join(root, ".bimri", entry.name);
+    Deno.removeSync(target, { recursive: true });
+    if (entry.isDirectory) copyTree(join(other, ".bimri", entry.name), target);
+    else Deno.copyFileSync(join(other, ".bimri", entry.name), target);
+  }
+  Deno.copyFileSync(join(other, "bimri.md"), join(root, "bimri.md"));
+  const started = await bimri(root, ["start", "--actor", "claude"]);
+  assertMatch(
+    started.stderr,
+    /^BIMRI ERROR: \.bimri\/ no longer holds the revision V0+1 that team memory last saw: the store was replaced under this clone/m,
+  );
+  const own = [...Deno.readDirSync(join(root, ".bimri-share", replica))].map((e) => e.name).sort();
+  assertEquals(own, ["00000001.json", "key.json"]);
+  // Said once: the next command exports nothing and says nothing more about it.
+  const again = await bimri(root, ["start", "--actor", "claude"]);
+  assert(!again.stderr.includes("no longer holds"), again.stderr);
+  assertEquals([...Deno.readDirSync(join(root, ".bimri-share", replica))].length, 2);
+});

@@ -18,6 +18,7 @@ import {
   openConflicts,
   originAndClone,
   publish,
+  sharedStore,
   textOf,
 } from "../helpers/share.ts";
 import {
@@ -564,7 +565,7 @@ Deno.test("trust committed into .bimri/ through git is refused: a fresh clone im
     assertEquals(refused.code, 2, refused.stdout + refused.stderr);
     assertMatch(
       refused.stderr,
-      /^BIMRI ERROR: git tracks \.bimri\/share-trust\.local\.json: \.bimri\/ is this clone's private store.*Run `git rm -r --cached \.bimri` and commit that/m,
+      /^BIMRI ERROR: git tracks \.bimri\/share-trust\.local\.json: in a shared project \.bimri\/ and bimri\.md are this clone's own store.*Run `git rm -r --cached --ignore-unmatch \.bimri bimri\.md` and commit that/m,
     );
     assertEquals(diffTrees(before, hashTree(join(b, ".bimri"))), null);
   }
@@ -572,7 +573,7 @@ Deno.test("trust committed into .bimri/ through git is refused: a fresh clone im
   assertMatch(installed.stderr, /^BIMRI ERROR: git tracks \.bimri\/share-trust\.local\.json/m);
   assertEquals(await textOf(b, "task.alpha"), null);
   // Done as the error says, the owner is asked like any fresh clone's.
-  await gitOk(b, ["rm", "-r", "-q", "--cached", ".bimri"]);
+  await gitOk(b, ["rm", "-r", "-q", "--cached", "--ignore-unmatch", ".bimri", "bimri.md"]);
   await gitOk(b, ["commit", "-q", "-m", "untrack the local store"]);
   Deno.removeSync(join(b, ".bimri"), { recursive: true });
   const pulled = await must(b, ["share", "pull"]);
@@ -681,4 +682,18 @@ Deno.test("a trusted replica's record whose vector names events this clone does 
   );
   assertMatch(await must(root, ["share", "pull"]), /applied 1/);
   assertEquals(await textOf(root, "db.x"), "Honest value.");
+});
+
+Deno.test("the local store is found tracked whatever its letter case (a checkout on macOS or Windows writes .BIMRI/ into .bimri/)", async () => {
+  const { root } = await sharedStore();
+  Deno.mkdirSync(join(root, ".BIMRI"));
+  Deno.writeTextFileSync(join(root, ".BIMRI", "share-trust.local.json"), "{}");
+  Deno.writeTextFileSync(join(root, "Bimri.md"), "planted");
+  await gitOk(root, ["add", "-f", ".BIMRI", "Bimri.md"]);
+  const refused = await bimri(root, ["share", "pull"]);
+  assertEquals(refused.code, 2, refused.stdout + refused.stderr);
+  assertMatch(
+    refused.stderr,
+    /^BIMRI ERROR: git tracks \.BIMRI\/share-trust\.local\.json and 1 more files of the local store/m,
+  );
 });
