@@ -96,6 +96,8 @@ function init(ctx: CommandContext, yes: boolean): CommandResult {
     );
   }
   requireRealFolder(join(ctx.root, SHARE_FOLDER), SHARE_FOLDER);
+  // Sharing needs the local store local: one git tracks would be signed as this clone's.
+  refuseTrackedLocalState(ctx.root, "nothing was shared");
   // Issue 39: current memory is what init publishes; a credential in it refuses
   // before anything (even .gitignore) is written (engine/guard/publish_screen.ts).
   refuseCredentialsInCurrentMemory(ctx.root, "share init");
@@ -242,6 +244,10 @@ export function pullAt(root: string, max?: number): CommandResult {
 }
 
 function status(ctx: CommandContext): CommandResult {
+  // The pre-commit hook runs status: a store planted through git is refused before its key signs.
+  if (hasShareFolder(ctx.root)) {
+    refuseTrackedLocalState(ctx.root, "nothing was exported or written back");
+  }
   return withStore(ctx.root, (store) => {
     // Before an export left pending signs anything (finishPendingExports).
     noteKeyRepair(store);

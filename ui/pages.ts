@@ -705,6 +705,12 @@ function trustItem(q: TrustQuestion): Html {
           q.host ?? "unknown",
         )} (unverified)</dd>
         <dt>Key fingerprint</dt><dd class="mono">${q.fingerprint}</dd>
+        ${q.fromSeq !== null && q.fromSeq > 1
+          ? html`
+            <dt>Signs</dt>
+            <dd>records from ${q.fromSeq} on; those before are unsigned</dd>
+          `
+          : html``}
       </dl>
       <p class="muted">Check the fingerprint with that teammate (not through the repository), then answer in a terminal. To trust:</p>
       ${answer("trust")}

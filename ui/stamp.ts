@@ -15,9 +15,6 @@ function print(path: string): string {
   }
 }
 
-/** Replica folders whose listings the stamp follows (a hostile repository may hold thousands). */
-const SHARE_FOLDERS_STAMPED = 64;
-
 /** Folders whose listing changes when a record is added. */
 const FOLDERS = ["proposals", "decisions", "conflicts", "resolutions", "log", "archive"];
 
@@ -26,20 +23,16 @@ export function changeStamp(root: string): string {
   const paths = new StorePaths(root);
   const parts = [print(paths.state), print(paths.view)];
   for (const folder of FOLDERS) parts.push(print(paths.folder(folder)));
-  // Team memory: a git pull that adds a replica, a record or a key changes a
-  // replica folder; the owner's trust decisions change the trust file.
+  // Team memory: a git pull that adds a replica changes .bimri-share/ itself;
+  // one that adds a record or a key changes that replica's folder. Only the
+  // replicas the bookkeeping knows are looked at (never a listing a hostile
+  // repository could make huge); the owner's decisions change the trust file.
   parts.push(print(join(paths.dir, "share-trust.local.json")));
   const share = join(root, ".bimri-share");
   parts.push(print(share));
-  try {
-    let seen = 0;
-    // Never through a link: a linked .bimri-share is refused wherever it is read.
-    if (!Deno.lstatSync(share).isDirectory) throw new Error("not a folder");
-    for (const entry of Deno.readDirSync(share)) {
-      if (!entry.isDirectory || ++seen > SHARE_FOLDERS_STAMPED) break;
-      parts.push(`${entry.name}:${print(join(share, entry.name))}`);
-    }
-  } catch { /* not shared */ }
+  for (const replica of knownReplicas(paths)) {
+    parts.push(`${replica}:${print(join(share, replica))}`);
+  }
   // A journal line appends to an active run's log without adding a file.
   try {
     const state = JSON.parse(Deno.readTextFileSync(paths.state)) as { active_runs?: unknown };
@@ -59,4 +52,18 @@ export function changeStamp(root: string): string {
     h = Math.imul(h, 16777619) >>> 0;
   }
   return h.toString(16).padStart(8, "0");
+}
+
+/** This replica and the replicas it has imported from (`.bimri/share.local.json`), none when not shared. */
+function knownReplicas(paths: StorePaths): string[] {
+  try {
+    const raw = JSON.parse(Deno.readTextFileSync(join(paths.dir, "share.local.json")));
+    const vector = raw !== null && typeof raw.vector === "object" && raw.vector !== null
+      ? Object.keys(raw.vector)
+      : [];
+    const own = typeof raw?.replica === "string" ? [raw.replica] : [];
+    return [...own, ...vector].filter((r) => /^[a-z2-7]{26}$/.test(r)).sort();
+  } catch {
+    return [];
+  }
 }

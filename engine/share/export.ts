@@ -58,6 +58,9 @@ import {
 import { noteShare } from "./notice.ts";
 import { publishableRecord } from "../guard/publish_screen.ts";
 
+/** The most foreign files one export passes over before it stops (each costs a durable marker). */
+const FOREIGN_PASS_MAX = 1000;
+
 /** The fields of a record that the caller decides. */
 export type RecordDraft = Pick<
   ShareRecord,
@@ -86,7 +89,18 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
   let seq = s.nextSeq;
   // A file this clone did not write is refused and passed over (own.ts).
   let slot = ownSlot(ctx, seq);
+  const first = seq;
   while (slot.kind === "foreign") {
+    if (seq - first >= FOREIGN_PASS_MAX) {
+      // A pusher filled the numbers ahead: each pass costs a durable marker, so
+      // the export stops; the change stays committed and is exported once they are gone.
+      throw new BimriError(
+        "refused",
+        `more than ${FOREIGN_PASS_MAX} files this clone did not write lie at its next record numbers in .bimri-share/${s.replica}/ (from ${
+          recordName(first)
+        }); nothing more was exported, and the change stays committed here. Remove them (\`git rm\` them) and commit; the next command exports it.`,
+      );
+    }
     reportForeign(slot);
     notePassed(ctx, seq);
     if (s.keptThrough === seq - 1) s.keptThrough = seq;

@@ -95,12 +95,26 @@ export function reportForeign(slot: { file: string; why: string }): void {
   }); it was not adopted, and this clone's records go on at the next free number. Remove it from git (\`git rm ${
     visible(slot.file)
   }\`) and commit.`;
-  notices.push(line);
+  if (notices.length < FOREIGN_NAMED) notices.push(line);
+  else unnamed++;
 }
+
+/** Foreign files one command names; a pusher's thousands are counted in one line. */
+const FOREIGN_NAMED = 20;
+
+/** Foreign files reported past FOREIGN_NAMED since the last `takeForeignNotices`. */
+let unnamed = 0;
 
 /** The refusal lines noted since the last call (the command layer prints them on stderr). */
 export function takeForeignNotices(): string[] {
-  return notices.splice(0);
+  const lines = notices.splice(0);
+  if (unnamed > 0) {
+    lines.push(
+      `BIMRI ERROR: ${unnamed} more files in this clone's own replica folder were not written by this clone and were passed over too; \`bimri share status\` counts them. Remove them from git and commit.`,
+    );
+    unnamed = 0;
+  }
+  return lines;
 }
 
 /** The most foreign files passed over in a row before the seq is taken as free. */

@@ -54,6 +54,9 @@ function identity(path: string): string | null {
  * spellings are resolved (real path, then case folding, then identity).
  */
 export function samePlace(recorded: string, current: string, os: string = Deno.build.os): boolean {
+  // bimri records an absolute path: a relative one ("." resolves wherever the
+  // command runs) can only come from a file someone else wrote, so it never matches.
+  if (!isAbsoluteOn(recorded, os)) return false;
   if (recorded === current) return true;
   if (placeKey(recorded, os) === placeKey(current, os)) return true;
   const a = realOrNull(recorded);
@@ -62,4 +65,9 @@ export function samePlace(recorded: string, current: string, os: string = Deno.b
   if (placeKey(a, os) === placeKey(b, os)) return true;
   const idA = identity(a);
   return idA !== null && idA === identity(b);
+}
+
+/** True when `path` is absolute on `os` (a drive or UNC path on Windows, `/...` elsewhere). */
+function isAbsoluteOn(path: string, os: string): boolean {
+  return os === "windows" ? /^(?:[A-Za-z]:[\\/]|[\\/]{2})/.test(path) : path.startsWith("/");
 }

@@ -172,8 +172,23 @@ export function repairOwnKey(ctx: ShareContext): string | null {
   if (kept === null || !keptKeyMatches(kept, own.replica, own.publicKey)) {
     return `BIMRI ERROR: ${problem}`;
   }
-  // A rename over the path: a link or a swapped file there is replaced, never followed.
-  atomicReplace(join(ctx.shareDir, ctx.state.replica, KEY_FILE), kept);
+  const folder = join(ctx.shareDir, ctx.state.replica);
+  try {
+    // Never through a link: the share folder and this replica's folder must be
+    // real folders (a pushed link there would make the write land elsewhere).
+    requireRealFolder(ctx.shareDir, ".bimri-share");
+    requireRealFolder(folder, `.bimri-share/${ctx.state.replica}`);
+    if (lstatOrNull(join(folder, KEY_FILE))?.isDirectory) {
+      return `BIMRI ERROR: ${file} is a folder, not this clone's key file; remove it (git rm -r) and run \`bimri share status\` to write the key back.`;
+    }
+    // A rename over the path: a link or a swapped file there is replaced, never followed.
+    atomicReplace(join(folder, KEY_FILE), kept);
+  } catch (error) {
+    // Said, not thrown: status and pull go on (the export refuses until it is fixed).
+    return `BIMRI ERROR: ${problem} (it could not be written back: ${
+      visible(error instanceof Error ? error.message : String(error))
+    })`;
+  }
   forgetPublishedKeys();
   return `BIMRI ERROR: ${file} was altered after this clone published it (other clones would refuse its records or take unsigned ones as its); it was written back from .bimri/share-sent/${ctx.state.replica}/${KEY_FILE}. Commit it (git add .bimri-share && git commit).`;
 }

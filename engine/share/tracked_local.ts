@@ -11,8 +11,12 @@ import { BimriError } from "../errors.ts";
 import { visible } from "../model/visible.ts";
 import { gitWorkTreeOf } from "../store/git_tree.ts";
 
-/** Paths of the local store (`.bimri/`, `bimri.md`) that git tracks, relative to `root` (none without git or a work tree). */
-export function trackedLocalState(root: string): string[] {
+/**
+ * Paths of the local store (`.bimri/`, `bimri.md`) that git tracks, relative
+ * to `root`; none outside a git work tree; null when git cannot answer (not
+ * installed, or refusing the repository), which the callers treat as unsafe.
+ */
+export function trackedLocalState(root: string): string[] | null {
   if (gitWorkTreeOf(root) === null) return [];
   let out: Deno.CommandOutput;
   try {
@@ -25,9 +29,9 @@ export function trackedLocalState(root: string): string[] {
       stderr: "null",
     }).outputSync();
   } catch {
-    return []; // no git on this machine: nothing can have arrived through it
+    return null; // no git on PATH
   }
-  if (!out.success) return [];
+  if (!out.success) return null;
   return new TextDecoder().decode(out.stdout).split("\0").filter(localStoreFile);
 }
 
@@ -39,11 +43,20 @@ export function trackedLocalState(root: string): string[] {
  */
 function localStoreFile(path: string): boolean {
   const lower = path.toLowerCase();
-  return lower === "bimri.md" || lower.startsWith(".bimri/");
+  // `.bimri` itself: a submodule (gitlink) or a committed link in its place.
+  return lower === "bimri.md" || lower === ".bimri" || lower.startsWith(".bimri/");
 }
 /** Throws when git tracks anything under `.bimri/` at `root`; `what` names the refused action. */
 export function refuseTrackedLocalState(root: string, what: string): void {
   const tracked = trackedLocalState(root);
+  if (tracked === null) {
+    throw new BimriError(
+      "refused",
+      `git could not list the files it tracks in ${
+        visible(root)
+      } (is git installed and on PATH, and does it accept this repository? \`git status\` says), so bimri cannot tell whether its local store came from the repository; ${what}. Fix what \`git status\` reports, then run the command again.`,
+    );
+  }
   if (tracked.length === 0) return;
   const more = tracked.length > 1 ? ` and ${tracked.length - 1} more files of the local store` : "";
   throw new BimriError(

@@ -51,6 +51,8 @@ export type TrustQuestion = {
   actor: string | null;
   host: string | null;
   fingerprint: string | null;
+  /** The first record the key signs (those before came from an earlier bimri, unsigned). */
+  fromSeq: number | null;
   waiting: number;
   /** The question's text (untrusted claims made visible). */
   text: string;
@@ -114,10 +116,24 @@ export function standingOf(
   if (key === null) return { kind: "unsigned" };
   const entry = entries[replica];
   if (entry === undefined) return { kind: "new", key };
+  const edited = editedFromSeq(entry, key);
+  if (edited !== null) return { kind: "bad-key", problem: edited };
   if (entry.publicKey !== key.publicKey || entry.fromSeq !== key.fromSeq) {
     return { kind: "rekeyed", key, trusted: entry.publicKey, trustedFromSeq: entry.fromSeq };
   }
   return entry.status === "trusted" ? { kind: "trusted", key } : { kind: "distrusted", key };
+}
+
+/**
+ * Why `key` is an edit of the key the owner decided on (same public key,
+ * another `from_seq`), or null. A key's `from_seq` is fixed when the key is
+ * made, so only a pusher changes it: records below it would need no
+ * signature. It is refused, never put to the owner as a new key.
+ */
+function editedFromSeq(entry: TrustEntry, key: PublishedKey): string | null {
+  if (entry.publicKey !== key.publicKey || entry.fromSeq === null) return null;
+  if (entry.fromSeq === key.fromSeq) return null;
+  return `keeps the public key the owner decided on but says its first signed record is ${key.fromSeq}, not ${entry.fromSeq}; a key's from_seq never changes (records before it need no signature), so someone edited it`;
 }
 
 function questionText(replica: string, s: TrustStanding, waiting: number): string {
@@ -130,7 +146,7 @@ function questionText(replica: string, s: TrustStanding, waiting: number): strin
   const claims = (k: PublishedKey) =>
     `which says it is ${visible(k.actor)} on ${visible(k.host)}? fingerprint ${
       fingerprint(k.publicKey)
-    }`;
+    }${k.fromSeq > 1 ? ` (it signs records from ${k.fromSeq} on; those before are unsigned)` : ""}`;
   switch (s.kind) {
     case "new":
       return `BIMRI OWNER QUESTION: trust replica ${r}, ${
@@ -140,9 +156,7 @@ function questionText(replica: string, s: TrustStanding, waiting: number): strin
       return `BIMRI OWNER QUESTION: replica ${r} now publishes ${
         s.trusted !== s.key.publicKey
           ? `another key (trusted: ${fingerprint(s.trusted)})`
-          : s.trustedFromSeq === null
-          ? "a key whose first signed record (from_seq) the owner's earlier decision did not record"
-          : `its key with another first signed record (from_seq ${s.key.fromSeq}, trusted: ${s.trustedFromSeq}; records before from_seq need no signature)`
+          : `a key whose first signed record (from_seq ${s.key.fromSeq}) the owner's earlier decision did not record`
       }; trust the new key, ${
         claims(s.key)
       }; ${waiting} records are refused until the owner decides; ${next}.`;
@@ -187,6 +201,7 @@ export function holdUntrusted<T>(
       actor: key?.actor ?? null,
       host: key?.host ?? null,
       fingerprint: key ? fingerprint(key.publicKey) : null,
+      fromSeq: key?.fromSeq ?? null,
       waiting: count,
       text: questionText(replica, standing, count),
     });
@@ -245,6 +260,13 @@ export function decideTrust(
     );
   }
   const entries = readTrust(ctx.paths);
+  const edited = entries[replica] ? editedFromSeq(entries[replica], key) : null;
+  if (edited !== null) {
+    throw new BimriError(
+      "refused",
+      `.bimri-share/${replica}/${KEY_FILE} ${edited}; nothing was decided. Restore it from git history (\`git log -p -- .bimri-share/${replica}/${KEY_FILE}\`).`,
+    );
+  }
   entries[replica] = {
     status,
     publicKey: key.publicKey,

@@ -347,3 +347,53 @@ Deno.test("a store replaced under this clone (a checkout of a branch that tracks
   assert(!again.stderr.includes("no longer holds"), again.stderr);
   assertEquals([...Deno.readDirSync(join(root, ".bimri-share", replica))].length, 2);
 });
+
+Deno.test({
+  // POSIX-only: the pushed link points at an absolute folder outside the project.
+  ignore: Deno.build.os === "windows",
+  name:
+    "this clone's own folder pushed as a link to a folder outside: share status writes no key file through it",
+  fn: async () => {
+    const { root, replica } = await sharedStore();
+    const outside = await Deno.makeTempDir();
+    Deno.writeTextFileSync(join(outside, "key.json"), "precious\n");
+    const folder = join(root, ".bimri-share", replica);
+    Deno.removeSync(folder, { recursive: true });
+    Deno.symlinkSync(outside, folder, { type: "dir" });
+    const status = await bimri(root, ["share", "status"], bounded());
+    assertMatch(status.stdout + status.stderr, /BIMRI ERROR: /);
+    assertEquals(Deno.readTextFileSync(join(outside, "key.json")), "precious\n");
+    assertEquals([...Deno.readDirSync(outside)].map((e) => e.name), ["key.json"]);
+  },
+});
+
+Deno.test("a folder pushed in place of this clone's key.json is named, not a crash, in share status", async () => {
+  const { root, replica } = await sharedStore();
+  const key = join(root, ".bimri-share", replica, "key.json");
+  Deno.removeSync(key);
+  Deno.mkdirSync(key);
+  const status = await bimri(root, ["share", "status"], bounded());
+  assert(!/unexpected failure/i.test(status.stderr), status.stderr);
+  assertMatch(status.stderr, new RegExp(`BIMRI ERROR: .*\\.bimri-share/${replica}/key\\.json`));
+});
+
+Deno.test("a pusher filling this clone's next record numbers is named twenty at a time and stops the export after a thousand", async () => {
+  const { root, replica } = await sharedStore();
+  const folder = join(root, ".bimri-share", replica);
+  for (let seq = 2; seq <= 1002; seq++) {
+    Deno.writeTextFileSync(join(folder, `${String(seq).padStart(8, "0")}.json`), "{}");
+  }
+  const run = await startRun(root);
+  await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
+  const synced = await bimri(root, ["sync", "--run", run], bounded());
+  assertEquals(synced.code, 2, synced.stderr.slice(0, 2000));
+  const lines = synced.stderr.split("\n").filter((l) => l.startsWith("BIMRI ERROR: "));
+  assert(lines.length <= 23, `${lines.length} error lines`);
+  assertMatch(synced.stderr, /^BIMRI ERROR: 980 more files in this clone's own replica folder/m);
+  assertMatch(
+    synced.stderr,
+    /more than 1000 files this clone did not write lie at its next record numbers/,
+  );
+  // The change is committed here all the same.
+  assertEquals(await textOf(root, "good.one"), "Good two.");
+});

@@ -153,7 +153,7 @@ Deno.test("a replica that changes its key is refused until the owner trusts the 
   assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
 });
 
-Deno.test("a pusher who raises a trusted replica's from_seq cannot pass unsigned records off as its: the owner is asked again", async () => {
+Deno.test("a pusher who raises a trusted replica's from_seq cannot pass unsigned records off as its: the edited key is refused, and the owner cannot trust it", async () => {
   const { b, ra } = await trustedClone();
   const share = join(b, ".bimri-share");
   // The pusher keeps a's public key but claims its records are unsigned up to seq 99,999,999.
@@ -164,17 +164,21 @@ Deno.test("a pusher who raises a trusted replica's from_seq cannot pass unsigned
   const unsigned = afterSeed(seed, "Forged alpha.");
   Deno.writeTextFileSync(join(share, ra, "00000002.json"), recordText(unsigned));
   const before = hashTree(join(b, ".bimri"));
-  const pulled = await must(b, ["share", "pull"]);
-  assertMatch(
-    pulled,
-    new RegExp(
-      `^BIMRI OWNER QUESTION: replica ${ra} now publishes its key with another first signed record \\(from_seq 99999999, trusted: 1;`,
-      "m",
-    ),
-  );
-  assertMatch(pulled, /imported 0 records/);
+  const pulled = await bimri(b, ["share", "pull"]);
+  // Refused outright, not put to the owner: a key's from_seq never changes.
+  const edited =
+    `share key \\.bimri-share/${ra}/key\\.json keeps the public key the owner decided on but says its first signed record is 99999999, not 1`;
+  assertMatch(pulled.stdout + pulled.stderr, new RegExp(`^BIMRI ERROR: ${edited}`, "m"));
+  assertMatch(pulled.stdout, /imported 0 records/);
   assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
   assertEquals(diffTrees(before, hashTree(join(b, ".bimri"))), null);
+  // The owner cannot be walked into trusting it either, fingerprint and all.
+  const fp = JSON.parse(Deno.readTextFileSync(join(b, ".bimri", "share-trust.local.json")));
+  assert(fp.replicas[ra].from_seq === 1);
+  const trusted = await bimri(b, ["share", "trust", ra, "--human-approved"]);
+  assertEquals(trusted.code, 2, trusted.stdout + trusted.stderr);
+  assertMatch(trusted.stderr, /a key's from_seq never changes .* nothing was decided/);
+  assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
 });
 
 Deno.test("the author clone refuses to sign or export while its published key file says anything else than it wrote", async () => {
@@ -631,7 +635,7 @@ Deno.test("a trust decision an earlier bimri recorded without from_seq is asked 
   assertMatch(
     asked,
     new RegExp(
-      `^BIMRI OWNER QUESTION: replica ${h} now publishes a key whose first signed record \\(from_seq\\) the owner's earlier decision did not record`,
+      `^BIMRI OWNER QUESTION: replica ${h} now publishes a key whose first signed record \\(from_seq 1\\) the owner's earlier decision did not record`,
       "m",
     ),
   );
@@ -696,4 +700,23 @@ Deno.test("the local store is found tracked whatever its letter case (a checkout
     refused.stderr,
     /^BIMRI ERROR: git tracks \.BIMRI\/share-trust\.local\.json and 1 more files of the local store/m,
   );
+});
+
+Deno.test("a .bimri submodule (a gitlink in place of the local store) is refused like tracked files", async () => {
+  const { root } = await sharedStore();
+  const head = (await gitOk(root, ["hash-object", "-w", "--stdin"])).trim() ||
+    "0000000000000000000000000000000000000001";
+  await gitOk(root, ["update-index", "--add", "--cacheinfo", `160000,${head},.bimri`]);
+  const refused = await bimri(root, ["share", "pull"]);
+  assertEquals(refused.code, 2, refused.stdout + refused.stderr);
+  assertMatch(refused.stderr, /^BIMRI ERROR: git tracks \.bimri: /m);
+});
+
+Deno.test("without git to ask, share pull refuses instead of assuming the local store is untracked", async () => {
+  const { root } = await sharedStore();
+  const refused = await bimri(root, ["share", "pull"], {
+    env: { PATH: Deno.build.os === "windows" ? "C:\\nonexistent" : "/nonexistent" },
+  });
+  assertEquals(refused.code, 2, refused.stdout + refused.stderr);
+  assertMatch(refused.stderr, /^BIMRI ERROR: git could not list the files it tracks/m);
 });

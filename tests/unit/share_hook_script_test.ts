@@ -13,10 +13,12 @@ Deno.test("a share hook logs to a fresh temporary file, never to a name another 
 
 Deno.test({
   name: "a failing share hook names the first line of bimri's error and leaves git's status alone",
+  // POSIX-only: the hook is a sh script git runs with its own sh; this runs it directly.
   ignore: Deno.build.os === "windows",
   fn() {
     const dir = Deno.makeTempDirSync();
     const fake = join(dir, "fake-bimri");
+    // POSIX-only: a sh stand-in for bimri, run by the sh hook (the test is ignored on Windows).
     Deno.writeTextFileSync(fake, "#!/bin/sh\necho 'BIMRI ERROR: planted failure' >&2\nexit 2\n");
     Deno.chmodSync(fake, 0o755);
     const hook = join(dir, "post-merge");

@@ -48,3 +48,9 @@ Deno.test({
     }
   },
 });
+
+Deno.test("a relative recorded place never matches: bimri records absolute paths", () => {
+  ok(!samePlace(".", Deno.cwd(), Deno.build.os));
+  ok(!samePlace("proj", "C:\\proj", "windows"));
+  ok(samePlace("\\\\server\\share\\proj", "\\\\server\\share\\proj", "windows"));
+});
