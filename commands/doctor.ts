@@ -24,7 +24,7 @@ import {
   totalWaiting,
 } from "../engine/share/scan.ts";
 import { distrustedLines, holdUntrusted } from "../engine/share/trust.ts";
-import { refuseTrackedLocalState } from "../engine/share/tracked_local.ts";
+import { trackedLocalProblem } from "../engine/share/tracked_local.ts";
 import {
   scanStoreForSecrets,
   type StoredSecret,
@@ -101,15 +101,10 @@ function shareWarnings(paths: StorePaths): string[] {
   }
 }
 
-/** The refusal share pull and trust would give for host-bound `.bimri/` files that git tracks. */
+/** The refusal the share verbs would give for a local store that git tracks (or cannot say). */
 function trackedLocalLines(root: string): string[] {
-  try {
-    refuseTrackedLocalState(root, "share pull, trust and distrust refuse to run");
-    return [];
-  } catch (error) {
-    if (!(error instanceof BimriError)) throw error;
-    return [`team memory: ${error.message}`];
-  }
+  const problem = trackedLocalProblem(root, "share pull, trust and distrust refuse to run");
+  return problem === null ? [] : [`team memory: ${problem}`];
 }
 
 /**

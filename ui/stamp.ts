@@ -5,6 +5,7 @@
  */
 import { join } from "../engine/store/os_path.ts";
 import { StorePaths } from "../engine/store/paths.ts";
+import { REPLICA_ID } from "../engine/share/ids.ts";
 
 function print(path: string): string {
   try {
@@ -62,7 +63,7 @@ function knownReplicas(paths: StorePaths): string[] {
       ? Object.keys(raw.vector)
       : [];
     const own = typeof raw?.replica === "string" ? [raw.replica] : [];
-    return [...own, ...vector].filter((r) => /^[a-z2-7]{26}$/.test(r)).sort();
+    return [...own, ...vector].filter((r) => REPLICA_ID.test(r)).sort();
   } catch {
     return [];
   }

@@ -4,8 +4,8 @@
  * own, never shared (`.bimri-share/` is). Files of it that arrived through
  * git were written by whoever could push, who could thereby pre-trust a
  * replica, hand this clone a known key, or plant memory that the next export
- * would sign as this clone's. Runs git once, only on the verbs that import
- * or decide trust (never on the everyday path).
+ * would sign as this clone's. Runs git once, only on the share verbs and
+ * doctor (never on the everyday path).
  */
 import { BimriError } from "../errors.ts";
 import { visible } from "../model/visible.ts";
@@ -46,23 +46,28 @@ function localStoreFile(path: string): boolean {
   // `.bimri` itself: a submodule (gitlink) or a committed link in its place.
   return lower === "bimri.md" || lower === ".bimri" || lower.startsWith(".bimri/");
 }
-/** Throws when git tracks anything under `.bimri/` at `root`; `what` names the refused action. */
-export function refuseTrackedLocalState(root: string, what: string): void {
+
+/**
+ * Why the local store at `root` may have come from the repository (git tracks
+ * some of it, or git cannot say), ending with `what` (the refused action) and
+ * the next step; null when git tracks none of it.
+ */
+export function trackedLocalProblem(root: string, what: string): string | null {
   const tracked = trackedLocalState(root);
   if (tracked === null) {
-    throw new BimriError(
-      "refused",
-      `git could not list the files it tracks in ${
-        visible(root)
-      } (is git installed and on PATH, and does it accept this repository? \`git status\` says), so bimri cannot tell whether its local store came from the repository; ${what}. Fix what \`git status\` reports, then run the command again.`,
-    );
+    return `git could not list the files it tracks in ${
+      visible(root)
+    } (is git installed and on PATH, and does it accept this repository? \`git status\` says), so bimri cannot tell whether its local store came from the repository; ${what}. Fix what \`git status\` reports, then run the command again.`;
   }
-  if (tracked.length === 0) return;
+  if (tracked.length === 0) return null;
   const more = tracked.length > 1 ? ` and ${tracked.length - 1} more files of the local store` : "";
-  throw new BimriError(
-    "refused",
-    `git tracks ${
-      visible(tracked[0])
-    }${more}: in a shared project .bimri/ and bimri.md are this clone's own store, and files of them that came from the repository were written by whoever could push (memory, trust decisions, keys, the replica ID); ${what}. Run \`git rm -r --cached --ignore-unmatch .bimri bimri.md\` and commit that; if this clone did not write those files itself (a fresh clone, or a checkout of a branch that tracked them), delete .bimri/ and bimri.md first, then run the command again.`,
-  );
+  return `git tracks ${
+    visible(tracked[0])
+  }${more}: in a shared project .bimri/ and bimri.md are this clone's own store, and files of them that came from the repository were written by whoever could push (memory, trust decisions, keys, the replica ID); ${what}. Run \`git rm -r --cached --ignore-unmatch .bimri bimri.md\` and commit that; if this clone did not write those files itself (a fresh clone, or a checkout of a branch that tracked them), delete .bimri/ and bimri.md first, then run the command again.`;
+}
+
+/** Throws trackedLocalProblem's refusal when there is one; `what` names the refused action. */
+export function refuseTrackedLocalState(root: string, what: string): void {
+  const problem = trackedLocalProblem(root, what);
+  if (problem !== null) throw new BimriError("refused", problem);
 }

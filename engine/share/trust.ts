@@ -25,8 +25,8 @@ import { scanShare } from "./scan.ts";
  * first seq that key signs (`fromSeq`; records before it were written
  * unsigned by an earlier bimri). Both bind the decision: a pusher who kept
  * the public key but raised `from_seq` could otherwise pass unsigned records
- * off as that replica's. Null for a decision an earlier bimri recorded
- * without it, which the owner is asked again.
+ * off as that replica's (editedFromSeq refuses that). Null for a decision an
+ * earlier bimri recorded without it, which the owner is asked again.
  */
 export type TrustEntry = {
   status: "trusted" | "distrusted";
@@ -39,7 +39,7 @@ export type TrustEntry = {
 export type TrustStanding =
   | { kind: "trusted"; key: PublishedKey }
   | { kind: "new"; key: PublishedKey }
-  | { kind: "rekeyed"; key: PublishedKey; trusted: string; trustedFromSeq: number | null }
+  | { kind: "rekeyed"; key: PublishedKey; trusted: string }
   | { kind: "distrusted"; key: PublishedKey }
   | { kind: "unsigned" }
   | { kind: "bad-key"; problem: string };
@@ -119,7 +119,7 @@ export function standingOf(
   const edited = editedFromSeq(entry, key);
   if (edited !== null) return { kind: "bad-key", problem: edited };
   if (entry.publicKey !== key.publicKey || entry.fromSeq !== key.fromSeq) {
-    return { kind: "rekeyed", key, trusted: entry.publicKey, trustedFromSeq: entry.fromSeq };
+    return { kind: "rekeyed", key, trusted: entry.publicKey };
   }
   return entry.status === "trusted" ? { kind: "trusted", key } : { kind: "distrusted", key };
 }
