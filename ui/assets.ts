@@ -78,6 +78,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .pill.ok { color: var(--ok); border-color: currentColor; }
 .pill.warn { color: var(--warn); border-color: currentColor; }
 .pill.bad { color: var(--bad); border-color: currentColor; }
+.pill.wrap { white-space: normal; }
 form.filters { display: flex; flex-wrap: wrap; gap: .6rem; align-items: end; margin-bottom: 1rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .8125rem; color: var(--muted); gap: .2rem; }
 input, select, button { font: inherit; color: inherit; }

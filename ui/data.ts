@@ -31,7 +31,7 @@ import { readProposal } from "../engine/records/proposal.ts";
 import { readTextOrNull } from "../engine/store/files.ts";
 import { isShared, loadShare } from "../engine/share/state.ts";
 import { scanShare } from "../engine/share/scan.ts";
-import { pendingTrustQuestions, type TrustQuestion } from "../engine/share/trust.ts";
+import { holdUntrusted, pendingTrustQuestions, type TrustQuestion } from "../engine/share/trust.ts";
 import type { JsonObject } from "../engine/model/json.ts";
 import { type MemoryEntry, parseAnyEntry } from "../engine/model/hot.ts";
 import { RUN_ID } from "../engine/model/ids.ts";
@@ -100,6 +100,8 @@ export type Overview = {
     problems: number;
     /** Effects a pull decided and has not finished committing. */
     finishing: number;
+    /** Replicas whose records wait for the owner's trust (the review inbox lists them). */
+    trust: number;
   } | null;
 };
 
@@ -178,6 +180,7 @@ function readShare(store: Store): Overview["share"] {
       waiting: peers.reduce((n, p) => n + p.waiting, 0),
       problems: scan.problems.length,
       finishing: state.importing.length,
+      trust: holdUntrusted(ctx, scan.pending, scan.waiting).length,
     };
   } catch {
     return null;

@@ -198,7 +198,7 @@ function shareCard(share: NonNullable<Overview["share"]>): Html {
     html`<li><span class="mono">${p.replica}</span>: ${p.seen} imported, ${p.waiting} waiting${
       p.gap
         ? html`
-          <span class="pill warn">gap: a record is missing; the rest arrives with a later git pull</span>
+          <span class="pill warn wrap">gap: a record is missing; the rest arrives with a later git pull</span>
         `
         : html``
     }</li>`
@@ -207,6 +207,14 @@ function shareCard(share: NonNullable<Overview["share"]>): Html {
 <dl class="meta"><dt>This replica</dt><dd class="mono">${share.replica}</dd>
 <dt>Records exported</dt><dd>${share.exported}</dd>
 <dt>Waiting for <code>share pull</code></dt><dd>${share.waiting}</dd>
+${
+    share.trust > 0
+      ? html`
+        <dt>Waiting for your trust</dt>
+        <dd>${share.trust} replicas (<a href="/inbox">review inbox</a>)</dd>
+      `
+      : html``
+  }
 ${
     share.finishing > 0
       ? html`

@@ -173,8 +173,9 @@ function cached(key: string, stamp: string, build: () => string): string {
 function frameFor(options: UiOptions, guard: Guard, stamp: string): Frame {
   if (badge === null || badge.stamp !== stamp) {
     const inbox = memo(stamp, "inbox", () => readInbox(options.root));
+    // Replicas waiting for trust are the owner's questions too (answered in a terminal).
     const open = inbox.questions.filter((q) => q.category !== "satisfied").length +
-      inbox.held.length;
+      inbox.held.length + inbox.trust.length;
     badge = { stamp, count: open };
   }
   return {

@@ -72,6 +72,10 @@ Deno.test("ui inbox: a replica waiting for the owner's trust is shown with its f
     const cookie = await signIn(ui);
     const inbox = (await rawHttp(ui.origin, "GET", "/inbox", { cookie })).body;
     match(inbox, /Replicas waiting for your trust \(1\)/);
+    // The navigation badge counts it as an open question.
+    match(inbox, /aria-label="1 open questions">1</);
+    const overview = (await rawHttp(ui.origin, "GET", "/", { cookie })).body;
+    match(overview, /<dt>Waiting for your trust<\/dt>\s*<dd>1 replicas/);
     ok(inbox.includes(`<dd class="mono">${fp}</dd>`), inbox);
     ok(
       inbox.includes(`bimri share trust ${ra} --fingerprint ${fp} --human-approved`),
