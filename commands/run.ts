@@ -27,11 +27,7 @@ export async function runCommand(
     if (shareWiring === null && shareMayBeWired(command.name, ctx.root)) {
       shareWiring = await import("./share_wiring.ts");
     }
-    await shareWiring?.wireShareFor(
-      command.name,
-      ctx.root,
-      typeof flags.run === "string" ? flags.run : undefined,
-    );
+    await shareWiring?.wireShareFor(command.name, ctx.root);
     // The check of a foreign state.json's cold records (store.ts) loads up front for
     // every verb but those that load it on demand (ON_DEMAND_VERBS), and for those too
     // when a policy file may exist (a redaction resumed below opens the store first).

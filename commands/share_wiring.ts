@@ -62,11 +62,11 @@ async function wireShare(counting: boolean): Promise<void> {
 }
 
 /**
- * Before verb `name` runs on the store at `root` (`run`: its `--run` flag):
- * wires team memory when it may be needed, only its idle check when that
- * finds nothing for the verb to export or count.
+ * Before verb `name` runs on the store at `root`: wires team memory when it
+ * may be needed, only its idle check when that finds nothing for the verb to
+ * restore, finish or count.
  */
-export async function wireShareFor(name: string, root: string, run?: string): Promise<void> {
+export async function wireShareFor(name: string, root: string): Promise<void> {
   if (loaded !== null) return;
   if (idleVerb !== null) {
     // A long-lived process (the MCP server) decides again for each verb.
@@ -75,16 +75,17 @@ export async function wireShareFor(name: string, root: string, run?: string): Pr
   }
   const paths = new StorePaths(root);
   if (!SHARE_VERBS.has(name) && lstatOrNull(paths.folder(REPLICA_FILE)) === null) return;
-  if (IDLE_VERBS.has(name) && (name === "start" || run !== undefined)) {
-    // Loaded only here: sync and the other verbs load the export straight away.
-    const idle = await import("../engine/share/idle.ts");
-    // close checks the rest under the lock only (work is rare there: it then
-    // runs once more); start checks first, as records of other clones often wait.
-    const idleNow = name === "close"
-      ? !idle.runMayCommit(paths, run!)
-      : !("pending" in idle.idleShare(paths, true));
-    if (idleNow) {
-      wireIdle(name, paths, idle);
+  if (IDLE_VERBS.has(name)) {
+    // Loaded only here: the other verbs load the export straight away.
+    const [idle, pending] = await Promise.all([
+      import("../engine/share/idle.ts"),
+      import("../engine/share/pending_changes.ts"),
+    ]);
+    // sync and close check under the lock only (work is rare there: the verb
+    // then runs once more); start checks first, as records of other clones often wait.
+    const counting = START_VERBS.has(name);
+    if (!counting || !("pending" in idle.idleShare(paths, true))) {
+      wireIdle(name, paths, idle, pending.notePendingChange);
       return;
     }
   }
@@ -99,26 +100,28 @@ export async function wireShareFor(name: string, root: string, run?: string): Pr
 
 /**
  * The verbs that, on a shared store with nothing pending (idle.ts), load no
- * export, signing or pull code: start (no records of other clones waiting)
- * and close of a run whose proposals are all decided (`--run` given).
+ * export, signing or pull code: start (no records of other clones waiting),
+ * sync and close. Their commits are left for the next export (the pre-commit
+ * hook's `share status`, a pull, any other share verb), which is when git
+ * can carry them to the other clones anyway.
  */
-const IDLE_VERBS: ReadonlySet<string> = new Set(["start", "close"]);
+const IDLE_VERBS: ReadonlySet<string> = new Set(["start", "sync", "close"]);
 
 /** The verb wired with the idle check only, or null. */
 let idleVerb: string | null = null;
 
 /**
  * Wires the idle check as team memory's observer for `verb`. Under the engine
- * lock, before the verb writes anything, it looks again (the head, and what
- * another command may have left since): when something is pending after all,
- * or the verb reaches a commit (a proposal of its run that appeared since),
- * it stops (`ShareExportPending`), the export loads and the verb runs once
- * more, finishing what it had begun as after a crash at that point.
+ * lock, before the verb writes anything, it looks again (what another command
+ * may have left since): when something is pending after all, it stops
+ * (`ShareExportPending`), the export loads and the verb runs once more. A
+ * change the verb commits is noted for the next export (pending_changes.ts).
  */
 function wireIdle(
   verb: string,
   paths: StorePaths,
   { headPending, idleShare }: typeof import("../engine/share/idle.ts"),
+  notePendingChange: (paths: StorePaths, proposalId: string) => void,
 ): void {
   idleVerb = verb;
   const escalate = (why: string): never => {
@@ -133,15 +136,17 @@ function wireIdle(
     if (checked !== null) return checked;
     const idle = idleShare(store.paths, verb === "start");
     if ("pending" in idle) return escalate(idle.pending);
-    const head = headPending(store, idle);
+    const head = headPending(store);
     if (head !== null) return escalate(head);
     return checked = idle.ctx;
   };
   wireShareObserver({
     beforeWrites: check,
     finishPendingExports: check,
-    beforeCommit: () => escalate("a commit to export"),
-    afterAcceptedCommit: () => escalate("a commit to export"),
+    beforeCommit: () => {},
+    // The change waits for the next export: the pre-commit hook's `share
+    // status`, a pull or any other share verb, before git can carry it.
+    afterAcceptedCommit: (store, proposalId) => notePendingChange(store.paths, proposalId),
   });
 }
 
@@ -208,25 +213,35 @@ function pullLeftUnfinishedAt(paths: StorePaths): boolean {
   }
 }
 
+/** What start's brief says of team memory. */
+export type StartShareReport = {
+  /** Records of other clones waiting to be pulled. */
+  waiting: number;
+  /** A line naming each gap and trust question. */
+  gaps: string[];
+  /** Revisions of this clone's memory since its last export (left for the next one). */
+  unexported: number;
+};
+
 /**
  * `start`, under the engine lock: finishes what an earlier command left for
- * team memory; returns a counter of the records other clones left waiting,
+ * team memory; returns what the brief says of it (counted after the verb ran),
  * or null when the store is not shared.
  */
-export function finishShareAtStart(
-  store: Store,
-): (() => { waiting: number; gaps: string[] }) | null {
+export function finishShareAtStart(store: Store): (() => StartShareReport) | null {
   const observer = shareObserver(store);
   if (observer === null) return null;
+  const unexported = (ctx: ShareContext) =>
+    ctx.state.headSeen < 0 ? 0 : Math.max(0, store.head.revision - ctx.state.headSeen);
   // The idle check found no records waiting (it escalates if any arrived since).
   if (loaded === null) {
-    observer.finishPendingExports(store);
-    return () => ({ waiting: 0, gaps: [] });
+    const ctx = observer.finishPendingExports(store) as ShareContext;
+    return () => ({ waiting: 0, gaps: [], unexported: unexported(ctx) });
   }
   const share = loaded.finishPendingExports(store);
   if (share === null) return null;
   const { waitingAndGaps } = loaded;
-  return () => waitingAndGaps(share);
+  return () => ({ ...waitingAndGaps(share), unexported: unexported(share) });
 }
 
 /** True when this process loaded team memory's export (not only its idle check). */

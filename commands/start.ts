@@ -48,9 +48,16 @@ export const startCommand: Command = {
               : "Team memory: no records from other clones are waiting.",
             ...report.gaps,
           );
+          if (report.unexported > 0) {
+            // Written by the next export, as git needs them (share_wiring.ts IDLE_VERBS).
+            recovery.lines.push(
+              `Team memory: ${report.unexported} changes of this clone wait for the next export to .bimri-share/: a git commit runs it once the hooks are installed (\`bimri share hooks install\`); without them, run \`bimri share status\` before you commit.`,
+            );
+          }
         }
         return ok(renderBrief(result, recovery.lines), {
           share_waiting: waiting,
+          share_unexported: report?.unexported ?? null,
           run: result.run,
           resumed: result.resumed,
           actor: result.actor,

@@ -13,7 +13,13 @@
 import { join } from "../store/os_path.ts";
 import { BimriError } from "../errors.ts";
 import { utcTimestamp } from "../model/time.ts";
-import { createExclusive, listNames, lstatOrNull, readBytesOrNull } from "../store/files.ts";
+import {
+  createExclusive,
+  listNames,
+  lstatOrNull,
+  readBytesOrNull,
+  readTextOrNull,
+} from "../store/files.ts";
 import { PROPOSAL_ID } from "../model/ids.ts";
 import { faultPoint } from "../store/fault.ts";
 import type { Store } from "../store/store.ts";
@@ -25,7 +31,8 @@ import {
 } from "../memory/commit_finisher.ts";
 import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
-import { findLive } from "../memory/residency.ts";
+import { findLive, type LiveGeneration } from "../memory/residency.ts";
+import { parseView } from "../model/hot.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { importFinisher, PullMachineryPending } from "./import_hook.ts";
 import { pullLeftUnfinished } from "./deferred.ts";
@@ -56,6 +63,7 @@ import {
   wasPassed,
 } from "./keep.ts";
 import { noteShare } from "./notice.ts";
+import { clearPendingChanges, hasPendingChanges, readPendingChanges } from "./pending_changes.ts";
 import { publishableRecord } from "../guard/publish_screen.ts";
 
 /** The most foreign files one export passes over before it stops (each costs a durable marker). */
@@ -82,7 +90,12 @@ export function ensureReplicaFolder(ctx: ShareContext): string {
  * under the next seq with the same source (a crash after the write) is
  * adopted instead. Returns the event ID.
  */
-export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDraft): string {
+export function writeNextRecord(
+  store: Store,
+  ctx: ShareContext,
+  draft: RecordDraft,
+  atRevision?: number,
+): string {
   const s = ctx.state;
   const keys = keysOf(ctx);
   const folder = ensureReplicaFolder(ctx);
@@ -118,7 +131,7 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
       );
     }
   } else {
-    const live = findLive(store.head.view, store.state, draft.key);
+    const live = liveAt(store, draft.key, atRevision);
     const vector = seenVector(s);
     if (seq > 1) vector[s.replica] = seq - 1;
     // Other clones refuse a record naming an event its vector does not cover
@@ -163,8 +176,38 @@ export function writeNextRecord(store: Store, ctx: ShareContext, draft: RecordDr
   return event;
 }
 
-/** Exports the accepted change `proposalId` of a local run (not an import). */
-function exportChange(store: Store, ctx: ShareContext, proposalId: string): void {
+/**
+ * The live generation of `key` as revision `revision` left it (the head's
+ * when none is given): the entry a record of that change carries. A key not
+ * in that revision's hot view (cooled since, or a revision no longer
+ * readable) is taken from the head.
+ */
+function liveAt(store: Store, key: string, revision?: number): LiveGeneration | null {
+  if (revision !== undefined && revision !== store.head.revision) {
+    const text = readTextOrNull(store.paths.revision(revision));
+    if (text !== null) {
+      try {
+        const hot = parseView(text, store.state.entry_max_chars).entries.find((e) =>
+          e.entry.key === key
+        );
+        if (hot) return { entry: hot.entry, raw: hot.raw, storage: "hot", line: hot.line };
+      } catch { /* unreadable: the head's */ }
+    }
+  }
+  return findLive(store.head.view, store.state, key);
+}
+
+/**
+ * Exports the accepted change `proposalId` of a local run (not an import):
+ * the head's own change, or with `atRevision` one of a batch of earlier
+ * changes (the batch moves the head seen once, after its last).
+ */
+function exportChange(
+  store: Store,
+  ctx: ShareContext,
+  proposalId: string,
+  atRevision?: number,
+): void {
   const proposal = readProposal(store.paths, proposalId)?.proposal;
   if (!proposal || isImportActor(proposal.actor)) return;
   writeNextRecord(store, ctx, {
@@ -175,9 +218,9 @@ function exportChange(store: Store, ctx: ShareContext, proposalId: string): void
     run: proposal.run_id,
     actor: proposal.actor,
     source: proposalId,
-  });
+  }, atRevision);
   ctx.state.lastSource = proposalId;
-  seeHead(ctx.state, store);
+  if (atRevision === undefined) seeHead(ctx.state, store);
   saveShare(ctx);
 }
 
@@ -338,10 +381,14 @@ function headReasonDue(store: Store, ctx: ShareContext): string | null {
 }
 
 /**
- * Exports what another engine committed on this shared store (the reference
- * engine commits without writing records): every accepted change of a local
- * run past the last head the share bookkeeping saw, in revision order, once.
- * On the everyday path this compares two numbers.
+ * Exports the changes committed since the last head the share bookkeeping
+ * saw, in revision order, each once: those the everyday commands left for
+ * this export (start, sync and close do not export; pending_changes.ts lists
+ * them), and any another engine committed (the reference engine commits
+ * without writing records). On the everyday path this compares two numbers;
+ * an export costs what it exports, and scans every decision only when the
+ * list does not account for every revision since (a crash lost a line,
+ * another engine or a migration committed).
  */
 export function exportOutsideChanges(
   store: Store,
@@ -350,44 +397,90 @@ export function exportOutsideChanges(
 ): number {
   const s = ctx.state;
   const head = store.head.revision;
-  if (s.headSeen === head) return 0;
+  if (s.headSeen === head) {
+    if (hasPendingChanges(store.paths)) clearPendingChanges(store.paths);
+    return 0;
+  }
   if (s.headSeen < 0 || s.pendingResolution !== null || s.importing.length > 0) {
     // The head counts as seen only once its own change is exported (by the
     // caller, next): a head seen is one with nothing left to export (idle.ts).
     if (headReasonDue) return 0;
     seeHead(s, store);
     saveShare(ctx);
+    clearPendingChanges(store.paths);
     return 0;
   }
-  const since = s.headSeen;
-  const due: { revision: number; id: string }[] = [];
-  for (const name of listNames(join(store.paths.dir, "decisions"))) {
-    const id = name.replace(/\.json$/, "");
-    if (!PROPOSAL_ID.test(id) || id === s.lastSource) continue;
-    let decision;
-    try {
-      decision = readDecision(store.paths, id);
-    } catch {
-      continue; // damaged authority: doctor reports it
-    }
-    if (decision?.outcome !== "accepted" || typeof decision.resolution_id === "string") continue;
-    const revision = decision.revision;
-    if (typeof revision !== "number" || revision <= since || revision > head) continue;
-    due.push({ revision, id });
-  }
-  due.sort((a, b) => a.revision - b.revision);
-  const exported = exportedSources(ctx);
+  const listed = listedChanges(store, s.headSeen, head);
+  const due = listed ?? scannedChanges(store, s.headSeen, head);
+  // Exported already by this export cut short (a crash): the listed ones up
+  // to the last source, in their fixed order; the scanned ones by their records.
+  const last = listed === null ? -1 : due.findIndex((c) => c.id === s.lastSource);
+  const exported = listed === null
+    ? exportedSources(ctx)
+    : new Set(due.slice(0, last + 1).map((c) => c.id));
   let written = 0;
-  for (const { id } of due) {
-    if (exported.has(id)) continue;
+  for (const { id, revision } of due) {
+    if (id === s.lastSource || exported.has(id)) continue;
     const proposal = readProposal(store.paths, id)?.proposal;
     if (!proposal || isImportActor(proposal.actor)) continue;
-    exportChange(store, ctx, id);
+    faultPoint("share-before-export");
+    exportChange(store, ctx, id, revision);
     written++;
   }
   seeHead(s, store);
   saveShare(ctx);
+  clearPendingChanges(store.paths);
   return written;
+}
+
+/** An accepted change of a local run, and the revision it made. */
+type DueChange = { revision: number; id: string };
+
+/**
+ * The accepted changes in revisions `since`+1 through `head`, from the list
+ * of pending changes, or null when the list does not account for every one
+ * of those revisions (then they are scanned).
+ */
+function listedChanges(store: Store, since: number, head: number): DueChange[] | null {
+  const ids = readPendingChanges(store.paths);
+  if (ids === null) return null;
+  const due: DueChange[] = [];
+  const covered = new Set<number>();
+  for (const id of ids) {
+    const revision = acceptedRevision(store, id);
+    if (revision === null || revision <= since || revision > head) continue;
+    due.push({ revision, id });
+    covered.add(revision);
+  }
+  for (let revision = since + 1; revision <= head; revision++) {
+    if (!covered.has(revision)) return null;
+  }
+  return due.sort((a, b) => a.revision - b.revision);
+}
+
+/** Every accepted change of the store in revisions `since`+1 through `head`, read from its decisions. */
+function scannedChanges(store: Store, since: number, head: number): DueChange[] {
+  const due: DueChange[] = [];
+  for (const name of listNames(join(store.paths.dir, "decisions"))) {
+    const id = name.replace(/\.json$/, "");
+    if (!PROPOSAL_ID.test(id)) continue;
+    const revision = acceptedRevision(store, id);
+    if (revision === null || revision <= since || revision > head) continue;
+    due.push({ revision, id });
+  }
+  return due.sort((a, b) => a.revision - b.revision);
+}
+
+/** The revision that proposal `id` made when it was accepted as a change (not an answer), or null. */
+function acceptedRevision(store: Store, id: string): number | null {
+  let decision;
+  try {
+    decision = readDecision(store.paths, id);
+  } catch {
+    return null; // damaged authority: doctor reports it
+  }
+  if (decision?.outcome !== "accepted" || typeof decision.resolution_id === "string") return null;
+  return typeof decision.revision === "number" ? decision.revision : null;
 }
 
 /**

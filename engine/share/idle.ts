@@ -1,17 +1,17 @@
 /**
  * Whether a shared store has anything pending for an everyday command:
- * something to export, restore, seed or finish, or (at start) records of
- * other clones to count. It is read from the share bookkeeping and a few
- * lstats, so that start and close load no export, signing or pull code when
- * there is nothing for it to do (commands/share_wiring.ts); what it finds
- * pending is left to export.ts's finishPendingExports, which this mirrors.
+ * something to restore, seed or finish, or (at start) records of other
+ * clones to count. It is read from the share bookkeeping and a few lstats, so
+ * that start, sync and close load no export, signing or pull code when there
+ * is nothing for them to do (commands/share_wiring.ts); what it finds pending
+ * is left to export.ts's finishPendingExports, which this mirrors. Their own
+ * commits are not pending here: they wait for the next export.
  */
 import { join } from "../store/os_path.ts";
 import { lstatOrNull } from "../store/files.ts";
 import type { StorePaths } from "../store/paths.ts";
 import type { Store } from "../store/store.ts";
 import { headCommitLeftApplying } from "../memory/commit_finisher.ts";
-import { readDecision } from "../records/decision.ts";
 import { recordName } from "./ids.ts";
 import { readShareState, seenVector, shareDir } from "./state_file.ts";
 import { pullLeftUnfinished } from "./deferred.ts";
@@ -76,12 +76,11 @@ export function idleShare(paths: StorePaths, counting: boolean): IdleShare | { p
 
 /**
  * Under the engine lock: what is pending for `store`'s head (its last commit
- * not exported, or left applying), or null. A head the share bookkeeping has
- * seen needs no export: export.ts moves `headSeen` only once the head's own
- * change is exported or needs none.
+ * left applying), or null. A head past the one the share bookkeeping saw is
+ * not pending here: the everyday commands leave their changes for the next
+ * export (export.ts exportOutsideChanges).
  */
-export function headPending(store: Store, idle: IdleShare): string | null {
-  if (idle.ctx.state.headSeen !== store.head.revision) return "head not exported";
+export function headPending(store: Store): string | null {
   if (headCommitLeftApplying(store) !== null) return "commit left applying";
   return null;
 }
@@ -101,25 +100,4 @@ function waitingByName(ctx: ShareContext): number {
     waiting += waitingSeqs(seqs, done, ahead).length;
   }
   return waiting;
-}
-
-/**
- * False only when run `run` surely has no proposal left to commit (each of
- * its proposal files has its final decision): then a close commits nothing,
- * so it exports nothing. A name that is not a run handle is left to the verb.
- */
-export function runMayCommit(paths: StorePaths, run: string): boolean {
-  if (!/^R[0-9]{6}$/.test(run)) return true;
-  for (let n = 1; n <= 999; n++) {
-    const id = `${run}-Q${String(n).padStart(3, "0")}`;
-    if (lstatOrNull(paths.proposal(id)) === null) return false;
-    try {
-      // As commit.ts's applyPendingProposals: no decision, or one left applying, is pending.
-      const outcome = readDecision(paths, id)?.outcome;
-      if (outcome === undefined || outcome === "applying") return true;
-    } catch {
-      return true; // a damaged decision: the verb says what is wrong
-    }
-  }
-  return true;
 }

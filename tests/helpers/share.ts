@@ -65,8 +65,13 @@ export async function cloneAs(base: string, origin: string, name: string): Promi
   return dir;
 }
 
-/** Commits whatever changed in `.bimri-share/` (and .gitignore), pulls (merge) and pushes. */
+/**
+ * Exports this clone's pending changes as the pre-commit hook does (`share
+ * status`), commits whatever changed in `.bimri-share/` (and .gitignore),
+ * pulls (merge) and pushes.
+ */
 export async function publish(clone: string, message: string): Promise<void> {
+  await exportNow(clone);
   await gitOk(clone, ["add", "-A", ".bimri-share"]);
   try {
     Deno.lstatSync(join(clone, ".gitignore"));
@@ -76,6 +81,14 @@ export async function publish(clone: string, message: string): Promise<void> {
   if (status.trim() !== "") await gitOk(clone, ["commit", "-q", "-m", message]);
   await gitOk(clone, ["pull", "-q", "--no-edit", "origin", "main"]);
   await gitOk(clone, ["push", "-q", "origin", "HEAD:main"]);
+}
+
+/**
+ * Writes the records of the changes `clone`'s everyday commands left for the
+ * next export, as the pre-commit hook does (`bimri share status`).
+ */
+export async function exportNow(clone: string): Promise<void> {
+  await must(clone, ["share", "status"]);
 }
 
 /** `git pull` then `bimri share pull` (the owner trusting new replicas); returns the pull's stdout. */
