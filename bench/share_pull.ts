@@ -260,6 +260,8 @@ type Everyday = {
   cpu: Record<Side, Record<string, number[]>>;
   /** Per sample, shared wall time over the unshared one run right beside it. */
   paired: Record<string, number[]>;
+  /** Wall times of the shared clone's `share status` after each session: its export at commit. */
+  exportAtCommit: number[];
 };
 
 async function everyday(roots: Record<Side, string>, samples: number): Promise<Everyday> {
@@ -267,6 +269,7 @@ async function everyday(roots: Record<Side, string>, samples: number): Promise<E
     wall: { unshared: {}, shared: {} },
     cpu: { unshared: {}, shared: {} },
     paired: {},
+    exportAtCommit: [],
   };
   for (const c of EVERYDAY) {
     out.paired[c] = [];
@@ -306,6 +309,9 @@ async function everyday(roots: Record<Side, string>, samples: number): Promise<E
       }
       out.paired[command].push(wall.shared! / wall.unshared!);
     }
+    // The session's change is exported when it is committed: the pre-commit
+    // hook runs `share status` (the everyday verbs leave it for then).
+    out.exportAtCommit.push((await bimri(roots.shared, ["share", "status"])).ms);
   }
   return out;
 }
@@ -490,6 +496,12 @@ if (import.meta.main) {
       };
     }
     figures.everyday = table;
+    const e50 = quantile(got.exportAtCommit, 0.5);
+    const e95 = quantile(got.exportAtCommit, 0.95);
+    console.log(
+      `  export at commit (share status after each session, one change): p50 ${e50} ms, p95 ${e95} ms`,
+    );
+    figures.export_at_commit = { p50: e50, p95: e95 };
   }
   console.log(JSON.stringify(figures));
   if (!values.keep) await Deno.remove(base, { recursive: true });

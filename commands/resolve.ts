@@ -47,7 +47,8 @@ Repeating a finished resolution prints its recorded answer and changes nothing.`
       const view = syncView(store);
       const share = finishPendingExports(store);
       requireHealthyAuthority(store, { retryConflict: conflictId });
-      const shareAnswer = share !== null &&
+      // Marked only for a conflict that exists: an unknown one is refused next.
+      const shareAnswer = share !== null && readConflict(store, conflictId) !== null &&
         readResolution(store, conflictId)?.status !== "resolved";
       if (shareAnswer) {
         share.state.pendingResolution = conflictId;

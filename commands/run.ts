@@ -24,10 +24,10 @@ export async function runCommand(
   try {
     // Team memory joins the write path only for a store that is shared (share_wiring.ts);
     // for any other store (one lstat) its wiring module is not even loaded.
-    if (shareWiring === null && shareMayBeWired(command.name, ctx.root)) {
-      shareWiring = await import("./share_wiring.ts");
+    if (shareMayBeWired(command.name, ctx.root)) {
+      shareWiring ??= await import("./share_wiring.ts");
+      await shareWiring.wireShareFor(command.name, ctx.root);
     }
-    await shareWiring?.wireShareFor(command.name, ctx.root);
     // The check of a foreign state.json's cold records (store.ts) loads up front for
     // every verb but those that load it on demand (ON_DEMAND_VERBS), and for those too
     // when a policy file may exist (a redaction resumed below opens the store first).

@@ -7,7 +7,12 @@
 import { lstatOrNull } from "../engine/store/files.ts";
 import { StorePaths } from "../engine/store/paths.ts";
 import { LoadPending, type Store } from "../engine/store/store.ts";
-import { REPLICA_FILE, shareObserver, wireShareObserver } from "../engine/memory/share_observer.ts";
+import {
+  REPLICA_FILE,
+  type ShareObserver,
+  shareObserver,
+  wireShareObserver,
+} from "../engine/memory/share_observer.ts";
 import type { ShareContext } from "../engine/share/context.ts";
 import { readShareState, shareDir } from "../engine/share/state_file.ts";
 import { pullLeftUnfinished } from "../engine/share/deferred.ts";
@@ -22,13 +27,25 @@ type Loaded = {
   finishPendingExports: (store: Store) => ShareContext | null;
   /** Records other clones left waiting, and a line naming each gap and trust question. */
   waitingAndGaps: (ctx: ShareContext) => { waiting: number; gaps: string[] };
+  /** Whether what start's count needs was loaded too. */
+  counts: boolean;
+  /** The export as team memory's observer. */
+  observer: ShareObserver;
 };
 
 let loaded: Loaded | null = null;
 
-/** Loads share's export and wires it (once per process); `counting`: also what start's count needs. */
+/**
+ * Wires share's export as the observer, loading it first (once per process;
+ * `counting`: also what start's count needs).
+ */
 async function wireShare(counting: boolean): Promise<void> {
-  if (loaded !== null) return;
+  idleVerb = null;
+  if (loaded === null || (counting && !loaded.counts)) loaded = await loadShare(counting);
+  wireShareObserver(loaded.observer);
+}
+
+async function loadShare(counting: boolean): Promise<Loaded> {
   const [exporting, owning, hook, scanning, trusting] = await Promise.all([
     import("../engine/share/export.ts"),
     import("../engine/share/own.ts"),
@@ -37,13 +54,7 @@ async function wireShare(counting: boolean): Promise<void> {
     counting ? import("../engine/share/trust.ts") : null,
   ]);
   hook.registerPullLoader(loadPullMachinery);
-  wireShareObserver({
-    beforeWrites: () => {},
-    finishPendingExports: exporting.finishPendingExports,
-    beforeCommit: () => {},
-    afterAcceptedCommit: exporting.afterAcceptedCommit,
-  });
-  loaded = {
+  return {
     takeNotices: owning.takeForeignNotices,
     finishPendingExports: exporting.finishPendingExports,
     waitingAndGaps: (ctx) => {
@@ -58,6 +69,13 @@ async function wireShare(counting: boolean): Promise<void> {
         gaps: [...scanning.gapLines(scan), ...questions.map((q) => q.text)],
       };
     },
+    counts: counting,
+    observer: {
+      beforeWrites: () => {},
+      finishPendingExports: exporting.finishPendingExports,
+      beforeCommit: () => {},
+      afterAcceptedCommit: exporting.afterAcceptedCommit,
+    },
   };
 }
 
@@ -67,12 +85,7 @@ async function wireShare(counting: boolean): Promise<void> {
  * restore, finish or count.
  */
 export async function wireShareFor(name: string, root: string): Promise<void> {
-  if (loaded !== null) return;
-  if (idleVerb !== null) {
-    // A long-lived process (the MCP server) decides again for each verb.
-    idleVerb = null;
-    wireShareObserver(null);
-  }
+  // A long-lived process (the MCP server) decides again for each verb.
   const paths = new StorePaths(root);
   if (!SHARE_VERBS.has(name) && lstatOrNull(paths.folder(REPLICA_FILE)) === null) return;
   if (IDLE_VERBS.has(name)) {
@@ -234,7 +247,7 @@ export function finishShareAtStart(store: Store): (() => StartShareReport) | nul
   const unexported = (ctx: ShareContext) =>
     ctx.state.headSeen < 0 ? 0 : Math.max(0, store.head.revision - ctx.state.headSeen);
   // The idle check found no records waiting (it escalates if any arrived since).
-  if (loaded === null) {
+  if (idleVerb !== null || loaded === null) {
     const ctx = observer.finishPendingExports(store) as ShareContext;
     return () => ({ waiting: 0, gaps: [], unexported: unexported(ctx) });
   }
@@ -246,7 +259,7 @@ export function finishShareAtStart(store: Store): (() => StartShareReport) | nul
 
 /** True when this process loaded team memory's export (not only its idle check). */
 export function exportsWired(): boolean {
-  return loaded !== null;
+  return loaded !== null && idleVerb === null;
 }
 
 /** Prints on stderr the refusals team memory noted during the command (the engine prints nothing). */

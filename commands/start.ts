@@ -51,7 +51,11 @@ export const startCommand: Command = {
           if (report.unexported > 0) {
             // Written by the next export, as git needs them (share_wiring.ts IDLE_VERBS).
             recovery.lines.push(
-              `Team memory: ${report.unexported} changes of this clone wait for the next export to .bimri-share/: a git commit runs it once the hooks are installed (\`bimri share hooks install\`); without them, run \`bimri share status\` before you commit.`,
+              `Team memory: ${report.unexported} ${
+                report.unexported === 1
+                  ? "change of this clone waits"
+                  : "changes of this clone wait"
+              } for the next export to .bimri-share/: a git commit runs it once the hooks are installed (\`bimri share hooks install\`); without them, run \`bimri share status\` before you commit.`,
             );
           }
         }

@@ -93,6 +93,8 @@ export type Overview = {
   share: {
     replica: string;
     exported: number;
+    /** This clone's changes since its last export (written by the next one: a commit with the hooks, `share status`). */
+    unexported: number;
     /** Other replicas: records imported, records waiting for `share pull`, and whether one is missing. */
     peers: { replica: string; seen: number; waiting: number; gap: boolean }[];
     waiting: number;
@@ -176,6 +178,7 @@ function readShare(store: Store): Overview["share"] {
     return {
       replica: state.replica,
       exported: state.nextSeq - 1,
+      unexported: state.headSeen < 0 ? 0 : Math.max(0, store.head.revision - state.headSeen),
       peers,
       waiting: peers.reduce((n, p) => n + p.waiting, 0),
       problems: scan.problems.length,

@@ -206,6 +206,15 @@ function shareCard(share: NonNullable<Overview["share"]>): Html {
   return html`<section class="card" aria-labelledby="share-h"><h2 id="share-h">Team memory</h2>
 <dl class="meta"><dt>This replica</dt><dd class="mono">${share.replica}</dd>
 <dt>Records exported</dt><dd>${share.exported}</dd>
+${
+    share.unexported > 0
+      ? html`
+        <dt>Changes for the next export</dt>
+        <dd>${share
+          .unexported} (a <code>git commit</code> with the hooks, or <code>bimri share status</code>)</dd>
+      `
+      : html``
+  }
 <dt>Waiting for <code>share pull</code></dt><dd>${share.waiting}</dd>
 ${
     share.trust > 0

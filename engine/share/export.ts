@@ -248,7 +248,13 @@ export function beforeResolution(paths: StorePaths, conflictId: string): ShareCo
 /** Exports the owner's answer to `conflictId` once its resolution is `resolved`. */
 export function exportResolution(store: Store, ctx: ShareContext, conflictId: string): void {
   const resolution = readRecordValue(store.paths.resolution(conflictId));
-  if (resolution === null || resolution.status !== "resolved") return;
+  if (resolution === null) {
+    // No answer was written (a resolve refused, or killed before it answered): nothing to export.
+    ctx.state.pendingResolution = null;
+    saveShare(ctx);
+    return;
+  }
+  if (resolution.status !== "resolved") return;
   const conflict = readRecordValue(store.paths.conflict(conflictId));
   const key = typeof conflict?.key === "string" ? conflict.key : null;
   if (key === null || conflict?.type !== "stale-base") {
@@ -372,6 +378,9 @@ export function finishPendingExports(store: Store): ShareContext | null {
  * between the commit and its record), or null.
  */
 function headReasonDue(store: Store, ctx: ShareContext): string | null {
+  // A head seen has nothing left to export (a store replaced under this
+  // clone is seen without exporting its revisions: replacedUnder).
+  if (ctx.state.headSeen === store.head.revision) return null;
   const reason = /^accepted (R[0-9]{6}-Q[0-9]{3})$/.exec(store.state.last_revision_reason ?? "");
   if (reason === null || reason[1] === ctx.state.lastSource) return null;
   const decision = readDecision(store.paths, reason[1]);

@@ -8,11 +8,21 @@
 import { match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { bimri, must, newSubject, startRun } from "../helpers/cli.ts";
-import { cloneAs, fetchMemory, gitOk, originAndClone, publish } from "../helpers/share.ts";
+import {
+  cloneAs,
+  exportNow,
+  fetchMemory,
+  gitOk,
+  originAndClone,
+  publish,
+} from "../helpers/share.ts";
 import { fakeCredentials } from "../helpers/fake_credentials.ts";
 import { sha256Hex } from "../../engine/model/text.ts";
 
-/** A shared clone whose own records hold an allowed-then-unallowed fake key. */
+/**
+ * A shared clone whose own records hold an allowed-then-unallowed fake key:
+ * exported (`share status`, as the pre-commit hook runs it) while allowed.
+ */
 async function sharedWithSecret() {
   const { base, origin, first } = await originAndClone();
   await must(first, ["share", "init", "--yes"]);
@@ -23,6 +33,9 @@ async function sharedWithSecret() {
   const run = await startRun(first);
   await must(first, newSubject(run, "llm.key", fake.text));
   await must(first, ["close", "--run", run, "--outcome", "success", "--summary", "ok"]);
+  // The close leaves its change for the next export, which runs while the key is allowed.
+  ok(ownRecordsHolding(first, fake.secret).length === 0, "close wrote no record");
+  await exportNow(first);
   Deno.removeSync(join(first, ".bimri-secrets.json"));
   return { base, origin, first, fake, fp };
 }

@@ -3,26 +3,32 @@
  * or path-escaping record, an unknown replica folder name and a vector that
  * goes backwards are each refused with a `BIMRI ERROR:` naming the file;
  * nothing is imported from it, every other record still is, and doctor
- * reports it.
+ * reports it. The source clone's records are those its export (`share
+ * status`, as the pre-commit hook runs it) wrote before they were copied.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, gitInit, textOf, trustEveryReplica } from "../helpers/share.ts";
+import { agentSets, exportNow, gitInit, textOf, trustEveryReplica } from "../helpers/share.ts";
 import { changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 
-/** A shared store with two records (a seed and a change). */
+/** A shared store with two records (a seed and a change), both exported. */
 async function source(): Promise<{ root: string; replica: string }> {
   const root = await tempStore();
   await agentSets(root, "codex", { "good.one": "Good one." });
   await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   await agentSets(root, "codex", { "good.two": "Good two." });
+  // The close left its change for the next export, which writes it as record 2.
+  await exportNow(root);
   const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!
     .name;
+  const records = [...Deno.readDirSync(join(root, ".bimri-share", replica))]
+    .map((e) => e.name).filter((n) => n !== "key.json").sort();
+  assertEquals(records, ["00000001.json", "00000002.json"]);
   return { root, replica };
 }
 

@@ -1,7 +1,10 @@
 /**
  * A `share pull` killed while raising a conflict, or while applying an owner's
  * answer given in another clone, never makes the owner answer again: the next
- * pull completes what the killed one started, each effect once.
+ * pull completes what the killed one started, each effect once. The clones'
+ * changes reach each other as git would carry them: exported first (`share
+ * status`, as the pre-commit hook does), since close leaves them for the next
+ * export.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
@@ -9,6 +12,7 @@ import {
   agentSets,
   copyShare,
   entryOf,
+  exportNow,
   gitInit,
   openConflicts,
   pullTrusting,
@@ -33,6 +37,7 @@ async function concurrentEdit(): Promise<{ a: string; b: string; c: string }> {
   }
   await agentSets(a, "codex", { "k.one": "One from a." });
   await agentSets(b, "claude", { "k.one": "One from b." });
+  for (const clone of [a, b]) await exportNow(clone); // as the pre-commit hook does
   return { a, b, c };
 }
 

@@ -16,6 +16,7 @@ import { bimri, must, startRun } from "../helpers/cli.ts";
 import {
   cloneAs,
   entryOf,
+  exportNow,
   git,
   gitInit,
   gitOk,
@@ -41,7 +42,9 @@ async function session(clone: string, key: string, text: string, close: boolean)
   await must(clone, ["close", "--run", run, "--outcome", "success"]);
 }
 
+/** Commits the clone's records as the pre-commit hook does: exported first (`share status`), then staged. */
 async function commitRecords(clone: string, message: string): Promise<void> {
+  await exportNow(clone);
   await gitOk(clone, ["add", "-A", ".bimri-share"]);
   const status = await gitOk(clone, ["status", "--porcelain", "--", ".bimri-share"]);
   if (status.trim() !== "") await gitOk(clone, ["commit", "-q", "-m", message]);

@@ -1,12 +1,16 @@
 /**
  * A hostile repository: links and forged files that a pusher commits into
  * `.bimri-share/` or as `.gitignore` are refused by name, never followed, and
- * never adopted as this clone's own records.
+ * never adopted as this clone's own records. start, sync and close leave
+ * their changes for the next export (`share status`, as the pre-commit hook
+ * runs it, a pull, any other share verb, resolve): that export is where a
+ * file planted at this clone's next record number, a replaced key file or a
+ * replaced store is met and refused.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, diffTrees, hashTree, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, bounded, gitInit, sharedStore, textOf } from "../helpers/share.ts";
+import { agentSets, bounded, exportNow, gitInit, sharedStore, textOf } from "../helpers/share.ts";
 import { afterSeed, changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
 import { mintReplicaId } from "../../engine/share/ids.ts";
 import { lstatOrNull } from "../../engine/store/files.ts";
@@ -17,7 +21,7 @@ Deno.test({
   // POSIX-only: /dev/zero is a POSIX device; Windows has no endless file to link to.
   ignore: Deno.build.os === "windows",
   name:
-    "a link to /dev/zero under this clone's next record number is never read: every command finishes and the change goes to the next free number",
+    "a link to /dev/zero under this clone's next record number is never read: every command finishes, and the export puts the change at the next free number",
   fn: async () => {
     const { root, replica } = await sharedStore();
     const folder = join(root, ".bimri-share", replica);
@@ -28,8 +32,13 @@ Deno.test({
     await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
     const closed = await bimri(root, ["close", "--run", run, "--outcome", "success"], bounded());
     assertEquals(closed.code, 0, closed.stderr);
+    // close leaves its change for the next export: no record yet.
+    assertEquals(lstatOrNull(join(folder, "00000003.json")), null);
+    // The export (share status, as the pre-commit hook runs it) refuses the link and goes on.
+    const exported = await bimri(root, ["share", "status"], bounded());
+    assertEquals(exported.code, 0, exported.stderr);
     assertMatch(
-      closed.stderr,
+      exported.stderr,
       new RegExp(
         `^BIMRI ERROR: \\.bimri-share/${replica}/00000002\\.json lies in this clone's own replica folder but was not written by this clone`,
         "m",
@@ -55,12 +64,14 @@ Deno.test({
     }
     // The next change goes on after it without skipping or repeating anything.
     await agentSets(root, "codex", { "good.one": "Good three." });
+    await exportNow(root);
     const next = JSON.parse(Deno.readTextFileSync(join(folder, "00000004.json")));
     assertEquals(next.entry.text, "Good three.");
+    assertEquals(lstatOrNull(join(folder, "00000005.json")), null);
   },
 });
 
-Deno.test("a forged record under this clone's next number is not adopted: the real change is exported after it, and another clone refuses the forgery", async () => {
+Deno.test("a forged record under this clone's next number is not adopted: the export puts the real change after it, and another clone refuses the forgery", async () => {
   const { root, replica } = await sharedStore();
   const folder = join(root, ".bimri-share", replica);
   const seed = JSON.parse(Deno.readTextFileSync(join(folder, "00000001.json"))) as ShareRecord;
@@ -71,7 +82,14 @@ Deno.test("a forged record under this clone's next number is not adopted: the re
   await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Real change."]);
   const closed = await bimri(root, ["close", "--run", run, "--outcome", "success"]);
   assertEquals(closed.code, 0, closed.stderr);
-  assertMatch(closed.stderr, new RegExp(`BIMRI ERROR: \\.bimri-share/${replica}/00000002\\.json`));
+  // close leaves its change for the next export: no record yet.
+  assertEquals(lstatOrNull(join(folder, "00000003.json")), null);
+  const exported = await bimri(root, ["share", "status"]);
+  assertEquals(exported.code, 0, exported.stderr);
+  assertMatch(
+    exported.stderr,
+    new RegExp(`BIMRI ERROR: \\.bimri-share/${replica}/00000002\\.json lies in this clone's own`),
+  );
   assertEquals(Deno.readFileSync(join(folder, "00000002.json")), forgedBytes);
   const real = JSON.parse(Deno.readTextFileSync(join(folder, "00000003.json")));
   assertEquals(real.entry.text, "Real change.");
@@ -200,12 +218,18 @@ Deno.test("a pusher replacing this clone's own published key.json is refused by 
   const published = Deno.readTextFileSync(keyFile);
   // The pusher publishes its own key as this replica's.
   handReplica(join(root, ".bimri-share"), replica);
-  // A change made meanwhile is not exported under the pusher's key.
+  // A change made meanwhile is not exported under the pusher's key: close leaves
+  // it for the next export, and an export that writes nothing back (share init
+  // of a shared store) refuses by name to sign under that key.
   const run = await startRun(root);
   await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
   const closed = await bimri(root, ["close", "--run", run, "--outcome", "success"]);
+  assertEquals(closed.code, 0, closed.stderr);
+  assertEquals(lstatOrNull(join(root, ".bimri-share", replica, "00000002.json")), null);
+  const refused = await bimri(root, ["share", "init", "--yes"]);
+  assertEquals(refused.code, 2, refused.stdout + refused.stderr);
   assertMatch(
-    closed.stderr,
+    refused.stderr,
     new RegExp(
       `^BIMRI ERROR: \\.bimri-share/${replica}/key\\.json is not the key this clone published .*cp \\.bimri/share-sent/${replica}/key\\.json \\.bimri-share/${replica}/key\\.json`,
       "m",
@@ -335,17 +359,35 @@ Deno.test("a store replaced under this clone (a checkout of a branch that tracks
     else Deno.copyFileSync(join(other, ".bimri", entry.name), target);
   }
   Deno.copyFileSync(join(other, "bimri.md"), join(root, "bimri.md"));
+  // Only the seed and the key stay in this clone's folder; a record there names what it signed.
+  const onlySeed = (when: string) => {
+    const folder = join(root, ".bimri-share", replica);
+    const names = [...Deno.readDirSync(folder)].map((e) => e.name).sort();
+    const signed = names.filter((n) => n !== "00000001.json" && n !== "key.json").map((n) => {
+      const r = JSON.parse(Deno.readTextFileSync(join(folder, n)));
+      return `${n}: ${r.key} "${r.entry?.text}" (${r.source})`;
+    });
+    assertEquals(names, ["00000001.json", "key.json"], `${when}: ${signed.join("; ")}`);
+  };
+  // start exports nothing (its everyday path leaves exports to the next one).
   const started = await bimri(root, ["start", "--actor", "claude"]);
+  assertEquals(started.code, 0, started.stderr);
+  onlySeed("after start");
+  // The export (share status, as the pre-commit hook runs it) says why it signs none of them.
+  const exported = await bimri(root, ["share", "status"]);
   assertMatch(
-    started.stderr,
+    exported.stderr,
     /^BIMRI ERROR: \.bimri\/ no longer holds the revision V0+1 that team memory last saw: the store was replaced under this clone/m,
   );
-  const own = [...Deno.readDirSync(join(root, ".bimri-share", replica))].map((e) => e.name).sort();
-  assertEquals(own, ["00000001.json", "key.json"]);
-  // Said once: the next command exports nothing and says nothing more about it.
-  const again = await bimri(root, ["start", "--actor", "claude"]);
+  onlySeed("after the first export");
+  // Said once: the next export, and the next start, export nothing and say nothing more about it.
+  const again = await bimri(root, ["share", "status"]);
   assert(!again.stderr.includes("no longer holds"), again.stderr);
-  assertEquals([...Deno.readDirSync(join(root, ".bimri-share", replica))].length, 2);
+  onlySeed("after the second export");
+  const restarted = await bimri(root, ["start", "--actor", "claude"]);
+  assert(!restarted.stderr.includes("no longer holds"), restarted.stderr);
+  await exportNow(root);
+  onlySeed("after the next start and export");
 });
 
 Deno.test({
@@ -377,23 +419,35 @@ Deno.test("a folder pushed in place of this clone's key.json is named, not a cra
   assertMatch(status.stderr, new RegExp(`BIMRI ERROR: .*\\.bimri-share/${replica}/key\\.json`));
 });
 
-Deno.test("a pusher filling this clone's next record numbers is named twenty at a time and stops the export after a thousand", async () => {
+Deno.test("a pusher filling this clone's next record numbers is named twenty at a time and stops the export after a thousand; the change is exported once they are removed", async () => {
   const { root, replica } = await sharedStore();
   const folder = join(root, ".bimri-share", replica);
-  for (let seq = 2; seq <= 1002; seq++) {
-    Deno.writeTextFileSync(join(folder, `${String(seq).padStart(8, "0")}.json`), "{}");
-  }
+  const name = (seq: number) => `${String(seq).padStart(8, "0")}.json`;
+  for (let seq = 2; seq <= 1002; seq++) Deno.writeTextFileSync(join(folder, name(seq)), "{}");
   const run = await startRun(root);
   await must(root, ["propose", "--run", run, "--key", "good.one", "--text", "Good two."]);
+  // sync commits and leaves the change for the next export: it reads none of those files.
   const synced = await bimri(root, ["sync", "--run", run], bounded());
-  assertEquals(synced.code, 2, synced.stderr.slice(0, 2000));
-  const lines = synced.stderr.split("\n").filter((l) => l.startsWith("BIMRI ERROR: "));
+  assertEquals(synced.code, 0, synced.stderr.slice(0, 2000));
+  assert(!synced.stderr.includes("BIMRI ERROR"), synced.stderr.slice(0, 2000));
+  // The export (share status, as the pre-commit hook runs it) meets them.
+  const exported = await bimri(root, ["share", "status"], bounded());
+  assertEquals(exported.code, 2, exported.stderr.slice(0, 2000));
+  const lines = exported.stderr.split("\n").filter((l) => l.startsWith("BIMRI ERROR: "));
   assert(lines.length <= 23, `${lines.length} error lines`);
-  assertMatch(synced.stderr, /^BIMRI ERROR: 980 more files in this clone's own replica folder/m);
+  assertMatch(exported.stderr, /^BIMRI ERROR: 980 more files in this clone's own replica folder/m);
   assertMatch(
-    synced.stderr,
+    exported.stderr,
     /more than 1000 files this clone did not write lie at its next record numbers/,
   );
+  assertEquals(lstatOrNull(join(folder, name(1003))), null);
   // The change is committed here all the same.
   assertEquals(await textOf(root, "good.one"), "Good two.");
+  // Once they are removed, the next export writes it, once.
+  for (let seq = 2; seq <= 1002; seq++) Deno.removeSync(join(folder, name(seq)));
+  await exportNow(root);
+  const texts = [...Deno.readDirSync(folder)].filter((e) => e.name !== "key.json").map((e) =>
+    JSON.parse(Deno.readTextFileSync(join(folder, e.name))).entry.text
+  );
+  assertEquals(texts.filter((t) => t === "Good two.").length, 1, JSON.stringify(texts));
 });

@@ -1,9 +1,11 @@
 /**
- * start and close of a shared store with nothing pending load only team
- * memory's idle check (commands/share_wiring.ts, engine/share/idle.ts): what
- * an earlier command left for team memory must still be found and finished,
- * by the same command, and the MCP server (one process for every verb) must
- * still export.
+ * start, sync and close of a shared store with nothing pending load only team
+ * memory's idle check (commands/share_wiring.ts, engine/share/idle.ts), and
+ * leave the changes they commit for the next export (`share status`, which
+ * the pre-commit hook runs, a pull, any other share verb). What an earlier
+ * command left for team memory (a commit a crash left applying, own records
+ * git removed) must still be found and finished by the same command, and the
+ * MCP server (one process for every verb) must still export.
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
@@ -29,24 +31,27 @@ function records(folder: string): string[] {
     .sort();
 }
 
-/** Commits a change of run `run` whose export a crash stopped (the commit is durable). */
-async function commitWithoutExport(root: string, run: string, text: string): Promise<void> {
+/**
+ * Commits a change of run `run` with a sync killed after its head switch,
+ * before its final decision: the commit is durable, left applying, and no
+ * record or pending-list line names it.
+ */
+async function commitLeftApplying(root: string, run: string, text: string): Promise<void> {
   await must(root, ["propose", "--run", run, "--key", "team.rule", "--text", text]);
-  const sync = await bimri(root, ["sync", "--run", run], {
-    env: { BIMRI_FAULT: "share-before-export" },
-  });
+  const sync = await bimri(root, ["sync", "--run", run], { env: { BIMRI_FAULT: "after-view" } });
   assertEquals(sync.code, 86, sync.stderr); // the fault point's exit: killed after the commit
 }
 
-Deno.test("close finds the export a crash left though its idle check saw nothing, and exports it", async () => {
+Deno.test("close finds under the lock the commit a crash left applying, finishes and exports it; a change without a crash waits for the export", async () => {
   const { root, own } = await sharedStore();
   const before = records(own);
   const run = await startRun(root);
-  await commitWithoutExport(root, run, "Review every migration twice.");
-  assertEquals(records(own), before, "the crash came before the record");
+  await commitLeftApplying(root, run, "Review every migration twice.");
+  assertEquals(records(own), before, "the crash came before any export");
 
-  // The run has nothing left to commit, so close starts with the idle check only;
-  // under the lock it sees the head's change unexported, loads the export, runs again.
+  // close starts with the idle check only; under the lock it sees the head's
+  // commit left applying, loads the export, runs again: finishing the commit
+  // then exports it.
   const close = await must(root, ["close", "--run", run, "--outcome", "success"]);
   assertMatch(close, new RegExp(`BIMRI: run ${run} closed\\.`));
   assertEquals(close.match(/closed\./g)?.length, 1, "close ran to the end once");
@@ -55,13 +60,21 @@ Deno.test("close finds the export a crash left though its idle check saw nothing
   assertEquals(last.kind, "change");
   assertEquals(last.entry?.text, "Review every migration twice.");
   assertMatch(await must(root, ["doctor"]), /PASSED/);
+
+  // A change committed without a crash is left by close for the next export.
+  const next = await startRun(root);
+  await must(root, ["propose", "--run", next, "--key", "team.rule", "--text", "Review it."]);
+  await must(root, ["close", "--run", next, "--outcome", "success"]);
+  assertEquals(records(own).length, before.length + 1, "close left its change for the export");
+  await must(root, ["share", "status"]);
+  assertEquals(records(own).length, before.length + 2, "share status exported it");
   await Deno.remove(root, { recursive: true });
 });
 
-Deno.test("start finds the export a crash left though its idle check saw nothing, and exports it", async () => {
+Deno.test("start finds the commit a crash left applying though its idle check saw nothing, finishes and exports it; a synced change waits for the export", async () => {
   const { root, own } = await sharedStore();
   const run = await startRun(root);
-  await commitWithoutExport(root, run, "Review every migration three times.");
+  await commitLeftApplying(root, run, "Review every migration three times.");
   const before = records(own);
 
   const start = await must(root, ["start", "--actor", "claude"]);
@@ -70,6 +83,16 @@ Deno.test("start finds the export a crash left though its idle check saw nothing
   assertEquals(records(own).length, before.length + 1, "the change was exported");
   const last = JSON.parse(Deno.readTextFileSync(join(own, records(own).at(-1)!)));
   assertEquals(last.entry?.text, "Review every migration three times.");
+  assertEquals(/changes? of this clone waits? for the next export/.test(start), false, start);
+
+  // A change a sync committed without a crash is left for the next export,
+  // and start's brief says so.
+  const next = await startRun(root);
+  await must(root, ["propose", "--run", next, "--key", "team.rule", "--text", "Review it."]);
+  await must(root, ["sync", "--run", next]);
+  const brief = await must(root, ["start", "--actor", "claude"]);
+  assertMatch(brief, /Team memory: 1 changes? of this clone waits? for the next export/);
+  assertEquals(records(own).length, before.length + 1, "neither sync nor start exported it");
   await Deno.remove(root, { recursive: true });
 });
 
@@ -141,27 +164,32 @@ Deno.test("start passes over a replica folder a pull found quiet, yet counts a r
   await Deno.remove(base, { recursive: true });
 });
 
-Deno.test("the MCP server (one process, every verb) exports a sync's change after a start on a shared store", async () => {
+Deno.test("the MCP server (one process, every verb) leaves a sync's change for the export, as the CLI does, also after a share verb", async () => {
   const { root, own } = await sharedStore();
   const before = records(own).length;
   const mcp = await connectMcp(root);
   try {
-    const start = await callTool(mcp, "memory_start", { actor: "claude" });
-    assertEquals(start.isError ?? false, false, textOf(start));
-    const run = dataOf(start).run as string;
-    const propose = await callTool(mcp, "memory_propose", {
-      run,
-      key: "team.rule",
-      text: "Review every migration before merging.",
-    });
-    assertEquals(propose.isError ?? false, false, textOf(propose));
-    const sync = await callTool(mcp, "memory_sync", { run });
-    assertEquals(sync.isError ?? false, false, textOf(sync));
-    const close = await callTool(mcp, "memory_close", { run, outcome: "success" });
-    assertEquals(close.isError ?? false, false, textOf(close));
+    for (
+      const [round, text] of ["Review every migration before merging.", "Review twice."].entries()
+    ) {
+      const start = await callTool(mcp, "memory_start", { actor: "claude" });
+      assertEquals(start.isError ?? false, false, textOf(start));
+      const run = dataOf(start).run as string;
+      const propose = await callTool(mcp, "memory_propose", { run, key: "team.rule", text });
+      assertEquals(propose.isError ?? false, false, textOf(propose));
+      const sync = await callTool(mcp, "memory_sync", { run });
+      assertEquals(sync.isError ?? false, false, textOf(sync));
+      const close = await callTool(mcp, "memory_close", { run, outcome: "success" });
+      assertEquals(close.isError ?? false, false, textOf(close));
+      assertEquals(records(own).length, before + round, `round ${round}: a verb exported`);
+      // A share verb in the same process exports what waits; the next round's
+      // verbs decide again and leave their change for the next export.
+      const pull = await callTool(mcp, "memory_share_pull", {});
+      assertEquals(pull.isError ?? false, false, textOf(pull));
+      assertEquals(records(own).length, before + round + 1, `round ${round}: the pull exported`);
+    }
   } finally {
     await mcp.close();
   }
-  assertEquals(records(own).length, before + 1, "the sync's change was exported");
   await Deno.remove(root, { recursive: true });
 });

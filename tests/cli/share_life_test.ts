@@ -1,9 +1,11 @@
 /**
- * Team memory through git's real life: records an author's working tree
- * loses before they are committed (stash -u then drop, clean, reset --hard,
- * an abandoned branch) are written again by the author's next command, a
- * clone with core.autocrlf=true in its own config reads every record, and
- * after more work every clone receives every key without a git conflict.
+ * Team memory through git's real life: start, sync and close leave their
+ * changes for the next export (`share status`, which the pre-commit hook
+ * runs), records an author's working tree loses before they are committed
+ * (stash -u then drop, clean, reset --hard, an abandoned branch) are written
+ * again by the author's next command, a clone with core.autocrlf=true in its
+ * own config reads every record, and after more work every clone receives
+ * every key without a git conflict.
  */
 import { basename, join } from "node:path";
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
@@ -14,6 +16,7 @@ import {
   cloneAs,
   copyShare,
   entryOf,
+  exportNow,
   fetchMemory,
   gitInit,
   gitOk,
@@ -47,6 +50,22 @@ function ownFiles(folder: string): Map<string, string> {
   return out;
 }
 
+/**
+ * An agent's session (`agentSets`) whose close writes no record, then the
+ * export the pre-commit hook runs (`share status`): one record per key set.
+ */
+async function setsThenExport(
+  clone: string,
+  actor: string,
+  sets: Record<string, string>,
+): Promise<void> {
+  const before = records(ownFolder(clone));
+  await agentSets(clone, actor, sets);
+  deepStrictEqual(records(ownFolder(clone)), before, "close left its change for the next export");
+  await exportNow(clone);
+  strictEqual(records(ownFolder(clone)).size, before.size + Object.keys(sets).length);
+}
+
 /** The first command after a loss restores the records (and key.json) and says so once. */
 async function expectRestored(clone: string, before: Map<string, string>): Promise<void> {
   const status = await bimri(clone, ["share", "status"]);
@@ -65,7 +84,7 @@ async function sameEverywhere(clones: string[], keys: Record<string, string>): P
   }
 }
 
-Deno.test("records git removes from the author's working tree are written again, byte for byte; every clone (one with core.autocrlf=true) receives every key", async () => {
+Deno.test("records an export wrote and git removes from the author's working tree are written again, byte for byte; every clone (one with core.autocrlf=true) receives every key", async () => {
   const { base, origin, first: a } = await originAndClone();
   await agentSets(a, "codex", { "k.seed": "Seed." });
   await gitInit(a); // share init needs a git work tree
@@ -84,8 +103,10 @@ Deno.test("records git removes from the author's working tree are written again,
   );
   const expected: Record<string, string> = { "k.seed": "Seed." };
 
+  // Each loss below takes records the export (the pre-commit hook's `share
+  // status`) wrote: the agent's close itself writes none.
   // 1. git stash -u, then git stash drop.
-  await agentSets(b, "claude", { "k.stash": "Lost to a dropped stash." });
+  await setsThenExport(b, "claude", { "k.stash": "Lost to a dropped stash." });
   let kept = ownFiles(ownFolder(b));
   await gitOk(b, ["stash", "-u", "-q"]);
   await gitOk(b, ["stash", "drop", "-q"]);
@@ -94,7 +115,7 @@ Deno.test("records git removes from the author's working tree are written again,
   expected["k.stash"] = "Lost to a dropped stash.";
 
   // 2. git clean -fd (untracked files; the local store is ignored and stays).
-  await agentSets(b, "claude", { "k.clean": "Lost to git clean." });
+  await setsThenExport(b, "claude", { "k.clean": "Lost to git clean." });
   kept = ownFiles(ownFolder(b));
   await gitOk(b, ["clean", "-fdq"]);
   await expectRestored(b, kept);
@@ -102,7 +123,7 @@ Deno.test("records git removes from the author's working tree are written again,
   await publish(b, "b learned");
 
   // 3. git reset --hard after staging the records.
-  await agentSets(b, "claude", { "k.reset": "Lost to reset --hard." });
+  await setsThenExport(b, "claude", { "k.reset": "Lost to reset --hard." });
   kept = ownFiles(ownFolder(b));
   await gitOk(b, ["add", "-A", ".bimri-share"]);
   await gitOk(b, ["reset", "-q", "--hard"]);
@@ -111,7 +132,7 @@ Deno.test("records git removes from the author's working tree are written again,
 
   // 4. A branch that is abandoned: its records were committed only there.
   await gitOk(b, ["checkout", "-q", "-b", "side"]);
-  await agentSets(b, "claude", { "k.side": "Written on an abandoned branch." });
+  await setsThenExport(b, "claude", { "k.side": "Written on an abandoned branch." });
   await gitOk(b, ["add", "-A", ".bimri-share"]);
   await gitOk(b, ["commit", "-q", "-m", "side work"]);
   kept = ownFiles(ownFolder(b));
@@ -172,16 +193,26 @@ Deno.test("a record checked out with CRLF line endings is read on its canonical 
 
 Deno.test("a gap holds back only records whose key depends on the missing one; status, pull, start and doctor name it alike", async () => {
   const { clones: [a, b] } = await sharedClones({ "k.seed": "Seed." });
-  // a writes two records (2: k.lost, 3: k.other) but commits only the second.
-  await agentSets(a, "codex", { "k.lost": "Lost v1." });
-  await agentSets(a, "codex", { "k.other": "Unrelated." });
+  // Two sessions of a, one export (as the pre-commit hook runs it): records
+  // 2 (k.lost) and 3 (k.other), in revision order; a commits only the second.
   const folder = ownFolder(a);
   const replica = basename(folder);
+  await agentSets(a, "codex", { "k.lost": "Lost v1." });
+  await agentSets(a, "codex", { "k.other": "Unrelated." });
+  deepStrictEqual([...records(folder).keys()], ["00000001.json"]);
+  await exportNow(a);
+  deepStrictEqual([...records(folder).keys()].sort(), [
+    "00000001.json",
+    "00000002.json",
+    "00000003.json",
+  ]);
+  strictEqual(JSON.parse(records(folder).get("00000002.json")!).key, "k.lost");
+  strictEqual(JSON.parse(records(folder).get("00000003.json")!).key, "k.other");
   await gitOk(a, ["add", join(folder, "00000003.json")]);
   await gitOk(a, ["commit", "-q", "-m", "partial"]);
   await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
   // A later edit of the missing record's key (4), committed too.
-  await agentSets(a, "codex", { "k.lost": "Lost v2." });
+  await setsThenExport(a, "codex", { "k.lost": "Lost v2." });
   await gitOk(a, ["add", join(folder, "00000004.json")]);
   await gitOk(a, ["commit", "-q", "-m", "partial 2"]);
   await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
@@ -271,7 +302,7 @@ Deno.test("after an owner answer in a third clone every clone holds the same who
 
 Deno.test({
   name:
-    "one folder reached through a symbolic link stays one replica (a copied store: share_status_test)",
+    "one folder reached through a symbolic link stays one replica: a session and the export through the link write as it (a copied store: share_status_test)",
   // Creating a symbolic link needs a privilege Windows does not grant by default.
   ignore: Deno.build.os === "windows",
   fn: async () => {
@@ -281,10 +312,13 @@ Deno.test({
     await must(a, ["share", "init", "--yes"]);
     const link = `${a}-alias`;
     Deno.symlinkSync(a, link, { type: "dir" });
+    const replica = basename(ownFolder(a));
     try {
-      await agentSets(link, "codex", { "k.one": "One through the link." });
+      // A session and then the export (`share status`), both through the link.
+      await setsThenExport(link, "codex", { "k.one": "One through the link." });
       const folders = [...Deno.readDirSync(join(a, ".bimri-share"))].filter((e) => e.isDirectory);
-      strictEqual(folders.length, 1);
+      deepStrictEqual(folders.map((e) => e.name), [replica]);
+      strictEqual(basename(ownFolder(a)), replica);
       strictEqual(records(ownFolder(a)).size, 2);
     } finally {
       Deno.removeSync(link);
@@ -292,25 +326,47 @@ Deno.test({
   },
 });
 
-Deno.test("changes committed without their share records (as the reference engine commits) are exported by the next command, each once", async () => {
+Deno.test("changes committed without their share records (as the reference engine commits) are exported by the next export with those the everyday verbs left, each once, in revision order, each as its own revision left it", async () => {
   const { clones: [a, b] } = await sharedClones({ "k.seed": "Seed." });
+  const folder = ownFolder(a);
+  const before = records(folder).size;
+  // An everyday session: its close notes the change for the next export and writes no record.
+  await agentSets(a, "codex", { "k.listed": "Listed." });
+  strictEqual(records(folder).size, before);
   // Commits the share bookkeeping does not see: the store looks unshared meanwhile.
   const replicaFile = join(a, ".bimri", "replica.local.json");
   Deno.renameSync(replicaFile, `${replicaFile}.aside`);
   await agentSets(a, "codex", { "k.outside": "Committed outside.", "k.seed": "Seed v2." });
-  await agentSets(a, "codex", { "k.outside2": "Also outside." });
+  await agentSets(a, "codex", { "k.outside2": "Also outside.", "k.outside": "Outside v2." });
   Deno.renameSync(`${replicaFile}.aside`, replicaFile);
-  const before = records(ownFolder(a)).size;
+  strictEqual(records(folder).size, before);
+  match(
+    await must(a, ["start", "--actor", "codex"]),
+    /Team memory: 5 changes of this clone wait for the next export to \.bimri-share\//,
+  );
+  strictEqual(records(folder).size, before);
   await must(a, ["share", "status"]);
-  strictEqual(records(ownFolder(a)).size, before + 3);
+  const written = [...records(folder)].sort(([x], [y]) => x.localeCompare(y)).slice(before)
+    .map(([, text]) => JSON.parse(text));
+  deepStrictEqual(written.map((r) => [r.key, r.entry?.text]), [
+    ["k.listed", "Listed."],
+    ["k.outside", "Committed outside."],
+    ["k.seed", "Seed v2."],
+    ["k.outside2", "Also outside."],
+    ["k.outside", "Outside v2."],
+  ]);
   await must(a, ["share", "status"]);
+  strictEqual(records(folder).size, before + 5);
   await agentSets(a, "codex", { "k.after": "After." });
-  strictEqual(records(ownFolder(a)).size, before + 4);
+  strictEqual(records(folder).size, before + 5);
+  await exportNow(a);
+  strictEqual(records(folder).size, before + 6);
   await publish(a, "a learned");
   await fetchMemory(b);
   await sameEverywhere([a, b], {
     "k.seed": "Seed v2.",
-    "k.outside": "Committed outside.",
+    "k.listed": "Listed.",
+    "k.outside": "Outside v2.",
     "k.outside2": "Also outside.",
     "k.after": "After.",
   });
@@ -324,6 +380,11 @@ Deno.test("side branches merged, cherry-picked or squash-merged after their reco
     await gitOk(b, ["checkout", "-q", "-b", `side-${how}`]);
     await agentSets(b, "claude", { [key]: `Via ${how}.` });
     await commitAll(b, `side ${how}`);
+    // The side's commit carries the record of its change (the export runs before staging).
+    match(
+      await gitOk(b, ["show", "--name-only", "--format=", "HEAD"]),
+      /^\.bimri-share\/[a-z2-7]{26}\/[0-9]{8}\.json$/m,
+    );
     await gitOk(b, ["checkout", "-q", "main"]);
     // Work on main meanwhile: the next command restores the side's records; commit them.
     await agentSets(b, "claude", { [`${key}.main`]: `Main during ${how}.` });
@@ -345,7 +406,9 @@ Deno.test("side branches merged, cherry-picked or squash-merged after their reco
   await sameEverywhere([a, b], expected);
 });
 
+/** Exports, stages `.bimri-share/` and commits, as `git commit` does with the pre-commit hook installed. */
 async function commitAll(clone: string, message: string): Promise<void> {
+  await exportNow(clone);
   await gitOk(clone, ["add", "-A", ".bimri-share"]);
   const status = await gitOk(clone, ["status", "--porcelain"]);
   if (status.trim() !== "") await gitOk(clone, ["commit", "-q", "--allow-empty", "-m", message]);

@@ -3,7 +3,13 @@ import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { must, tempStore } from "../helpers/cli.ts";
 import { copyTree } from "../helpers/portable.ts";
-import { agentSets, gitInit, textOf as getText, trustEveryReplica } from "../helpers/share.ts";
+import {
+  agentSets,
+  exportNow,
+  gitInit,
+  textOf as getText,
+  trustEveryReplica,
+} from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
 Deno.test("memory_share_pull builds a fresh clone's memory and reports what it imported", async () => {
@@ -42,6 +48,7 @@ Deno.test("memory_share_pull reports a gap as share status does: the count waiti
   await gitInit(a); // share init needs a git work tree
   await must(a, ["share", "init", "--yes"]);
   await agentSets(a, "codex", { "k.one": "One v2." });
+  await exportNow(a); // record 3, as the pre-commit hook writes it
   const b = await tempStore();
   copyTree(join(a, ".bimri-share"), join(b, ".bimri-share"));
   const replica = [...Deno.readDirSync(join(b, ".bimri-share"))].find((e) => e.isDirectory)!.name;

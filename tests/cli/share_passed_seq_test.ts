@@ -1,13 +1,16 @@
 /**
  * A pusher commits junk under a trusted replica's next record number. Its
- * author refuses the file, passes over that number and says so, signed, in
- * its next record (`passed`): every other clone imports the author's later
- * records (an owner's answer included) without waiting for a record that was
- * never written, before and after the junk is removed, and no gap is left.
+ * author's next export (`share status`, as the pre-commit hook runs it; close
+ * leaves its change for it) refuses the file, passes over that number and
+ * says so, signed, in its next record (`passed`): every other clone imports
+ * the author's later records (an owner's answer included) without waiting
+ * for a record that was never written, before and after the junk is removed,
+ * and no gap is left.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, tempStore } from "../helpers/cli.ts";
+import { lstatOrNull } from "../../engine/store/files.ts";
 import { changeRecord, handReplica, shareEntry } from "../helpers/share_records.ts";
 import { mintReplicaId, recordName } from "../../engine/share/ids.ts";
 import { recordText, type ShareRecord } from "../../engine/share/record.ts";
@@ -33,7 +36,7 @@ async function gitAndSharePull(clone: string): Promise<{ code: number; all: stri
   return { code: r.code, all: r.stdout + r.stderr };
 }
 
-Deno.test("junk at a trusted replica's next seq: the author passes over it, signed, and every clone imports its later records (an answer included) with no gap left", async () => {
+Deno.test("junk at a trusted replica's next seq: the author's export passes over it, signed, and every clone imports its later records (an answer included) with no gap left", async () => {
   const { base, origin, clones: [a, b, c] } = await sharedClones(
     { "team.key": "Team value one." },
     ["b", "c"],
@@ -57,7 +60,7 @@ Deno.test("junk at a trusted replica's next seq: the author passes over it, sign
   await gitOk(pusher, ["commit", "-q", "-m", "junk"]);
   await gitOk(pusher, ["push", "-q", "origin", "HEAD:main"]);
 
-  // B refuses the file, passes over seq 2 and goes on at 3 and 4.
+  // B's export refuses the file, passes over seq 2 and goes on at 3 and 4.
   await gitOk(b, ["pull", "-q", "--no-edit", "origin", "main"]);
   const run = /BIMRI RUN HANDLE: (R[0-9]{6})/.exec(
     await must(b, ["start", "--actor", "claude"]),
@@ -65,7 +68,14 @@ Deno.test("junk at a trusted replica's next seq: the author passes over it, sign
   await must(b, ["propose", "--run", run, "--key", "team.key", "--text", "Team value b two."]);
   const closed = await bimri(b, ["close", "--run", run, "--outcome", "success"]);
   assertEquals(closed.code, 0, closed.stderr);
-  assertMatch(closed.stderr, new RegExp(`BIMRI ERROR: \\.bimri-share/${B}/00000002\\.json lies`));
+  // close leaves its change for the next export: nothing is written past the junk yet.
+  assertEquals(lstatOrNull(join(b, ".bimri-share", B, "00000003.json")), null);
+  const exported = await bimri(b, ["share", "status"]);
+  assertEquals(exported.code, 0, exported.stderr);
+  assertMatch(
+    exported.stderr,
+    new RegExp(`BIMRI ERROR: \\.bimri-share/${B}/00000002\\.json lies`),
+  );
   await agentSets(b, "claude", { "other.key": "Other from b." });
   const three = JSON.parse(Deno.readTextFileSync(join(b, ".bimri-share", B, "00000003.json")));
   assertEquals(three.passed, 1);

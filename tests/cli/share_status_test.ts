@@ -1,13 +1,14 @@
 /**
  * Team memory around the edges: a fresh clone's install builds the store
  * from the records, start's brief and share status count the records
- * waiting, an unshared store says nothing about sharing, and a copied store
- * writes as a new replica.
+ * waiting (and start the changes of this clone its everyday verbs left for
+ * the next export), an unshared store says nothing about sharing, and a
+ * copied store takes a new replica ID on its next write and exports as it.
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertNotMatch } from "../helpers/assert.ts";
 import { copyStore, must, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit, textOf, trustEveryReplica } from "../helpers/share.ts";
+import { agentSets, exportNow, gitInit, textOf, trustEveryReplica } from "../helpers/share.ts";
 import { copyTree } from "../helpers/portable.ts";
 
 function copyShare(from: string, to: string): void {
@@ -19,7 +20,7 @@ function replicaFolders(root: string): string[] {
     .map((e) => e.name).sort();
 }
 
-Deno.test("install builds a fresh clone's store from the records; start and status count what waits", async () => {
+Deno.test("install builds a fresh clone's store from the records; start and status count what waits, start also what waits for the next export", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One.", "k.two": "Two." });
   await gitInit(a); // share init needs a git work tree
@@ -35,7 +36,17 @@ Deno.test("install builds a fresh clone's store from the records; start and stat
   assertEquals(await textOf(b, "k.one"), "One.");
   assertEquals(await textOf(b, "k.two"), "Two.");
 
+  const [replicaA] = replicaFolders(a);
   await agentSets(a, "codex", { "k.one": "One v2.", "k.three": "Three." });
+  // a's close wrote no record: start says they wait for the export, which writes them.
+  assertEquals(recordCount(join(a, ".bimri-share", replicaA)), 2);
+  assertMatch(
+    await must(a, ["start", "--actor", "codex"]),
+    /Team memory: 2 changes of this clone wait for the next export to \.bimri-share\/: .*`bimri share status` before you commit\./,
+  );
+  await exportNow(a);
+  assertEquals(recordCount(join(a, ".bimri-share", replicaA)), 4);
+  assertNotMatch(await must(a, ["start", "--actor", "codex"]), /changes? of this clone waits?/);
   Deno.removeSync(join(b, ".bimri-share"), { recursive: true });
   copyShare(a, b);
   const brief = await must(b, ["start", "--actor", "claude"]);
@@ -69,7 +80,7 @@ function recordCount(folder: string): number {
   return [...Deno.readDirSync(folder)].filter((e) => /^[0-9]{8}\.json$/.test(e.name)).length;
 }
 
-Deno.test("a copied store mints its own replica ID on its next write; the original keeps its own", async () => {
+Deno.test("a copied store mints its own replica ID on its next write and exports as it; the original keeps its own", async () => {
   const a = await tempStore();
   await agentSets(a, "codex", { "k.one": "One." });
   await gitInit(a); // share init needs a git work tree
@@ -77,16 +88,26 @@ Deno.test("a copied store mints its own replica ID on its next write; the origin
   const [original] = replicaFolders(a);
   const copy = await copyStore(a);
   await agentSets(copy, "codex", { "k.one": "One from the copy." });
+  // The session minted the copy's ID; its close left the change for the next export.
+  const replica = JSON.parse(Deno.readTextFileSync(join(copy, ".bimri", "replica.local.json")));
+  assert(replica.replica !== original);
+  assertEquals(replica.store_path, copy);
+  assertEquals(replicaFolders(copy), [original]);
+  await exportNow(copy);
   const folders = replicaFolders(copy);
   assertEquals(folders.length, 2);
   const minted = folders.find((f) => f !== original)!;
+  assertEquals(minted, replica.replica);
   assertEquals(recordCount(join(copy, ".bimri-share", minted)), 1);
   assertEquals(recordCount(join(copy, ".bimri-share", original)), 1);
-  const replica = JSON.parse(Deno.readTextFileSync(join(copy, ".bimri", "replica.local.json")));
-  assertEquals(replica.replica, minted);
-  assertEquals(replica.store_path, copy);
+  assertEquals(
+    JSON.parse(Deno.readTextFileSync(join(copy, ".bimri", "replica.local.json"))).replica,
+    minted,
+  );
   // The original still writes as itself.
   await agentSets(a, "codex", { "k.one": "One from the original." });
+  assertEquals(recordCount(join(a, ".bimri-share", original)), 1);
+  await exportNow(a);
   assertEquals(replicaFolders(a), [original]);
   assertEquals(recordCount(join(a, ".bimri-share", original)), 2);
   // Both changes replaced the same seed: each side sees one conflict after pulling the other.

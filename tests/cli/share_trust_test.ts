@@ -181,7 +181,7 @@ Deno.test("a pusher who raises a trusted replica's from_seq cannot pass unsigned
   assertEquals(await textOf(b, "task.alpha"), "Alpha v1.");
 });
 
-Deno.test("the author clone refuses to sign or export while its published key file says anything else than it wrote", async () => {
+Deno.test("the author clone refuses to sign or export while its published key file says anything else than it wrote; share status writes it back, then exports", async () => {
   const { first: a } = await originAndClone();
   await agentSets(a, "codex", { "task.alpha": "Alpha v1." });
   await gitInit(a);
@@ -195,10 +195,15 @@ Deno.test("the author clone refuses to sign or export while its published key fi
   );
   const run = await startRun(a, "codex");
   await must(a, ["propose", "--run", run, "--key", "task.alpha", "--text", "Alpha v2."]);
+  // sync commits and leaves its change for the next export: nothing is signed yet.
   const synced = await bimri(a, ["sync", "--run", run]);
-  assertEquals(synced.code, 2, synced.stdout + synced.stderr);
+  assertEquals(synced.code, 0, synced.stdout + synced.stderr);
+  assertEquals([...Deno.readDirSync(join(a, ".bimri-share", ra))].length, 2);
+  // An export that writes nothing back (the owner's resolve runs one first) refuses by name.
+  const refused = await bimri(a, ["resolve", "C000001", "--choose", "current", "--human-approved"]);
+  assertEquals(refused.code, 2, refused.stdout + refused.stderr);
   assertMatch(
-    synced.stderr,
+    refused.stderr,
     new RegExp(
       `^BIMRI ERROR: \\.bimri-share/${ra}/key\\.json is not the key this clone published \\(it differs from the key file this clone published\\)`,
       "m",
@@ -219,9 +224,11 @@ Deno.test("the author clone refuses to sign or export while its published key fi
     ),
   );
   assertEquals(Deno.readTextFileSync(keyPath), original);
+  // The same export then signs the sync's change under the restored key, once.
+  assert(Deno.readTextFileSync(join(a, ".bimri-share", ra, "00000002.json")).includes("Alpha v2."));
   assertEquals((await bimri(a, ["share", "status"])).stderr, "");
   await must(a, ["sync", "--run", run]);
-  assert(Deno.readTextFileSync(join(a, ".bimri-share", ra, "00000002.json")).includes("Alpha v2."));
+  assertEquals([...Deno.readDirSync(join(a, ".bimri-share", ra))].length, 3);
 });
 
 Deno.test("doctor lists every replica the owner distrusts, also one with no records waiting", async () => {
@@ -561,7 +568,16 @@ Deno.test("trust committed into .bimri/ through git is refused: a fresh clone im
   const doctor = await bimri(a, ["doctor", "--read-only"]);
   assertEquals(doctor.code, 0, doctor.stdout + doctor.stderr);
   assertMatch(doctor.stdout, /team memory: git tracks \.bimri\/share-trust\.local\.json/);
-  await publish(a, "memory, pre-trusted");
+  // The export the pre-commit hook runs refuses too; the hook never blocks git, so the commit is pushed.
+  const exported = await bimri(a, ["share", "status"]);
+  assertEquals(exported.code, 2, exported.stdout + exported.stderr);
+  assertMatch(
+    exported.stderr,
+    /^BIMRI ERROR: git tracks \.bimri\/share-trust\.local\.json: .*nothing was exported or written back/m,
+  );
+  await gitOk(a, ["add", "-A", ".bimri-share", ".gitignore"]);
+  await gitOk(a, ["commit", "-q", "-m", "memory, pre-trusted"]);
+  await gitOk(a, ["push", "-q", "origin", "HEAD:main"]);
   const b = await cloneAs(base, origin, "b");
   const before = hashTree(join(b, ".bimri"));
   for (const args of [["share", "pull"], ["share", "trust", ra, "--human-approved"]]) {
