@@ -16,6 +16,8 @@ import {
 import type { ShareContext } from "../engine/share/context.ts";
 import { readShareState, shareDir } from "../engine/share/state_file.ts";
 import { pullLeftUnfinished } from "../engine/share/deferred.ts";
+import { headPending, idleShare } from "../engine/share/idle.ts";
+import { notePendingChange } from "../engine/share/pending_changes.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 /** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
@@ -89,18 +91,11 @@ export async function wireShareFor(name: string, root: string): Promise<void> {
   const paths = new StorePaths(root);
   if (!SHARE_VERBS.has(name) && lstatOrNull(paths.folder(REPLICA_FILE)) === null) return;
   if (IDLE_VERBS.has(name)) {
-    // Loaded only here: the other verbs load the export straight away.
-    const [idle, pending] = await Promise.all([
-      import("../engine/share/idle.ts"),
-      import("../engine/share/pending_changes.ts"),
-    ]);
-    // sync and close check under the lock only (work is rare there: the verb
-    // then runs once more); start checks first, as records of other clones often wait.
-    const counting = START_VERBS.has(name);
-    if (!counting || !("pending" in idle.idleShare(paths, true))) {
-      wireIdle(name, paths, idle, pending.notePendingChange);
-      return;
-    }
+    // Checked under the engine lock only: when something is pending after all
+    // (records of other clones waiting, at start), the verb runs once more
+    // with the export loaded, having written nothing.
+    wireIdle(name, paths);
+    return;
   }
   const everyday = EVERYDAY_VERBS.has(name);
   await wireShare(!everyday || START_VERBS.has(name));
@@ -125,17 +120,12 @@ let idleVerb: string | null = null;
 
 /**
  * Wires the idle check as team memory's observer for `verb`. Under the engine
- * lock, before the verb writes anything, it looks again (what another command
- * may have left since): when something is pending after all, it stops
+ * lock, before the verb writes anything, it looks at what another command may
+ * have left (idle.ts): when something is pending, it stops
  * (`ShareExportPending`), the export loads and the verb runs once more. A
  * change the verb commits is noted for the next export (pending_changes.ts).
  */
-function wireIdle(
-  verb: string,
-  paths: StorePaths,
-  { headPending, idleShare }: typeof import("../engine/share/idle.ts"),
-  notePendingChange: (paths: StorePaths, proposalId: string) => void,
-): void {
+function wireIdle(verb: string, paths: StorePaths): void {
   idleVerb = verb;
   const escalate = (why: string): never => {
     throw new ShareExportPending(why, async () => {
