@@ -497,7 +497,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     positionalPrefix: ["pull"],
     title: "Import team memory from other clones",
     description:
-      "Import the memory changes other clones of this git repository exported to .bimri-share/ (call after git pull). Changes that saw the local value apply; identical ones are no-ops; concurrent, different edits of one key become ordinary conflicts for the owner (see memory_review). A fresh clone's store is built from the records. Refused record files are reported by name and nothing is imported from them.",
+      "Import the memory changes other clones of this git repository exported to .bimri-share/ (call after git pull). Changes that saw the local value apply; identical ones are no-ops; concurrent, different edits of one key become ordinary conflicts for the owner (see memory_review). A fresh clone's store is built from the records. Refused record files are reported by name and nothing is imported from them. It first writes this clone's own changes that wait for the next export (memory_sync and memory_close leave them for a git commit or a pull).",
     args: {},
     required: [],
     session: "none",
