@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
 import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, exportNow, gitInit } from "../helpers/share.ts";
+import { exportNow, sharedStore as sharedStoreOf } from "../helpers/share.ts";
 
 type Exported = {
   seq: number;
@@ -20,16 +20,9 @@ type Exported = {
   replaces: unknown;
 };
 
-/** A shared store with one subject; its own replica folder. */
-async function sharedStore(): Promise<{ root: string; own: string }> {
-  const root = await tempStore();
-  await agentSets(root, "codex", { "team.rule": "Review every migration." });
-  await gitInit(root); // share init needs a git work tree
-  await must(root, ["share", "init", "--yes"]);
-  const replica = JSON.parse(
-    Deno.readTextFileSync(join(root, ".bimri", "replica.local.json")),
-  ).replica as string;
-  return { root, own: join(root, ".bimri-share", replica) };
+/** A shared store with one subject, and the path of its own replica folder. */
+function sharedStore(): Promise<{ root: string; own: string }> {
+  return sharedStoreOf(undefined, { "team.rule": "Review every migration." });
 }
 
 /** The records of a replica folder, in seq order. */

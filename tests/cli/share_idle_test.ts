@@ -9,20 +9,19 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertMatch } from "../helpers/assert.ts";
-import { bimri, must, startRun, tempStore } from "../helpers/cli.ts";
-import { agentSets, gitInit, gitOk, publish, sharedClones } from "../helpers/share.ts";
+import { bimri, must, startRun } from "../helpers/cli.ts";
+import {
+  agentSets,
+  gitOk,
+  publish,
+  sharedClones,
+  sharedStore as sharedStoreOf,
+} from "../helpers/share.ts";
 import { callTool, connectMcp, dataOf, textOf } from "./mcp_support.ts";
 
 /** A shared store with one subject, and the path of its own replica folder. */
-async function sharedStore(): Promise<{ root: string; own: string }> {
-  const root = await tempStore();
-  await agentSets(root, "codex", { "team.rule": "Review every migration." });
-  await gitInit(root); // share init needs a git work tree
-  await must(root, ["share", "init", "--yes"]);
-  const replica = JSON.parse(
-    Deno.readTextFileSync(join(root, ".bimri", "replica.local.json")),
-  ).replica as string;
-  return { root, own: join(root, ".bimri-share", replica) };
+function sharedStore(): Promise<{ root: string; own: string }> {
+  return sharedStoreOf(undefined, { "team.rule": "Review every migration." });
 }
 
 /** The record files of a replica folder. */

@@ -218,15 +218,21 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** A shared store (git work tree, `share init`) with one seed record; returns its replica. */
-export async function sharedStore(prefix?: string): Promise<{ root: string; replica: string }> {
+/**
+ * A shared store (git work tree, `share init`) seeded with `sets` (one seed
+ * record per key); returns its replica and that replica's record folder.
+ */
+export async function sharedStore(
+  prefix?: string,
+  sets: Record<string, string> = { "good.one": "Good one." },
+): Promise<{ root: string; replica: string; own: string }> {
   const root = await tempStore(prefix);
-  await agentSets(root, "codex", { "good.one": "Good one." });
+  await agentSets(root, "codex", sets);
   await gitInit(root); // share init needs a git work tree
   await must(root, ["share", "init", "--yes"]);
   const replica = [...Deno.readDirSync(join(root, ".bimri-share"))].find((e) => e.isDirectory)!
     .name;
-  return { root, replica };
+  return { root, replica, own: join(root, ".bimri-share", replica) };
 }
 
 /** A minute at most per command: a read that never ends fails the test instead of hanging it. */
