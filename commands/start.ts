@@ -55,7 +55,7 @@ export const startCommand: Command = {
                 report.unexported === 1
                   ? "change of this clone waits"
                   : "changes of this clone wait"
-              } for the next export to .bimri-share/: a git commit runs it once the hooks are installed (\`bimri share hooks install\`); without them, run \`bimri share status\` before you commit.`,
+              } for the next export to .bimri-share/: run \`bimri share status\` and \`git add .bimri-share\` before you commit (with the git hooks, \`bimri share hooks install\`, any commit of other work does both).`,
             );
           }
         }

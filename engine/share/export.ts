@@ -32,7 +32,7 @@ import {
 import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive, type LiveGeneration } from "../memory/residency.ts";
-import { parseView } from "../model/hot.ts";
+import { parseAnyEntry, parseView } from "../model/hot.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { importFinisher, PullMachineryPending } from "./import_hook.ts";
 import { pullLeftUnfinished } from "./deferred.ts";
@@ -94,7 +94,7 @@ export function writeNextRecord(
   store: Store,
   ctx: ShareContext,
   draft: RecordDraft,
-  atRevision?: number,
+  at?: ChangeAt,
 ): string {
   const s = ctx.state;
   const keys = keysOf(ctx);
@@ -131,7 +131,7 @@ export function writeNextRecord(
       );
     }
   } else {
-    const live = liveAt(store, draft.key, atRevision);
+    const live = liveAt(store, draft.key, at);
     const vector = seenVector(s);
     if (seq > 1) vector[s.replica] = seq - 1;
     // Other clones refuse a record naming an event its vector does not cover
@@ -176,13 +176,24 @@ export function writeNextRecord(
   return event;
 }
 
+/** Where a change of a batch left its key: its revision, and the cold line it noted if any. */
+type ChangeAt = { revision: number; coldLine: string | null };
+
 /**
- * The live generation of `key` as revision `revision` left it (the head's
- * when none is given): the entry a record of that change carries. A key not
- * in that revision's hot view (cooled since, or a revision no longer
- * readable) is taken from the head.
+ * The live generation of `key` as the change `at` left it (the head's when
+ * none is given): the entry a record of that change carries. The cold line
+ * the change noted, else the key's line in that revision's hot view; a key
+ * in neither (a crash lost the note, a revision no longer readable) is taken
+ * from the head.
  */
-function liveAt(store: Store, key: string, revision?: number): LiveGeneration | null {
+function liveAt(store: Store, key: string, at?: ChangeAt): LiveGeneration | null {
+  if (at?.coldLine) {
+    const entry = parseAnyEntry(at.coldLine);
+    if (entry !== null && entry.key === key) {
+      return { entry, raw: at.coldLine, storage: "cold", line: -1 };
+    }
+  }
+  const revision = at?.revision;
   if (revision !== undefined && revision !== store.head.revision) {
     const text = readTextOrNull(store.paths.revision(revision));
     if (text !== null) {
@@ -199,14 +210,14 @@ function liveAt(store: Store, key: string, revision?: number): LiveGeneration | 
 
 /**
  * Exports the accepted change `proposalId` of a local run (not an import):
- * the head's own change, or with `atRevision` one of a batch of earlier
- * changes (the batch moves the head seen once, after its last).
+ * the head's own change, or with `at` one of a batch of earlier changes (the
+ * batch moves the head seen once, after its last).
  */
 function exportChange(
   store: Store,
   ctx: ShareContext,
   proposalId: string,
-  atRevision?: number,
+  at?: ChangeAt,
 ): void {
   const proposal = readProposal(store.paths, proposalId)?.proposal;
   if (!proposal || isImportActor(proposal.actor)) return;
@@ -218,9 +229,9 @@ function exportChange(
     run: proposal.run_id,
     actor: proposal.actor,
     source: proposalId,
-  }, atRevision);
+  }, at);
   ctx.state.lastSource = proposalId;
-  if (atRevision === undefined) seeHead(ctx.state, store);
+  if (at === undefined) seeHead(ctx.state, store);
   saveShare(ctx);
 }
 
@@ -428,12 +439,12 @@ export function exportOutsideChanges(
     ? exportedSources(ctx)
     : new Set(due.slice(0, last + 1).map((c) => c.id));
   let written = 0;
-  for (const { id, revision } of due) {
+  for (const { id, revision, coldLine } of due) {
     if (id === s.lastSource || exported.has(id)) continue;
     const proposal = readProposal(store.paths, id)?.proposal;
     if (!proposal || isImportActor(proposal.actor)) continue;
     faultPoint("share-before-export");
-    exportChange(store, ctx, id, revision);
+    exportChange(store, ctx, id, { revision, coldLine });
     written++;
   }
   seeHead(s, store);
@@ -442,8 +453,12 @@ export function exportOutsideChanges(
   return written;
 }
 
-/** An accepted change of a local run, and the revision it made. */
-type DueChange = { revision: number; id: string };
+/**
+ * An accepted change of a local run, the revision it made, and its key's
+ * cold line when the commit left it cold (noted by the everyday verb; null
+ * for a hot line or a change found by the scan).
+ */
+type DueChange = { revision: number; id: string; coldLine: string | null };
 
 /**
  * The accepted changes in revisions `since`+1 through `head`, from the list
@@ -451,14 +466,14 @@ type DueChange = { revision: number; id: string };
  * of those revisions (then they are scanned).
  */
 function listedChanges(store: Store, since: number, head: number): DueChange[] | null {
-  const ids = readPendingChanges(store.paths);
-  if (ids === null) return null;
+  const noted = readPendingChanges(store.paths);
+  if (noted === null) return null;
   const due: DueChange[] = [];
   const covered = new Set<number>();
-  for (const id of ids) {
+  for (const { id, coldLine } of noted) {
     const revision = acceptedRevision(store, id);
     if (revision === null || revision <= since || revision > head) continue;
-    due.push({ revision, id });
+    due.push({ revision, id, coldLine });
     covered.add(revision);
   }
   for (let revision = since + 1; revision <= head; revision++) {
@@ -475,7 +490,7 @@ function scannedChanges(store: Store, since: number, head: number): DueChange[] 
     if (!PROPOSAL_ID.test(id)) continue;
     const revision = acceptedRevision(store, id);
     if (revision === null || revision <= since || revision > head) continue;
-    due.push({ revision, id });
+    due.push({ revision, id, coldLine: null });
   }
   return due.sort((a, b) => a.revision - b.revision);
 }

@@ -18,6 +18,7 @@ type Exported = {
   key: string;
   text: string | null;
   replaces: unknown;
+  operation: string;
 };
 
 /** A shared store with one subject, and the path of its own replica folder. */
@@ -35,6 +36,7 @@ function exported(own: string): Exported[] {
       key: r.key,
       text: r.entry?.text ?? null,
       replaces: r.replaces,
+      operation: r.operation,
     };
   }).sort((a, b) => a.seq - b.seq);
 }
@@ -177,4 +179,52 @@ Deno.test("a resolve refused for an unknown conflict leaves nothing pending: the
   assertEquals(exported(own).length, 1, "close exported: it found a resolution pending");
   await exportNow(root);
   assertEquals(exported(own).map((r) => r.source), ["seed", `${run}-Q001`]);
+});
+
+Deno.test("a change whose line goes cold as it is committed (a full hot view) is exported with its own entry", async () => {
+  const { root, own } = await sharedStore();
+  const run = await startRun(root, "codex");
+  // Fill the hot view with Tier 3 lines, so a new Tier 2 line is cooled at once.
+  for (let i = 1; i <= 104; i++) {
+    await must(root, [
+      "propose",
+      "--run",
+      run,
+      "--key",
+      `p.k${i}`,
+      "--tier",
+      "3",
+      "--new-subject",
+      "--text",
+      `Pattern ${i} ${"x".repeat(470)}`,
+      "--falsifier",
+      "f",
+      "--confidence",
+      "emerging",
+    ]);
+  }
+  await must(root, ["sync", "--run", run]);
+  const filler = "y".repeat(400);
+  const steps: string[][] = [
+    ["--key", "cold.x", "--tier", "2", "--new-subject", "--text", `First ${filler}`],
+    ["--key", "cold.x", "--text", `Second ${filler}`],
+    ["--key", "cold.y", "--tier", "2", "--new-subject", "--text", `Only ${filler}`],
+    ["--key", "cold.y", "--operation", "close"],
+  ];
+  for (const step of steps) {
+    await must(root, ["propose", "--run", run, ...step]);
+    await must(root, ["sync", "--run", run]);
+  }
+  const seed = exported(own).length;
+  await exportNow(root);
+  const late = exported(own).slice(seed).filter((r) => r.key.startsWith("cold."));
+  assertEquals(late.map((r) => [r.key, r.text?.slice(0, 6) ?? null]), [
+    ["cold.x", "First "],
+    ["cold.x", "Second"],
+    ["cold.y", "Only y"],
+    ["cold.y", null],
+  ]);
+  const operations = exported(own).slice(seed).filter((r) => r.key.startsWith("cold."))
+    .map((r) => r.operation);
+  assertEquals(operations, ["set", "set", "set", "close"]);
 });

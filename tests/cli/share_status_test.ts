@@ -42,7 +42,7 @@ Deno.test("install builds a fresh clone's store from the records; start and stat
   assertEquals(recordCount(join(a, ".bimri-share", replicaA)), 2);
   assertMatch(
     await must(a, ["start", "--actor", "codex"]),
-    /Team memory: 2 changes of this clone wait for the next export to \.bimri-share\/: .*`bimri share status` before you commit\./,
+    /Team memory: 2 changes of this clone wait for the next export to \.bimri-share\/: run `bimri share status` and `git add \.bimri-share` before you commit/,
   );
   await exportNow(a);
   assertEquals(recordCount(join(a, ".bimri-share", replicaA)), 4);
