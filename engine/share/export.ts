@@ -63,7 +63,7 @@ import {
   wasPassed,
 } from "./keep.ts";
 import { noteShare } from "./notice.ts";
-import { clearPendingChanges, hasPendingChanges, readPendingChanges } from "./pending_changes.ts";
+import { clearPendingChanges, readPendingChanges } from "./pending_changes.ts";
 import { publishableRecord } from "../guard/publish_screen.ts";
 
 /** The most foreign files one export passes over before it stops (each costs a durable marker). */
@@ -418,7 +418,7 @@ export function exportOutsideChanges(
   const s = ctx.state;
   const head = store.head.revision;
   if (s.headSeen === head) {
-    if (hasPendingChanges(store.paths)) clearPendingChanges(store.paths);
+    clearPendingChanges(store.paths); // notes of changes exported already, if any
     return 0;
   }
   if (s.headSeen < 0 || s.pendingResolution !== null || s.importing.length > 0) {

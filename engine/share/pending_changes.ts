@@ -113,8 +113,3 @@ export function clearPendingChanges(paths: StorePaths): void {
     Deno.removeSync(pendingPath(paths));
   } catch { /* absent, or removed by the next export */ }
 }
-
-/** True when the hint file exists (an export clears it). */
-export function hasPendingChanges(paths: StorePaths): boolean {
-  return lstatOrNull(pendingPath(paths)) !== null;
-}
