@@ -211,7 +211,7 @@ ${
       ? html`
         <dt>Changes for the next export</dt>
         <dd>${share
-          .unexported} (a <code>git commit</code> with the hooks, or <code>bimri share status</code>)</dd>
+          .unexported} (run <code>bimri share status</code> and <code>git add .bimri-share</code> before you commit)</dd>
       `
       : html``
   }

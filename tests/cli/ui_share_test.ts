@@ -36,6 +36,13 @@ Deno.test("ui overview: team memory shows waiting records and a gap", async () =
   };
   const waiting = await overview();
   match(waiting, /Team memory/);
+  ok(!waiting.includes("Changes for the next export"), "a clone with nothing waiting says none");
+  // A session's change waits for the next export, and the card says so.
+  await agentSets(a, "codex", { "task.alpha": "Alpha v2." });
+  match(
+    await overview(),
+    /Changes for the next export<\/dt>\s*<dd>1 \(run <code>bimri share status<\/code>/,
+  );
   match(waiting, /: 0 imported, 2 waiting/);
   ok(!waiting.includes("gap:"), "no gap while every record is there");
 
