@@ -18,7 +18,6 @@ import { readShareState, shareDir } from "../engine/share/state_file.ts";
 import { pullLeftUnfinished } from "../engine/share/deferred.ts";
 import { headPending, idleShare } from "../engine/share/idle.ts";
 import { notePendingChange } from "../engine/share/pending_changes.ts";
-import { coldRecordOf } from "../engine/model/state.ts";
 
 /** Verbs that may make a store shared or run share's own code (share init/pull, install of a clone). */
 /** The verbs that wire team memory whatever the store (run.ts SHARE_WIRED_VERBS mirrors it). */
@@ -150,15 +149,7 @@ function wireIdle(verb: string, paths: StorePaths): void {
     beforeCommit: () => {},
     // The change waits for the next export: the pre-commit hook's `share
     // status`, a pull or any other share verb, before git can carry it.
-    afterAcceptedCommit: (store, proposalId, _actor, key, operation) => {
-      // A later export finds a change's entry in its revision's hot view; one
-      // whose line went cold as it was committed (a full hot view) is not
-      // there, so its cold line is noted with it.
-      const hot = operation === "close" ||
-        store.head.view.entries.some((e) => e.entry.key === key);
-      const cold = hot ? null : coldRecordOf(store.state, key)?.raw_line ?? null;
-      notePendingChange(store.paths, proposalId, cold);
-    },
+    afterAcceptedCommit: (store, proposalId) => notePendingChange(store.paths, proposalId),
   });
 }
 

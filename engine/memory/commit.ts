@@ -469,15 +469,7 @@ function commitSteps(
   if (writeDecisions) writeDecision(paths, id, "accepted", { revision }, true);
 
   // Step 7 (shared stores only): the change's record for the other replicas.
-  if (writeDecisions) {
-    shareObserver(store)?.afterAcceptedCommit(
-      store,
-      id,
-      proposal.actor,
-      proposal.key,
-      proposal.operation,
-    );
-  }
+  if (writeDecisions) shareObserver(store)?.afterAcceptedCommit(store, id, proposal.actor);
   return { revision, warning };
 }
 

@@ -200,13 +200,7 @@ export function commitPlainTogether(store: Store, run: string): number {
   for (const { path, final } of finals) renameOver(path, final);
   syncDir(paths.folder("decisions"));
   for (const { proposal } of group) {
-    shareObserver(store)?.afterAcceptedCommit(
-      store,
-      proposal.proposal_id,
-      proposal.actor,
-      proposal.key,
-      proposal.operation,
-    );
+    shareObserver(store)?.afterAcceptedCommit(store, proposal.proposal_id, proposal.actor);
   }
   return group.length;
 }

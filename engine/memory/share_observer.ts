@@ -33,18 +33,8 @@ export type ShareObserver = {
    * when the command loaded no export (its share check found nothing to export).
    */
   beforeCommit(store: Store): void;
-  /**
-   * After an accepted commit's decision is durable (`store.head` is its
-   * revision): the change's record for the other clones. `key` and
-   * `operation` are the proposal's.
-   */
-  afterAcceptedCommit(
-    store: Store,
-    proposalId: string,
-    actor: string,
-    key: string,
-    operation: string,
-  ): void;
+  /** After an accepted commit's decision is durable: the change's record for the other clones. */
+  afterAcceptedCommit(store: Store, proposalId: string, actor: string): void;
 };
 
 /** The file under `.bimri/` whose presence makes a store shared (engine/share/state.ts). */

@@ -32,6 +32,7 @@ import {
 import { readDecision } from "../records/decision.ts";
 import { readProposal } from "../records/proposal.ts";
 import { findLive, type LiveGeneration } from "../memory/residency.ts";
+import { linesCooledBy } from "../store/archive_month.ts";
 import { parseAnyEntry, parseView } from "../model/hot.ts";
 import { sharedEntryOf } from "./classify.ts";
 import { importFinisher, PullMachineryPending } from "./import_hook.ts";
@@ -131,7 +132,8 @@ export function writeNextRecord(
       );
     }
   } else {
-    const live = liveAt(store, draft.key, at);
+    // A close carries no entry: its key's line is not looked for.
+    const live = draft.operation === "close" ? null : liveAt(store, draft.key, at);
     const vector = seenVector(s);
     if (seq > 1) vector[s.replica] = seq - 1;
     // Other clones refuse a record naming an event its vector does not cover
@@ -176,26 +178,19 @@ export function writeNextRecord(
   return event;
 }
 
-/** Where a change of a batch left its key: its revision, and the cold line it noted if any. */
-type ChangeAt = { revision: number; coldLine: string | null };
+/** A change of a batch: the proposal and the revision its commit made. */
+type ChangeAt = { revision: number; id: string };
 
 /**
  * The live generation of `key` as the change `at` left it (the head's when
- * none is given): the entry a record of that change carries. The cold line
- * the change noted, else the key's line in that revision's hot view; a key
- * in neither (a crash lost the note, a revision no longer readable) is taken
- * from the head.
+ * none is given): the entry a record of that change carries. The key's line
+ * in that revision's hot view, else the line the change itself cooled (its
+ * own line went cold at once, in a full hot view: the archive row it wrote);
+ * a key in neither (a revision no longer readable) is taken from the head.
  */
 function liveAt(store: Store, key: string, at?: ChangeAt): LiveGeneration | null {
-  if (at?.coldLine) {
-    const entry = parseAnyEntry(at.coldLine);
-    if (entry !== null && entry.key === key) {
-      return { entry, raw: at.coldLine, storage: "cold", line: -1 };
-    }
-  }
-  const revision = at?.revision;
-  if (revision !== undefined && revision !== store.head.revision) {
-    const text = readTextOrNull(store.paths.revision(revision));
+  if (at !== undefined && at.revision !== store.head.revision) {
+    const text = readTextOrNull(store.paths.revision(at.revision));
     if (text !== null) {
       try {
         const hot = parseView(text, store.state.entry_max_chars).entries.find((e) =>
@@ -203,6 +198,10 @@ function liveAt(store: Store, key: string, at?: ChangeAt): LiveGeneration | null
         );
         if (hot) return { entry: hot.entry, raw: hot.raw, storage: "hot", line: hot.line };
       } catch { /* unreadable: the head's */ }
+    }
+    for (const raw of linesCooledBy(store.paths, at.id)) {
+      const entry = parseAnyEntry(raw);
+      if (entry?.key === key) return { entry, raw, storage: "cold", line: -1 };
     }
   }
   return findLive(store.head.view, store.state, key);
@@ -439,12 +438,12 @@ export function exportOutsideChanges(
     ? exportedSources(ctx)
     : new Set(due.slice(0, last + 1).map((c) => c.id));
   let written = 0;
-  for (const { id, revision, coldLine } of due) {
+  for (const { id, revision } of due) {
     if (id === s.lastSource || exported.has(id)) continue;
     const proposal = readProposal(store.paths, id)?.proposal;
     if (!proposal || isImportActor(proposal.actor)) continue;
     faultPoint("share-before-export");
-    exportChange(store, ctx, id, { revision, coldLine });
+    exportChange(store, ctx, id, { revision, id });
     written++;
   }
   seeHead(s, store);
@@ -453,12 +452,8 @@ export function exportOutsideChanges(
   return written;
 }
 
-/**
- * An accepted change of a local run, the revision it made, and its key's
- * cold line when the commit left it cold (noted by the everyday verb; null
- * for a hot line or a change found by the scan).
- */
-type DueChange = { revision: number; id: string; coldLine: string | null };
+/** An accepted change of a local run, and the revision it made. */
+type DueChange = { revision: number; id: string };
 
 /**
  * The accepted changes in revisions `since`+1 through `head`, from the list
@@ -466,14 +461,14 @@ type DueChange = { revision: number; id: string; coldLine: string | null };
  * of those revisions (then they are scanned).
  */
 function listedChanges(store: Store, since: number, head: number): DueChange[] | null {
-  const noted = readPendingChanges(store.paths);
-  if (noted === null) return null;
+  const ids = readPendingChanges(store.paths);
+  if (ids === null) return null;
   const due: DueChange[] = [];
   const covered = new Set<number>();
-  for (const { id, coldLine } of noted) {
+  for (const id of ids) {
     const revision = acceptedRevision(store, id);
     if (revision === null || revision <= since || revision > head) continue;
-    due.push({ revision, id, coldLine });
+    due.push({ revision, id });
     covered.add(revision);
   }
   for (let revision = since + 1; revision <= head; revision++) {
@@ -490,7 +485,7 @@ function scannedChanges(store: Store, since: number, head: number): DueChange[] 
     if (!PROPOSAL_ID.test(id)) continue;
     const revision = acceptedRevision(store, id);
     if (revision === null || revision <= since || revision > head) continue;
-    due.push({ revision, id, coldLine: null });
+    due.push({ revision, id });
   }
   return due.sort((a, b) => a.revision - b.revision);
 }

@@ -22,25 +22,12 @@ function pendingPath(paths: StorePaths): string {
   return join(paths.dir, PENDING_CHANGES_FILE);
 }
 
-/** A change noted for the next export. */
-export type PendingChange = {
-  /** The accepted proposal. */
-  id: string;
-  /** Its key's cold line as the commit left it, when the line went cold at once (else null). */
-  coldLine: string | null;
-};
-
 /**
- * Notes that proposal `proposalId` was committed and not exported (with the
- * cold line it left, if any). A file that is not a plain file of its own (a
- * link planted in its place) gets no line: the export then scans, and
- * nothing is written through the link.
+ * Notes that proposal `proposalId` was committed and not exported. A file
+ * that is not a plain file of its own (a link planted in its place) gets no
+ * line: the export then scans, and nothing is written through the link.
  */
-export function notePendingChange(
-  paths: StorePaths,
-  proposalId: string,
-  coldLine: string | null = null,
-): void {
+export function notePendingChange(paths: StorePaths, proposalId: string): void {
   const path = pendingPath(paths);
   const before = lstatOrNull(path);
   if (before !== null && (!before.isFile || before.isSymlink || (before.nlink ?? 1) > 1)) return;
@@ -57,8 +44,7 @@ export function notePendingChange(
     const opened = file.statSync();
     // A swap between the lstat and the open shows as another file here.
     if (before !== null && before.ino !== null && opened.ino !== before.ino) return;
-    const text = coldLine === null ? proposalId : `${proposalId}\t${JSON.stringify(coldLine)}`;
-    const line = new TextEncoder().encode(`${text}\n`);
+    const line = new TextEncoder().encode(`${proposalId}\n`);
     let written = 0;
     while (written < line.length) written += file.writeSync(line.subarray(written));
   } catch {
@@ -69,10 +55,10 @@ export function notePendingChange(
 }
 
 /**
- * The changes noted since the last export, in commit order and without
+ * The proposal IDs noted since the last export, in commit order and without
  * repeats, or null when there is no readable list (then the export scans).
  */
-export function readPendingChanges(paths: StorePaths): PendingChange[] | null {
+export function readPendingChanges(paths: StorePaths): string[] | null {
   const path = pendingPath(paths);
   const info = lstatOrNull(path);
   if (info === null || !info.isFile || info.isSymlink || info.size > PENDING_READ_MAX) return null;
@@ -82,29 +68,15 @@ export function readPendingChanges(paths: StorePaths): PendingChange[] | null {
   } catch {
     return null;
   }
-  const changes: PendingChange[] = [];
+  const ids: string[] = [];
   const seen = new Set<string>();
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    const change = parseLine(line);
-    if (change === null) return null; // not a list bimri wrote: scan
-    if (!seen.has(change.id)) changes.push(change);
-    seen.add(change.id);
+    if (!PROPOSAL_ID.test(line)) return null; // not a list bimri wrote: scan
+    if (!seen.has(line)) ids.push(line);
+    seen.add(line);
   }
-  return changes;
-}
-
-function parseLine(line: string): PendingChange | null {
-  const tab = line.indexOf("\t");
-  const id = tab < 0 ? line : line.slice(0, tab);
-  if (!PROPOSAL_ID.test(id)) return null;
-  if (tab < 0) return { id, coldLine: null };
-  try {
-    const coldLine: unknown = JSON.parse(line.slice(tab + 1));
-    return typeof coldLine === "string" ? { id, coldLine } : null;
-  } catch {
-    return null;
-  }
+  return ids;
 }
 
 /** Forgets the hints once everything they name is exported (or is no longer due). */

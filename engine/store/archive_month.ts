@@ -4,7 +4,7 @@
  * cold-current record is bound to exactly one cooled row of its month.
  */
 import { BimriError } from "../errors.ts";
-import { type ArchiveRecord, parseArchiveText } from "../model/archive_row.ts";
+import { type ArchiveRecord, parseArchiveRow, parseArchiveText } from "../model/archive_row.ts";
 import type { ColdRecord } from "../model/state.ts";
 import { decodeUtf8Strict } from "../model/text.ts";
 import {
@@ -115,4 +115,27 @@ export function verifyColdBindings(paths: StorePaths, cold: Record<string, ColdR
       if (rows.get(`${record.archived_by} ${record.raw_line}`) !== 1) throw broken(key);
     }
   }
+}
+
+/**
+ * The raw lines proposal `proposalId` cooled (its `cooled` rows), from the
+ * newest month that has any: where a change whose own line went cold at once
+ * finds that line after later commits replaced it. Reads only the lines that
+ * name the proposal, month by month from the newest.
+ */
+export function linesCooledBy(paths: StorePaths, proposalId: string): string[] {
+  const months = listNames(paths.folder("archive")).filter((n) => MONTH_FILE.test(n)).sort()
+    .reverse();
+  for (const name of months) {
+    const path = `${paths.folder("archive")}/${name}`;
+    refuseLinkedMonth(path, name);
+    const lines = readLinesContaining(path, `[BY:${proposalId}] [cooled] `);
+    if (lines === "invalid-utf8") throw notUtf8(name);
+    const cooled = (lines ?? []).flatMap((line) => {
+      const row = parseArchiveRow(line);
+      return row?.proposalId === proposalId && row.reason === "cooled" ? [row.rawLine] : [];
+    });
+    if (cooled.length > 0) return cooled;
+  }
+  return [];
 }
